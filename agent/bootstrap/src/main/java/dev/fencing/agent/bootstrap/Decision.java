@@ -1,0 +1,94 @@
+package dev.fencing.agent.bootstrap;
+
+/**
+ * What a hook does with one outgoing call: {@link Kind#TAG tag} it with (lock, token), {@link Kind#PASS pass} it
+ * untouched, or {@link Kind#BLOCK block} it. Instances are immutable and prebuilt by the policy, so that asking for a
+ * decision on the hot path allocates nothing.
+ */
+public final class Decision {
+  public enum Kind { TAG, PASS, BLOCK }
+
+  private final Kind kind;
+  private final String lock;
+  private final long token;
+  private final String tokenText;
+  private final BlockReason reason;
+  private final boolean observed;
+
+  private Decision(Kind kind, String lock, long token, BlockReason reason, boolean observed) {
+    this.kind = kind;
+    this.lock = lock;
+    this.token = token;
+    this.tokenText = token > 0 ? Long.toString(token) : null;
+    this.reason = reason;
+    this.observed = observed;
+  }
+
+  /** Tag the call with this lock and token. */
+  public static Decision tag(String lock, long token) {
+    return new Decision(Kind.TAG, lock, token, null, false);
+  }
+
+  /** Observe mode: tag (or pass, when there is no token) a call that enforce mode would block for {@code reason}. */
+  public static Decision observedBlock(String lock, long token, BlockReason reason) {
+    return new Decision(token > 0 ? Kind.TAG : Kind.PASS, lock, token, reason, true);
+  }
+
+  /** Let the call through untagged. */
+  public static Decision pass(String lock) {
+    return new Decision(Kind.PASS, lock, 0, null, false);
+  }
+
+  /** Block the call; {@code token} is the last token held, 0 if none. */
+  public static Decision block(String lock, long token, BlockReason reason) {
+    return new Decision(Kind.BLOCK, lock, token, reason, false);
+  }
+
+  public Kind kind() {
+    return kind;
+  }
+
+  public boolean isTag() {
+    return kind == Kind.TAG;
+  }
+
+  public boolean isBlock() {
+    return kind == Kind.BLOCK;
+  }
+
+  public String lock() {
+    return lock;
+  }
+
+  /** The token to carry (TAG) or the last token held (BLOCK); 0 when there is none. */
+  public long token() {
+    return token;
+  }
+
+  /** The token as the decimal text carried in headers and session variables; null when there is none. */
+  public String tokenText() {
+    return tokenText;
+  }
+
+  /** Why the call is blocked (BLOCK), or would be in enforce mode (observed); null otherwise. */
+  public BlockReason reason() {
+    return reason;
+  }
+
+  /** True when observe mode let through a call that enforce mode would have blocked. */
+  public boolean observed() {
+    return observed;
+  }
+
+  /** The message of the exception a hook throws for a blocked call. */
+  public String blockMessage(Channel channel) {
+    return "Fencing Agent blocked a " + channel.label() + " side effect: lock '" + lock + "', token "
+        + (token > 0 ? Long.toString(token) : "none") + ": " + (reason == null ? "blocked" : reason.description());
+  }
+
+  @Override
+  public String toString() {
+    return kind + (observed ? "(observed)" : "") + "[lock=" + lock + ", token=" + token
+        + (reason == null ? "" : ", reason=" + reason.label()) + "]";
+  }
+}

@@ -1,0 +1,43 @@
+package dev.fencing.agent.bootstrap;
+
+/**
+ * The bridge between instrumented classes (which may live in the JDK) and the agent core, which lives in an isolated
+ * class loader. Hooks call {@link #decide}; the core installs the gate once at startup. java.base types only.
+ */
+public final class Fencing {
+  private static volatile SideEffectGate gate;
+  private static volatile Decision fallback = Decision.block("(unknown)", 0, BlockReason.AGENT_FAILED);
+  private static volatile boolean started;
+
+  private Fencing() {}
+
+  /** Asks the policy what to do with one side effect. Never null; lock-free and allocation-free on the hot path. */
+  public static Decision decide(Channel channel, boolean write, boolean fenced) {
+    SideEffectGate g = gate;
+    if (g != null) {
+      return g.decide(channel, write, fenced);
+    }
+    // The core failed to load: honour fail-mode (resolved by the entry point), but never block reads.
+    Decision f = fallback;
+    return write || !f.isBlock() ? f : Decision.pass(f.lock());
+  }
+
+  public static void install(SideEffectGate newGate) {
+    gate = newGate;
+  }
+
+  /** Used when the agent core could not be loaded at all. */
+  public static void installFallback(Decision decision) {
+    fallback = decision;
+    gate = null;
+  }
+
+  /** Returns true the first time only: a second -javaagent or a dynamic attach of the same agent is ignored. */
+  public static synchronized boolean markStarted() {
+    if (started) {
+      return false;
+    }
+    started = true;
+    return true;
+  }
+}

@@ -1,0 +1,97 @@
+package dev.fencing.agent.cli;
+
+import dev.fencing.agent.config.AgentConfig;
+import dev.fencing.agent.config.ConfigKey;
+import dev.fencing.agent.config.ConfigLoader;
+import dev.fencing.agent.lease.EtcdLeaseProvider;
+import dev.fencing.agent.lease.LeaseProvider;
+import dev.fencing.agent.log.AgentLog;
+import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.Optional;
+
+/** {@code java -jar fencing-agent.jar <command>}: doctor, config, --help. Returns the process exit code. */
+public final class Cli {
+  private Cli() {}
+
+  public static int run(String[] args) {
+    return run(args, System.out);
+  }
+
+  static int run(String[] args, PrintStream out) {
+    String command = args.length == 0 ? "--help" : args[0];
+    String[] rest = Arrays.copyOfRange(args, Math.min(1, args.length), args.length);
+    switch (command) {
+      case "doctor":
+        return doctor(rest, out);
+      case "config":
+        out.print(ConfigKey.markdownTable());
+        return 0;
+      case "--help":
+      case "-h":
+      case "help":
+        help(out);
+        return 0;
+      default:
+        out.println("unknown command '" + command + "'");
+        help(out);
+        return 2;
+    }
+  }
+
+  private static void help(PrintStream out) {
+    out.println("Fencing Agent: fences every side effect of a JVM with the token of its etcd lease.");
+    out.println();
+    out.println("As an agent:  java -javaagent:fencing-agent.jar=lock=<name>,etcd.endpoints=<urls> -jar app.jar");
+    out.println("              (or -Dfencing.lock=..., FENCING_LOCK=..., fencing.config.file=...)");
+    out.println();
+    out.println("Commands:     java -jar fencing-agent.jar <command> [key=value ...]");
+    out.println("  doctor      check the configuration and etcd, show who holds the lock and its token; exit 0 if healthy, 1 if not");
+    out.println("  config      print the configuration reference (Markdown)");
+    out.println("  --help      this text");
+    out.println();
+    out.println("key=value arguments use the agent's keys (lock=ledger etcd.endpoints=http://etcd:2379); system properties,");
+    out.println("FENCING_* variables and fencing.config.file apply as for the agent.");
+  }
+
+  private static int doctor(String[] kv, PrintStream out) {
+    AgentConfig config = ConfigLoader.load(String.join(",", kv));
+    boolean ok = true;
+    out.println("configuration:");
+    for (ConfigKey k : ConfigKey.values()) {
+      if (k == ConfigKey.INSTRUMENTATION_ENABLED) {
+        continue;
+      }
+      out.printf("  %-28s %s (%s)%n", k.property(), k == ConfigKey.LOCK ? config.lock() : config.display(k), config.sourceOf(k));
+    }
+    if (config.valid()) {
+      out.println("  OK");
+    } else {
+      ok = false;
+      for (String p : config.problems()) {
+        out.println("  PROBLEM " + p);
+      }
+    }
+    out.println("etcd " + config.display(ConfigKey.ETCD_ENDPOINTS) + ":");
+    long start = System.nanoTime();
+    try (LeaseProvider etcd = new EtcdLeaseProvider(config)) {
+      long clusterId = etcd.clusterId(config.etcdTimeout());
+      out.printf("  OK: cluster %s answered in %d ms%n", Long.toHexString(clusterId), (System.nanoTime() - start) / 1_000_000);
+      if (!"(unset)".equals(config.lock())) {
+        Optional<LeaseProvider.Holder> h = etcd.holder(config.lock(), config.etcdTimeout());
+        if (h.isPresent()) {
+          LeaseProvider.Holder holder = h.get();
+          out.printf("lock '%s': held by %s with fencing token %d (lease %s, %d s left)%n", config.lock(), holder.holderId,
+              holder.token, Long.toHexString(holder.leaseId), holder.remainingTtlSeconds);
+        } else {
+          out.printf("lock '%s': not held%n", config.lock());
+        }
+      }
+    } catch (Exception e) {
+      ok = false;
+      out.println("  PROBLEM cannot reach etcd within " + config.display(ConfigKey.ETCD_TIMEOUT) + ": " + AgentLog.describe(e));
+    }
+    out.println(ok ? "doctor: OK" : "doctor: FAILED");
+    return ok ? 0 : 1;
+  }
+}

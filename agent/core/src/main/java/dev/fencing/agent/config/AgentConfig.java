@@ -1,0 +1,170 @@
+package dev.fencing.agent.config;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/** The agent's parsed configuration. Built by {@link ConfigLoader}; immutable. */
+public final class AgentConfig {
+  public enum Standby { BLOCK, WAIT }
+  public enum Mode { ENFORCE, OBSERVE }
+  public enum FailMode { CLOSED, OPEN }
+  public enum ExpiredFenced { TAG, BLOCK }
+
+  private final Map<ConfigKey, Object> values;
+  private final Map<String, Boolean> instrumentations;
+  private final Map<String, String> sources;
+  private final List<String> problems;
+
+  AgentConfig(Map<ConfigKey, Object> values, Map<String, Boolean> instrumentations, Map<String, String> sources,
+      List<String> problems) {
+    this.values = values;
+    this.instrumentations = instrumentations;
+    this.sources = sources;
+    this.problems = List.copyOf(problems);
+  }
+
+  /** One line per invalid or unknown setting, naming the key, the value and the expected form. Empty when valid. */
+  public List<String> problems() {
+    return problems;
+  }
+
+  public boolean valid() {
+    return problems.isEmpty();
+  }
+
+  @SuppressWarnings("unchecked")
+  private <T> T get(ConfigKey key) {
+    return (T) values.get(key);
+  }
+
+  /** The lock name; "(unset)" when missing (then {@link #problems()} says so). */
+  public String lock() {
+    String lock = get(ConfigKey.LOCK);
+    return lock == null ? "(unset)" : lock;
+  }
+
+  public List<URI> etcdEndpoints() {
+    return get(ConfigKey.ETCD_ENDPOINTS);
+  }
+
+  public String etcdUser() {
+    return get(ConfigKey.ETCD_USER);
+  }
+
+  public Path etcdPasswordFile() {
+    return get(ConfigKey.ETCD_PASSWORD_FILE);
+  }
+
+  public Path etcdTlsCa() {
+    return get(ConfigKey.ETCD_TLS_CA);
+  }
+
+  public Path etcdTlsCert() {
+    return get(ConfigKey.ETCD_TLS_CERT);
+  }
+
+  public Path etcdTlsKey() {
+    return get(ConfigKey.ETCD_TLS_KEY);
+  }
+
+  public String etcdKeyPrefix() {
+    return get(ConfigKey.ETCD_KEY_PREFIX);
+  }
+
+  public Duration etcdTimeout() {
+    return get(ConfigKey.ETCD_TIMEOUT);
+  }
+
+  public Duration leaseTtl() {
+    return get(ConfigKey.LEASE_TTL);
+  }
+
+  public Duration leaseSafetyMargin() {
+    return get(ConfigKey.LEASE_SAFETY_MARGIN);
+  }
+
+  public Standby standby() {
+    return get(ConfigKey.STANDBY);
+  }
+
+  public Duration standbyTimeout() {
+    return get(ConfigKey.STANDBY_TIMEOUT);
+  }
+
+  public ExpiredFenced expiredFenced() {
+    return get(ConfigKey.EXPIRED_FENCED);
+  }
+
+  public Mode mode() {
+    return get(ConfigKey.MODE);
+  }
+
+  public FailMode failMode() {
+    return get(ConfigKey.FAIL_MODE);
+  }
+
+  public long tokenMax() {
+    return (Long) get(ConfigKey.TOKEN_MAX);
+  }
+
+  public Path stateDir() {
+    return get(ConfigKey.STATE_DIR);
+  }
+
+  public String holderId() {
+    return get(ConfigKey.HOLDER_ID);
+  }
+
+  /** The HTTP endpoint port, or -1 when the endpoint is off. */
+  public int httpPort() {
+    Integer port = get(ConfigKey.HTTP_PORT);
+    return port == null ? -1 : port;
+  }
+
+  public String httpHost() {
+    return get(ConfigKey.HTTP_HOST);
+  }
+
+  public Duration shutdownTimeout() {
+    return get(ConfigKey.SHUTDOWN_TIMEOUT);
+  }
+
+  public String logLevel() {
+    return get(ConfigKey.LOG_LEVEL);
+  }
+
+  /** Whether instrumentation {@code name} is on (default true). */
+  public boolean instrumentationEnabled(String name) {
+    return instrumentations.getOrDefault(name, Boolean.TRUE);
+  }
+
+  /** Where the effective value of {@code key} came from, e.g. "system property"; "default" when not set. */
+  public String sourceOf(ConfigKey key) {
+    return sources.getOrDefault(key.key(), "default");
+  }
+
+  /** The effective value of a key as text (passwords are never held here). */
+  public String display(ConfigKey key) {
+    Object v = values.get(key);
+    if (v == null) {
+      return key == ConfigKey.HTTP_PORT ? "off" : "(none)";
+    }
+    if (v instanceof Duration) {
+      return Durations.format((Duration) v);
+    }
+    if (v instanceof Enum) {
+      return ((Enum<?>) v).name().toLowerCase(java.util.Locale.ROOT);
+    }
+    if (v instanceof List) {
+      StringBuilder sb = new StringBuilder();
+      for (Object o : (List<?>) v) {
+        sb.append(sb.length() == 0 ? "" : ",").append(o);
+      }
+      return sb.toString();
+    }
+    return v.toString();
+  }
+}

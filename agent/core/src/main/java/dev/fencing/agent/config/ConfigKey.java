@@ -1,0 +1,90 @@
+package dev.fencing.agent.config;
+
+/**
+ * Every configuration key: its name (without the {@code fencing.} prefix), expected form, default and one line of
+ * documentation. This table is the single source of the README's configuration reference
+ * ({@code java -jar fencing-agent.jar config} prints it).
+ */
+public enum ConfigKey {
+  LOCK("lock", "name", "(required)", "Name of the lock this JVM campaigns for; every JVM with the same name contends for one lease."),
+  ETCD_ENDPOINTS("etcd.endpoints", "URL list", "http://127.0.0.1:2379", "etcd client URLs, separated by commas (or semicolons inside agent arguments)."),
+  ETCD_USER("etcd.user", "name", "(none)", "etcd user for authentication; needs fencing.etcd.password-file."),
+  ETCD_PASSWORD_FILE("etcd.password-file", "path", "(none)", "File holding the etcd password (first line). Passwords are never taken inline."),
+  ETCD_TLS_CA("etcd.tls.ca", "path", "(none)", "PEM file of the CA that signed the etcd server certificates; enables TLS."),
+  ETCD_TLS_CERT("etcd.tls.cert", "path", "(none)", "PEM client certificate for mutual TLS (with fencing.etcd.tls.key)."),
+  ETCD_TLS_KEY("etcd.tls.key", "path", "(none)", "PEM PKCS#8 private key of the client certificate."),
+  ETCD_KEY_PREFIX("etcd.key-prefix", "key", "/fencing/locks/", "etcd key prefix under which lock keys are created (prefix + lock name)."),
+  ETCD_TIMEOUT("etcd.timeout", "duration", "5s", "Timeout of one etcd request (connect, grant, revoke, status)."),
+  LEASE_TTL("lease.ttl", "duration", "10s", "Lease TTL in etcd: how long a stalled holder keeps the lock before a successor may take it (at least 2s)."),
+  LEASE_SAFETY_MARGIN("lease.safety-margin", "duration", "1s", "Subtracted from the local lease deadline to absorb clock-rate drift; below half the TTL."),
+  STANDBY("standby", "block|wait", "block", "A side effect while not holding the lease: block fails it at once; wait waits for the lease up to fencing.standby.timeout, then fails it."),
+  STANDBY_TIMEOUT("standby.timeout", "duration", "5s", "Longest wait for the lease when fencing.standby=wait."),
+  EXPIRED_FENCED("expired.fenced", "tag|block", "tag", "After the lease expired or was lost, side effects toward fenced destinations are sent with the last token (the fence rejects them) or blocked."),
+  MODE("mode", "enforce|observe", "enforce", "observe never blocks: it tags what it can and counts what enforce would have blocked."),
+  FAIL_MODE("fail-mode", "closed|open", "closed", "When the agent is misconfigured or cannot reach etcd before its first lease: closed blocks side effects, open lets them pass untagged."),
+  TOKEN_MAX("token.max", "integer", "9223372036854775807", "Largest token the protected resources can store (2147483647 for INT columns, 9007199254740991 for JSON); a larger token is an overflow and blocks."),
+  STATE_DIR("state.dir", "path", "(none)", "Directory where the highest token seen per lock is kept across restarts, so token reuse is detected after a restart too."),
+  HOLDER_ID("holder.id", "text", "hostname/pid", "Identity of this process, stored in the lock key and shown by status and doctor."),
+  HTTP_PORT("http.port", "port", "(off)", "Port of the agent's HTTP endpoint (GET /status, GET /metrics); 0 picks a free port."),
+  HTTP_HOST("http.host", "address", "127.0.0.1", "Address the HTTP endpoint binds to."),
+  SHUTDOWN_TIMEOUT("shutdown.timeout", "duration", "2s", "Longest time the JVM shutdown waits for the lease to be revoked in etcd."),
+  LOG_LEVEL("log.level", "error|warn|info|debug|trace", "info", "Agent log level; the agent logs one-line messages to standard error (trace adds the bundled libraries' own debug output)."),
+  CONFIG_FILE("config.file", "path", "(none)", "A properties file with more fencing.* keys (lowest precedence)."),
+  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, okhttp, kafka-clients) on or off.");
+
+  public static final String PREFIX = "fencing.";
+
+  private final String key;
+  private final String form;
+  private final String defaultText;
+  private final String doc;
+
+  ConfigKey(String key, String form, String defaultText, String doc) {
+    this.key = key;
+    this.form = form;
+    this.defaultText = defaultText;
+    this.doc = doc;
+  }
+
+  /** The key without the {@code fencing.} prefix, as used in agent arguments. */
+  public String key() {
+    return key;
+  }
+
+  /** The full system-property name, e.g. {@code fencing.lease.ttl}. */
+  public String property() {
+    return PREFIX + key;
+  }
+
+  /** The environment variable, e.g. {@code FENCING_LEASE_TTL}. */
+  public String envVar() {
+    return envVarOf(key);
+  }
+
+  public String form() {
+    return form;
+  }
+
+  public String defaultText() {
+    return defaultText;
+  }
+
+  public String doc() {
+    return doc;
+  }
+
+  static String envVarOf(String key) {
+    return "FENCING_" + key.toUpperCase(java.util.Locale.ROOT).replace('.', '_').replace('-', '_');
+  }
+
+  /** The reference table in Markdown, as in the README. */
+  public static String markdownTable() {
+    StringBuilder sb = new StringBuilder();
+    sb.append("| key | environment | form | default | meaning |\n|---|---|---|---|---|\n");
+    for (ConfigKey k : values()) {
+      sb.append("| `").append(k.property()).append("` | `").append(k.envVar()).append("` | ").append(k.form.replace("|", "\\|"))
+          .append(" | ").append(k.defaultText).append(" | ").append(k.doc).append(" |\n");
+    }
+    return sb.toString();
+  }
+}

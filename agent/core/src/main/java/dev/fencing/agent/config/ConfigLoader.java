@@ -1,0 +1,421 @@
+package dev.fencing.agent.config;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads the one key space from its four sources, highest precedence first: agent arguments, {@code fencing.*}
+ * system properties, {@code FENCING_*} environment variables, the properties file named by {@code fencing.config.file}.
+ * Never throws: every invalid or unknown setting becomes one problem line naming the key, the value and the expected
+ * form, and the key falls back to its default.
+ */
+public final class ConfigLoader {
+  private static final Pattern INSTRUMENTATION = Pattern.compile("instrumentation\\.([a-z0-9][a-z0-9-]*)\\.enabled");
+  private static final Pattern ENV_INSTRUMENTATION = Pattern.compile("FENCING_INSTRUMENTATION_([A-Z0-9_]+)_ENABLED");
+  private static final Pattern LOCK_NAME = Pattern.compile("[A-Za-z0-9._-]{1,128}");
+  private static final Map<String, ConfigKey> BY_KEY = new HashMap<>();
+  private static final Map<String, ConfigKey> BY_ENV = new HashMap<>();
+
+  static {
+    for (ConfigKey k : ConfigKey.values()) {
+      if (k != ConfigKey.INSTRUMENTATION_ENABLED) {
+        BY_KEY.put(k.key(), k);
+        BY_ENV.put(k.envVar(), k);
+      }
+    }
+  }
+
+  private ConfigLoader() {}
+
+  private static final class Raw {
+    final String value;
+    final String source;
+
+    Raw(String value, String source) {
+      this.value = value;
+      this.source = source;
+    }
+  }
+
+  /** Loads from the real sources of this JVM. */
+  public static AgentConfig load(String agentArgs) {
+    return load(agentArgs, System.getProperties(), System.getenv());
+  }
+
+  public static AgentConfig load(String agentArgs, Properties systemProperties, Map<String, String> env) {
+    List<String> problems = new ArrayList<>();
+    Map<String, Raw> raw = new LinkedHashMap<>();
+    // Lowest precedence last: putIfAbsent keeps the first (highest) source of each key.
+    readAgentArgs(agentArgs, raw, problems);
+    readSystemProperties(systemProperties, raw, problems);
+    readEnvironment(env, raw, problems);
+    Raw file = raw.get(ConfigKey.CONFIG_FILE.key());
+    if (file != null && !file.value.isBlank()) {
+      readFile(Paths.get(file.value.trim()), raw, problems);
+    }
+    return parse(raw, problems);
+  }
+
+  private static void readAgentArgs(String args, Map<String, Raw> raw, List<String> problems) {
+    if (args == null || args.isBlank()) {
+      return;
+    }
+    String lastKey = null;
+    for (String part : args.split(",")) {
+      int eq = part.indexOf('=');
+      if (eq < 0) {
+        // "etcd.endpoints=http://a:2379,http://b:2379": a segment without '=' continues the previous value.
+        if (lastKey != null && !part.isBlank()) {
+          Raw prev = raw.get(lastKey);
+          raw.put(lastKey, new Raw(prev.value + "," + part.trim(), prev.source));
+        } else if (!part.isBlank()) {
+          problems.add("agent argument '" + part.trim() + "': expected key=value pairs separated by commas");
+        }
+        continue;
+      }
+      String key = stripPrefix(part.substring(0, eq).trim());
+      lastKey = accept(key, part.substring(eq + 1).trim(), "agent argument " + key, raw, problems) ? key : null;
+    }
+  }
+
+  private static void readSystemProperties(Properties props, Map<String, Raw> raw, List<String> problems) {
+    for (String name : new TreeMap<>(propertiesMap(props)).keySet()) {
+      if (name.startsWith(ConfigKey.PREFIX)) {
+        String key = name.substring(ConfigKey.PREFIX.length());
+        accept(key, props.getProperty(name), "system property " + name, raw, problems);
+      }
+    }
+  }
+
+  private static void readEnvironment(Map<String, String> env, Map<String, Raw> raw, List<String> problems) {
+    for (Map.Entry<String, String> e : new TreeMap<>(env).entrySet()) {
+      String name = e.getKey();
+      if (!name.startsWith("FENCING_")) {
+        continue;
+      }
+      ConfigKey k = BY_ENV.get(name);
+      Matcher m = ENV_INSTRUMENTATION.matcher(name);
+      String key;
+      if (k != null) {
+        key = k.key();
+      } else if (m.matches()) {
+        key = "instrumentation." + m.group(1).toLowerCase(Locale.ROOT).replace('_', '-') + ".enabled";
+      } else {
+        problems.add("unknown environment variable " + name + ": expected one of the FENCING_* variables of the configuration reference");
+        continue;
+      }
+      raw.putIfAbsent(key, new Raw(e.getValue(), "environment variable " + name));
+    }
+  }
+
+  private static void readFile(Path path, Map<String, Raw> raw, List<String> problems) {
+    Properties p = new Properties();
+    try (Reader r = Files.newBufferedReader(path, StandardCharsets.UTF_8)) {
+      p.load(r);
+    } catch (IOException e) {
+      problems.add(ConfigKey.CONFIG_FILE.property() + "='" + path + "': cannot read the file (" + e.getMessage()
+          + "): expected a readable properties file");
+      return;
+    }
+    for (String name : new TreeMap<>(propertiesMap(p)).keySet()) {
+      accept(stripPrefix(name), p.getProperty(name), "file " + path + " key " + name, raw, problems);
+    }
+  }
+
+  private static Map<String, String> propertiesMap(Properties p) {
+    Map<String, String> m = new HashMap<>();
+    for (String name : p.stringPropertyNames()) {
+      m.put(name, p.getProperty(name));
+    }
+    return m;
+  }
+
+  private static String stripPrefix(String key) {
+    return key.startsWith(ConfigKey.PREFIX) ? key.substring(ConfigKey.PREFIX.length()) : key;
+  }
+
+  private static boolean accept(String key, String value, String source, Map<String, Raw> raw, List<String> problems) {
+    if (!BY_KEY.containsKey(key) && !INSTRUMENTATION.matcher(key).matches()) {
+      problems.add("unknown key " + ConfigKey.PREFIX + key + " (" + source + "): expected one of the keys of the configuration reference");
+      return false;
+    }
+    raw.putIfAbsent(key, new Raw(value, source));
+    return true;
+  }
+
+  private static AgentConfig parse(Map<String, Raw> raw, List<String> problems) {
+    Parser p = new Parser(raw, problems);
+    Map<ConfigKey, Object> v = new EnumMap<>(ConfigKey.class);
+    v.put(ConfigKey.LOCK, p.lock());
+    v.put(ConfigKey.ETCD_ENDPOINTS, p.endpoints());
+    v.put(ConfigKey.ETCD_USER, p.text(ConfigKey.ETCD_USER, null));
+    v.put(ConfigKey.ETCD_PASSWORD_FILE, p.file(ConfigKey.ETCD_PASSWORD_FILE));
+    v.put(ConfigKey.ETCD_TLS_CA, p.file(ConfigKey.ETCD_TLS_CA));
+    v.put(ConfigKey.ETCD_TLS_CERT, p.file(ConfigKey.ETCD_TLS_CERT));
+    v.put(ConfigKey.ETCD_TLS_KEY, p.file(ConfigKey.ETCD_TLS_KEY));
+    v.put(ConfigKey.ETCD_KEY_PREFIX, p.text(ConfigKey.ETCD_KEY_PREFIX, "/fencing/locks/"));
+    v.put(ConfigKey.ETCD_TIMEOUT, p.duration(ConfigKey.ETCD_TIMEOUT, Duration.ofSeconds(5), Duration.ofMillis(100)));
+    Duration ttl = p.duration(ConfigKey.LEASE_TTL, Duration.ofSeconds(10), Duration.ofSeconds(2));
+    v.put(ConfigKey.LEASE_TTL, ttl);
+    v.put(ConfigKey.LEASE_SAFETY_MARGIN, p.margin(ttl));
+    v.put(ConfigKey.STANDBY, p.choice(ConfigKey.STANDBY, AgentConfig.Standby.class, AgentConfig.Standby.BLOCK));
+    v.put(ConfigKey.STANDBY_TIMEOUT, p.duration(ConfigKey.STANDBY_TIMEOUT, Duration.ofSeconds(5), Duration.ZERO));
+    v.put(ConfigKey.EXPIRED_FENCED, p.choice(ConfigKey.EXPIRED_FENCED, AgentConfig.ExpiredFenced.class, AgentConfig.ExpiredFenced.TAG));
+    v.put(ConfigKey.MODE, p.choice(ConfigKey.MODE, AgentConfig.Mode.class, AgentConfig.Mode.ENFORCE));
+    v.put(ConfigKey.FAIL_MODE, p.choice(ConfigKey.FAIL_MODE, AgentConfig.FailMode.class, AgentConfig.FailMode.CLOSED));
+    v.put(ConfigKey.TOKEN_MAX, p.tokenMax());
+    v.put(ConfigKey.STATE_DIR, p.path(ConfigKey.STATE_DIR));
+    v.put(ConfigKey.HOLDER_ID, p.text(ConfigKey.HOLDER_ID, defaultHolderId()));
+    v.put(ConfigKey.HTTP_PORT, p.port());
+    v.put(ConfigKey.HTTP_HOST, p.text(ConfigKey.HTTP_HOST, "127.0.0.1"));
+    v.put(ConfigKey.SHUTDOWN_TIMEOUT, p.duration(ConfigKey.SHUTDOWN_TIMEOUT, Duration.ofSeconds(2), Duration.ZERO));
+    v.put(ConfigKey.LOG_LEVEL, p.logLevel());
+    v.put(ConfigKey.CONFIG_FILE, p.path(ConfigKey.CONFIG_FILE));
+    p.pairs(v);
+
+    Map<String, Boolean> instrumentations = new TreeMap<>();
+    Map<String, String> sources = new HashMap<>();
+    for (Map.Entry<String, Raw> e : raw.entrySet()) {
+      sources.put(e.getKey(), e.getValue().source);
+      Matcher m = INSTRUMENTATION.matcher(e.getKey());
+      if (m.matches()) {
+        Boolean on = p.bool(e.getKey(), e.getValue());
+        if (on != null) {
+          instrumentations.put(m.group(1), on);
+        }
+      }
+    }
+    return new AgentConfig(v, instrumentations, sources, problems);
+  }
+
+  /** hostname/pid without a DNS lookup (which can be slow, and this runs in premain). */
+  static String defaultHolderId() {
+    String host = System.getenv("HOSTNAME");
+    if (host == null || host.isBlank()) {
+      try {
+        host = Files.readString(Paths.get("/etc/hostname"), StandardCharsets.UTF_8).trim();
+      } catch (IOException | RuntimeException e) {
+        host = "localhost";
+      }
+    }
+    return host + "/" + ProcessHandle.current().pid();
+  }
+
+  /** Turns raw strings into typed values, reporting each invalid one. */
+  private static final class Parser {
+    private final Map<String, Raw> raw;
+    private final List<String> problems;
+
+    Parser(Map<String, Raw> raw, List<String> problems) {
+      this.raw = raw;
+      this.problems = problems;
+    }
+
+    private Raw raw(ConfigKey k) {
+      Raw r = raw.get(k.key());
+      return r == null || r.value == null || r.value.isBlank() ? null : r;
+    }
+
+    private void problem(ConfigKey k, Raw r, String expected) {
+      problems.add(k.property() + "='" + r.value + "' (" + r.source + "): expected " + expected);
+    }
+
+    String lock() {
+      Raw r = raw(ConfigKey.LOCK);
+      if (r == null) {
+        problems.add(ConfigKey.LOCK.property() + " is not set: expected the lock name, e.g. -Dfencing.lock=ledger or -javaagent:fencing-agent.jar=lock=ledger");
+        return null;
+      }
+      String lock = r.value.trim();
+      if (!LOCK_NAME.matcher(lock).matches()) {
+        problem(ConfigKey.LOCK, r, "1 to 128 letters, digits, '.', '_' or '-'");
+        return null;
+      }
+      return lock;
+    }
+
+    List<URI> endpoints() {
+      Raw r = raw(ConfigKey.ETCD_ENDPOINTS);
+      List<URI> out = new ArrayList<>();
+      if (r == null) {
+        out.add(URI.create("http://127.0.0.1:2379"));
+        return out;
+      }
+      for (String s : r.value.split("[,;]")) {
+        String e = s.trim();
+        if (e.isEmpty()) {
+          continue;
+        }
+        try {
+          URI u = URI.create(e.contains("://") ? e : "http://" + e);
+          if (!("http".equals(u.getScheme()) || "https".equals(u.getScheme())) || u.getHost() == null || u.getPort() <= 0) {
+            throw new IllegalArgumentException();
+          }
+          out.add(u);
+        } catch (IllegalArgumentException ex) {
+          problem(ConfigKey.ETCD_ENDPOINTS, r, "URLs like http://etcd-1:2379 separated by commas ('" + e + "' is not one)");
+          out.clear();
+          out.add(URI.create("http://127.0.0.1:2379"));
+          return out;
+        }
+      }
+      if (out.isEmpty()) {
+        problem(ConfigKey.ETCD_ENDPOINTS, r, "at least one URL like http://etcd-1:2379");
+        out.add(URI.create("http://127.0.0.1:2379"));
+      }
+      return out;
+    }
+
+    String text(ConfigKey k, String dflt) {
+      Raw r = raw(k);
+      return r == null ? dflt : r.value.trim();
+    }
+
+    Path path(ConfigKey k) {
+      Raw r = raw(k);
+      return r == null ? null : Paths.get(r.value.trim());
+    }
+
+    Path file(ConfigKey k) {
+      Raw r = raw(k);
+      if (r == null) {
+        return null;
+      }
+      Path p = Paths.get(r.value.trim());
+      if (!Files.isReadable(p)) {
+        problem(k, r, "a readable file (not found or not readable)");
+        return null;
+      }
+      return p;
+    }
+
+    Duration duration(ConfigKey k, Duration dflt, Duration min) {
+      Raw r = raw(k);
+      if (r == null) {
+        return dflt;
+      }
+      try {
+        Duration d = Durations.parse(r.value);
+        if (d.compareTo(min) < 0) {
+          problem(k, r, "a duration of at least " + Durations.format(min));
+          return dflt;
+        }
+        return d;
+      } catch (IllegalArgumentException e) {
+        problem(k, r, "a duration such as 10s, 500ms, 2m or 1h");
+        return dflt;
+      }
+    }
+
+    Duration margin(Duration ttl) {
+      Duration half = ttl.dividedBy(2);
+      Duration dflt = Duration.ofSeconds(1).compareTo(half) < 0 ? Duration.ofSeconds(1) : half.dividedBy(2);
+      Duration m = duration(ConfigKey.LEASE_SAFETY_MARGIN, dflt, Duration.ZERO);
+      if (m.compareTo(half) >= 0) {
+        problem(ConfigKey.LEASE_SAFETY_MARGIN, raw(ConfigKey.LEASE_SAFETY_MARGIN),
+            "a duration below half of fencing.lease.ttl (" + Durations.format(ttl) + ")");
+        return dflt;
+      }
+      return m;
+    }
+
+    <E extends Enum<E>> E choice(ConfigKey k, Class<E> type, E dflt) {
+      Raw r = raw(k);
+      if (r == null) {
+        return dflt;
+      }
+      for (E e : type.getEnumConstants()) {
+        if (e.name().equalsIgnoreCase(r.value.trim())) {
+          return e;
+        }
+      }
+      problem(k, r, "one of " + k.form().replace("|", ", "));
+      return dflt;
+    }
+
+    Long tokenMax() {
+      Raw r = raw(ConfigKey.TOKEN_MAX);
+      if (r == null) {
+        return Long.MAX_VALUE;
+      }
+      try {
+        long max = Long.parseLong(r.value.trim().replace("_", ""));
+        if (max > 0) {
+          return max;
+        }
+      } catch (NumberFormatException e) {
+        // reported below
+      }
+      problem(ConfigKey.TOKEN_MAX, r, "an integer from 1 to 9223372036854775807");
+      return Long.MAX_VALUE;
+    }
+
+    Integer port() {
+      Raw r = raw(ConfigKey.HTTP_PORT);
+      if (r == null || "off".equalsIgnoreCase(r.value.trim())) {
+        return null;
+      }
+      try {
+        int port = Integer.parseInt(r.value.trim());
+        if (port >= 0 && port <= 65535) {
+          return port;
+        }
+      } catch (NumberFormatException e) {
+        // reported below
+      }
+      problem(ConfigKey.HTTP_PORT, r, "a port from 0 to 65535, or off");
+      return null;
+    }
+
+    String logLevel() {
+      Raw r = raw(ConfigKey.LOG_LEVEL);
+      if (r == null) {
+        return "info";
+      }
+      String level = r.value.trim().toLowerCase(Locale.ROOT);
+      if (List.of("error", "warn", "info", "debug", "trace").contains(level)) {
+        return level;
+      }
+      problem(ConfigKey.LOG_LEVEL, r, "one of error, warn, info, debug, trace");
+      return "info";
+    }
+
+    Boolean bool(String key, Raw r) {
+      String s = r.value == null ? "" : r.value.trim();
+      if ("true".equalsIgnoreCase(s) || "false".equalsIgnoreCase(s)) {
+        return Boolean.valueOf(s);
+      }
+      problems.add(ConfigKey.PREFIX + key + "='" + r.value + "' (" + r.source + "): expected true or false");
+      return null;
+    }
+
+    /** Keys that only make sense together. */
+    void pairs(Map<ConfigKey, Object> v) {
+      if ((v.get(ConfigKey.ETCD_USER) == null) != (raw(ConfigKey.ETCD_PASSWORD_FILE) == null)) {
+        problems.add(ConfigKey.ETCD_USER.property() + " and " + ConfigKey.ETCD_PASSWORD_FILE.property()
+            + ": expected both or neither");
+      }
+      if ((raw(ConfigKey.ETCD_TLS_CERT) == null) != (raw(ConfigKey.ETCD_TLS_KEY) == null)) {
+        problems.add(ConfigKey.ETCD_TLS_CERT.property() + " and " + ConfigKey.ETCD_TLS_KEY.property()
+            + ": expected both or neither");
+      }
+    }
+  }
+}

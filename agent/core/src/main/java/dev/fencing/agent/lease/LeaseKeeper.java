@@ -1,0 +1,246 @@
+package dev.fencing.agent.lease;
+
+import dev.fencing.agent.bootstrap.AgentThread;
+import dev.fencing.agent.config.AgentConfig;
+import dev.fencing.agent.log.AgentLog;
+import dev.fencing.agent.token.Grant;
+import dev.fencing.agent.token.LossReason;
+import dev.fencing.agent.token.TokenState;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Acquires and holds the lease, forever: connect, grant a lease, campaign, keep alive, detect loss, campaign again.
+ *
+ * <p>Timing is ours, not the client library's: each keepalive records System.nanoTime() when it is <em>sent</em>, and
+ * its acknowledgement moves the local deadline to send time + TTL - safety margin. etcd cannot expire the lease
+ * before that instant (it counts the TTL from when it <em>received</em> the keepalive), so until the deadline this
+ * process is the only holder whatever happens to the network; after it, it no longer claims to be. Transient
+ * keepalive errors (an etcd leader change, say) are retried until the deadline.
+ */
+public final class LeaseKeeper implements AutoCloseable {
+  /** Creates the provider; called on the lease thread, never in premain. */
+  public interface ProviderFactory {
+    LeaseProvider create() throws Exception;
+  }
+
+  private static final AgentLog LOG = AgentLog.get(LeaseKeeper.class);
+  private static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+  private static final long CHECK_MILLIS = 20;
+
+  private final TokenState state;
+  private final ProviderFactory factory;
+  private final String lock;
+  private final String holderId;
+  private final long ttlNanos;
+  private final long marginNanos;
+  private final Duration timeout;
+  private final Duration shutdownTimeout;
+  private final ScheduledExecutorService scheduler;
+  private final Thread thread;
+  private volatile boolean closed;
+  private volatile LeaseProvider provider;
+  private volatile Session current;
+  private String lastProblem;
+
+  public LeaseKeeper(AgentConfig config, TokenState state, ProviderFactory factory) {
+    this.state = state;
+    this.factory = factory;
+    this.lock = config.lock();
+    this.holderId = config.holderId();
+    this.ttlNanos = config.leaseTtl().toNanos();
+    this.marginNanos = config.leaseSafetyMargin().toNanos();
+    this.timeout = config.etcdTimeout();
+    this.shutdownTimeout = config.shutdownTimeout();
+    AtomicInteger n = new AtomicInteger();
+    this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> new AgentThread(r, "fencing-agent-keepalive-" + n.incrementAndGet()));
+    this.thread = new AgentThread(this::run, "fencing-agent-lease");
+  }
+
+  public void start() {
+    thread.start();
+  }
+
+  private void run() {
+    long backoffMs = 500;
+    while (!closed) {
+      try {
+        if (provider == null) {
+          provider = factory.create();
+        }
+        long clusterId = provider.clusterId(timeout);
+        state.standby("campaigning for lock '" + lock + "' as " + holderId);
+        lastProblem = null;
+        holdOneLease(provider, clusterId);
+        backoffMs = 500;
+      } catch (InterruptedException e) {
+        return;
+      } catch (Throwable t) {
+        if (closed) {
+          return;
+        }
+        String problem = "etcd error: " + AgentLog.describe(t);
+        if (state.view().grant() == null) {
+          state.failed("etcd unreachable or failing (" + AgentLog.describe(t) + ")");
+        }
+        if (!problem.equals(lastProblem)) {
+          LOG.warn("lock '" + lock + "': " + problem + "; retrying");
+          lastProblem = problem;
+        }
+        try {
+          Thread.sleep(backoffMs + (long) (Math.random() * 100));
+        } catch (InterruptedException e) {
+          return;
+        }
+        backoffMs = Math.min(backoffMs * 2, 5000);
+      }
+    }
+  }
+
+  private void holdOneLease(LeaseProvider p, long clusterId) throws Exception {
+    long sent = state.now();
+    LeaseProvider.Lease lease = p.grant(Duration.ofNanos(ttlNanos), timeout);
+    Session s = new Session(p, lease.id, sent + TimeUnit.SECONDS.toNanos(lease.ttlSeconds) - marginNanos);
+    current = s;
+    long interval = Math.max(TimeUnit.NANOSECONDS.toMillis(ttlNanos) / 3, 100);
+    ScheduledFuture<?> keepalive = scheduler.scheduleWithFixedDelay(s::sendKeepAlive, interval, interval, TimeUnit.MILLISECONDS);
+    ScheduledFuture<?> check = scheduler.scheduleWithFixedDelay(s::checkDeadline, CHECK_MILLIS, CHECK_MILLIS, TimeUnit.MILLISECONDS);
+    AutoCloseable watch = null;
+    try {
+      CompletableFuture<LeaseProvider.Acquired> campaign = p.campaign(lock, lease.id, holderId);
+      CompletableFuture.anyOf(campaign, s.ended).get();
+      if (s.ended.isDone()) {
+        campaign.cancel(true);
+        LOG.debug("lease " + Long.toHexString(lease.id) + " ended while campaigning: " + s.ended.getNow(null));
+        return;
+      }
+      LeaseProvider.Acquired acquired = campaign.get();
+      Grant g = s.attach(acquired);
+      LOG.info("holding lock '" + lock + "' with fencing token " + acquired.token + " (lease "
+          + Long.toHexString(lease.id) + ", etcd cluster " + Long.toHexString(acquired.clusterId) + ")");
+      watch = p.watchDeletion(acquired, () -> s.end(LossReason.KEY_DELETED));
+      LossReason reason = s.ended.get();
+      if (reason != null) {
+        state.lost(g, reason);
+      }
+    } finally {
+      keepalive.cancel(false);
+      check.cancel(false);
+      s.end(null);
+      if (watch != null) {
+        try {
+          watch.close();
+        } catch (Exception ignored) {
+          // closing a watch on a broken connection may fail; nothing to do
+        }
+      }
+      if (!closed) {
+        // Delete our key now rather than wait out the TTL; fails harmlessly when etcd is unreachable.
+        p.revoke(lease.id, Duration.ofSeconds(1));
+      }
+    }
+  }
+
+  /** One lease, from grant to loss. */
+  private final class Session {
+    final LeaseProvider provider;
+    final long leaseId;
+    final CompletableFuture<LossReason> ended = new CompletableFuture<>();
+    private long deadline;
+    private Grant grant;
+    private volatile Throwable lastKeepAliveError;
+
+    Session(LeaseProvider provider, long leaseId, long deadline) {
+      this.provider = provider;
+      this.leaseId = leaseId;
+      this.deadline = deadline;
+    }
+
+    synchronized Grant attach(LeaseProvider.Acquired a) {
+      grant = state.granted(a.token, leaseId, a.clusterId, deadline);
+      return grant;
+    }
+
+    void sendKeepAlive() {
+      if (ended.isDone()) {
+        return;
+      }
+      long sent = state.now();
+      provider.keepAlive(leaseId).whenComplete((ttl, error) -> {
+        if (error != null) {
+          lastKeepAliveError = error;
+          LOG.debug("keepalive of lease " + Long.toHexString(leaseId) + " failed: " + AgentLog.describe(error));
+          if (!ended.isDone()) {
+            scheduler.schedule(this::sendKeepAlive, RETRY_NANOS, TimeUnit.NANOSECONDS);
+          }
+        } else if (ttl <= 0) {
+          end(LossReason.LEASE_REVOKED);
+        } else {
+          lastKeepAliveError = null;
+          renew(sent + TimeUnit.SECONDS.toNanos(ttl) - marginNanos);
+        }
+      });
+    }
+
+    private synchronized void renew(long newDeadline) {
+      long now = state.now();
+      if (ended.isDone() || now - deadline >= 0) {
+        return; // an expired lease never comes back: the deadline check ends this session
+      }
+      if (newDeadline - deadline > 0) {
+        deadline = newDeadline;
+        if (grant != null) {
+          state.renewed(grant, deadline);
+        }
+      }
+    }
+
+    void checkDeadline() {
+      long d;
+      synchronized (this) {
+        d = deadline;
+      }
+      if (state.now() - d >= 0) {
+        end(lastKeepAliveError != null ? LossReason.KEEPALIVE_FAILED : LossReason.DEADLINE_PASSED);
+      }
+    }
+
+    void end(LossReason reason) {
+      ended.complete(reason);
+    }
+  }
+
+  /** Releases the lease (bounded by fencing.shutdown.timeout) and stops. Called at JVM shutdown. */
+  @Override
+  public void close() {
+    closed = true;
+    Session s = current;
+    LeaseProvider p = provider;
+    if (s != null) {
+      synchronized (s) {
+        if (s.grant != null) {
+          state.released(s.grant);
+        }
+      }
+      s.end(null);
+      if (p != null) {
+        p.revoke(s.leaseId, shutdownTimeout);
+      }
+    }
+    thread.interrupt();
+    scheduler.shutdownNow();
+    if (p != null) {
+      p.close();
+    }
+  }
+
+  /** The provider in use, once connected (doctor and status use it read-only). */
+  public LeaseProvider provider() {
+    return provider;
+  }
+}

@@ -1,0 +1,156 @@
+package dev.fencing.agent.policy;
+
+import dev.fencing.agent.bootstrap.BlockReason;
+import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.agent.bootstrap.Decision;
+import dev.fencing.agent.bootstrap.ReentryGuard;
+import dev.fencing.agent.bootstrap.SideEffectGate;
+import dev.fencing.agent.config.AgentConfig;
+import dev.fencing.agent.token.Grant;
+import dev.fencing.agent.token.LeasePhase;
+import dev.fencing.agent.token.TokenState;
+import dev.fencing.agent.token.TokenView;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The decision table of DESIGN.md section 4: (token state, write?, fenced destination?) → tag, pass or block.
+ *
+ * <p>Decisions are prebuilt once per grant, so the hot path (holding, tagging) is a volatile read, a clock read, a
+ * comparison and a counter increment: no lock, no allocation. Waiting for the lease ({@code fencing.standby=wait})
+ * happens only on the path that would otherwise block.
+ */
+public final class SideEffectPolicy implements SideEffectGate {
+  /** Decisions for one grant (or for "no grant yet"). */
+  private static final class Decisions {
+    final Grant grant;
+    final Decision tag;
+    final Decision pass;
+    final Decision[] block = new Decision[BlockReason.values().length];
+    final Decision[] observed = new Decision[BlockReason.values().length];
+
+    Decisions(String lock, Grant grant) {
+      this.grant = grant;
+      long token = grant == null ? 0 : grant.token();
+      this.tag = grant == null ? null : Decision.tag(lock, token);
+      this.pass = Decision.pass(lock);
+      for (BlockReason r : BlockReason.values()) {
+        block[r.ordinal()] = Decision.block(lock, token, r);
+        observed[r.ordinal()] = Decision.observedBlock(lock, token, r);
+      }
+    }
+  }
+
+  private final TokenState state;
+  private final boolean observe;
+  private final boolean failOpen;
+  private final boolean expiredTag;
+  private final boolean standbyWait;
+  private final long standbyTimeoutNanos;
+  private final SideEffectCounters counters;
+  private volatile Decisions decisions;
+
+  public SideEffectPolicy(AgentConfig config, TokenState state, SideEffectCounters counters) {
+    this(state, counters, config.mode() == AgentConfig.Mode.OBSERVE, config.failMode() == AgentConfig.FailMode.OPEN,
+        config.expiredFenced() == AgentConfig.ExpiredFenced.TAG, config.standby() == AgentConfig.Standby.WAIT,
+        config.standbyTimeout().toNanos());
+  }
+
+  SideEffectPolicy(TokenState state, SideEffectCounters counters, boolean observe, boolean failOpen, boolean expiredTag,
+      boolean standbyWait, long standbyTimeoutNanos) {
+    this.state = state;
+    this.counters = counters;
+    this.observe = observe;
+    this.failOpen = failOpen;
+    this.expiredTag = expiredTag;
+    this.standbyWait = standbyWait;
+    this.standbyTimeoutNanos = standbyTimeoutNanos;
+    this.decisions = new Decisions(state.lock(), null);
+  }
+
+  @Override
+  public Decision decide(Channel channel, boolean write, boolean fenced) {
+    if (ReentryGuard.isAgentThread()) {
+      return decisions.pass; // the agent's own traffic is never fenced, nor counted
+    }
+    Decision d = evaluate(write, fenced);
+    if (d.isBlock() && standbyWait && waitable(d.reason())) {
+      d = awaitLease(write, fenced, d);
+    }
+    if (write) {
+      counters.record(channel, fenced, d);
+    }
+    return d;
+  }
+
+  /** The table itself, without waiting or counting. */
+  Decision evaluate(boolean write, boolean fenced) {
+    TokenView v = state.view();
+    LeasePhase phase = v.phaseAt(state.now());
+    Decisions c = decisionsFor(v.grant());
+    Grant g = c.grant;
+    if (!write) {
+      // Reads are never blocked; they carry the token only while it is valid.
+      return phase == LeasePhase.HOLDING && !g.reused() && !g.overflow() ? c.tag : c.pass;
+    }
+    switch (phase) {
+      case HOLDING:
+        if (g.reused()) {
+          return block(c, BlockReason.TOKEN_REUSED);
+        }
+        if (g.overflow()) {
+          return block(c, BlockReason.TOKEN_OVERFLOW);
+        }
+        return c.tag;
+      case EXPIRED:
+      case LOST:
+        if (g.reused()) {
+          return block(c, BlockReason.TOKEN_REUSED);
+        }
+        if (g.overflow()) {
+          return block(c, BlockReason.TOKEN_OVERFLOW);
+        }
+        if (fenced && expiredTag) {
+          return c.tag; // the fence rejects it if a successor has written
+        }
+        return block(c, phase == LeasePhase.EXPIRED ? BlockReason.EXPIRED : BlockReason.LOST);
+      case FAILED:
+        return failOpen ? c.pass : block(c, BlockReason.AGENT_FAILED);
+      case STARTING:
+      case STANDBY:
+      default:
+        return block(c, BlockReason.STANDBY);
+    }
+  }
+
+  private Decision block(Decisions c, BlockReason reason) {
+    return observe ? c.observed[reason.ordinal()] : c.block[reason.ordinal()];
+  }
+
+  private Decisions decisionsFor(Grant grant) {
+    Decisions c = decisions;
+    if (c.grant != grant) {
+      c = new Decisions(state.lock(), grant); // once per grant
+      decisions = c;
+    }
+    return c;
+  }
+
+  private static boolean waitable(BlockReason reason) {
+    return reason == BlockReason.STANDBY || reason == BlockReason.EXPIRED || reason == BlockReason.LOST;
+  }
+
+  private Decision awaitLease(boolean write, boolean fenced, Decision blocked) {
+    try {
+      if (state.awaitHolding(standbyTimeoutNanos)) {
+        return evaluate(write, fenced);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return blocked;
+  }
+
+  public long standbyTimeoutMillis() {
+    return TimeUnit.NANOSECONDS.toMillis(standbyTimeoutNanos);
+  }
+}

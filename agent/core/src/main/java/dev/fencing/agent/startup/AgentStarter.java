@@ -1,0 +1,45 @@
+package dev.fencing.agent.startup;
+
+import dev.fencing.agent.bootstrap.AgentThread;
+import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.config.AgentConfig;
+import dev.fencing.agent.config.ConfigLoader;
+import dev.fencing.agent.log.AgentLog;
+import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.agent.policy.SideEffectPolicy;
+import dev.fencing.agent.token.HighestTokenStore;
+import dev.fencing.agent.token.TokenState;
+import java.lang.instrument.Instrumentation;
+
+/**
+ * What premain does inside the isolated loader, and nothing more: read the configuration, install the policy behind
+ * the bootstrap bridge, and hand everything slow (etcd, metrics, the HTTP endpoint) to a daemon thread. The
+ * application's startup never waits for etcd.
+ */
+public final class AgentStarter {
+  private static final AgentLog LOG = AgentLog.get(AgentStarter.class);
+
+  private AgentStarter() {}
+
+  public static void start(String agentArgs, Instrumentation inst, boolean dynamic, long startNanos) {
+    AgentConfig config = ConfigLoader.load(agentArgs);
+    AgentLog.setLevel(config.logLevel());
+    TokenState state = new TokenState(config.lock(), config.tokenMax(), HighestTokenStore.in(config.stateDir(), config.lock()));
+    SideEffectCounters counters = new SideEffectCounters();
+    Fencing.install(new SideEffectPolicy(config, state, counters));
+    if (!config.valid()) {
+      for (String problem : config.problems()) {
+        LOG.error("invalid configuration: " + problem);
+      }
+      state.failed("invalid configuration: " + String.join("; ", config.problems()));
+      LOG.error("the application starts without a lease; side effects are "
+          + (config.failMode() == AgentConfig.FailMode.OPEN ? "let through untagged (fencing.fail-mode=open)" : "blocked (fencing.fail-mode=closed)"));
+    }
+    long premainNanos = System.nanoTime() - startNanos;
+    AgentRuntime runtime = new AgentRuntime(config, state, counters, premainNanos);
+    new AgentThread(runtime::start, "fencing-agent-init").start();
+    if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
+      LOG.debug((dynamic ? "agentmain" : "premain") + " took " + premainNanos / 1000 + " us");
+    }
+  }
+}

@@ -1,0 +1,70 @@
+package dev.fencing.agent.status;
+
+import dev.fencing.agent.config.AgentConfig;
+import dev.fencing.agent.token.Grant;
+import dev.fencing.agent.token.LeasePhase;
+import dev.fencing.agent.token.TokenState;
+import dev.fencing.agent.token.TokenView;
+
+/** The body of GET /status (DESIGN.md section 5), written by hand: no JSON library needed for a flat object. */
+public final class StatusJson {
+  private StatusJson() {}
+
+  public static String render(TokenState state, AgentConfig config, long premainNanos) {
+    TokenView v = state.view();
+    long now = state.now();
+    LeasePhase phase = v.phaseAt(now);
+    Grant g = v.grant();
+    StringBuilder sb = new StringBuilder(512).append('{');
+    field(sb, "lock", state.lock());
+    field(sb, "state", phase.name());
+    sb.append("\"token\":").append(g == null ? 0 : g.token()).append(',');
+    sb.append("\"highestSeenToken\":").append(state.highestSeen()).append(',');
+    sb.append("\"leaseRemainingMs\":").append(phase == LeasePhase.HOLDING ? Math.max(0, (g.deadlineNanos() - now) / 1_000_000) : 0).append(',');
+    field(sb, "holderId", config.holderId());
+    field(sb, "etcdClusterId", g == null || g.clusterId() == 0 ? null : Long.toHexString(g.clusterId()));
+    field(sb, "leaseId", g == null ? null : Long.toHexString(g.leaseId()));
+    field(sb, "lastLossReason", v.lastLoss() == null ? null : v.lastLoss().label());
+    sb.append("\"tokenReused\":").append(g != null && g.reused()).append(',');
+    sb.append("\"tokenOverflow\":").append(g != null && g.overflow()).append(',');
+    sb.append("\"tokenMax\":").append(state.tokenMax()).append(',');
+    sb.append("\"tokenReuseTotal\":").append(state.reuseCount()).append(',');
+    sb.append("\"tokenOverflowTotal\":").append(state.overflowCount()).append(',');
+    sb.append("\"acquisitionsTotal\":").append(state.acquisitions()).append(',');
+    field(sb, "mode", config.display(dev.fencing.agent.config.ConfigKey.MODE));
+    field(sb, "failMode", config.display(dev.fencing.agent.config.ConfigKey.FAIL_MODE));
+    field(sb, "detail", v.detail());
+    sb.append("\"configProblems\":[");
+    for (int i = 0; i < config.problems().size(); i++) {
+      sb.append(i == 0 ? "" : ",");
+      string(sb, config.problems().get(i));
+    }
+    sb.append("],\"premainMicros\":").append(premainNanos / 1000);
+    return sb.append('}').toString();
+  }
+
+  private static void field(StringBuilder sb, String name, String value) {
+    sb.append('"').append(name).append("\":");
+    string(sb, value);
+    sb.append(',');
+  }
+
+  static void string(StringBuilder sb, String s) {
+    if (s == null) {
+      sb.append("null");
+      return;
+    }
+    sb.append('"');
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '"' || c == '\\') {
+        sb.append('\\').append(c);
+      } else if (c < 0x20) {
+        sb.append(String.format("\\u%04x", (int) c));
+      } else {
+        sb.append(c);
+      }
+    }
+    sb.append('"');
+  }
+}

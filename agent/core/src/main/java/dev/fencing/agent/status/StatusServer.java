@@ -1,0 +1,69 @@
+package dev.fencing.agent.status;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.fencing.agent.bootstrap.AgentThread;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Supplier;
+
+/** The agent's HTTP endpoint: GET /status (JSON) and GET /metrics (Prometheus text), on the JDK's own HTTP server. */
+public final class StatusServer implements AutoCloseable {
+  private final HttpServer server;
+  private final ExecutorService executor;
+
+  /** Must be called on an agent (daemon) thread: the server's dispatcher thread inherits daemon status from it. */
+  public StatusServer(String host, int port, Supplier<String> status, Supplier<String> metrics) throws IOException {
+    server = HttpServer.create(new InetSocketAddress(host, port), 16);
+    executor = Executors.newSingleThreadExecutor(r -> new AgentThread(r, "fencing-agent-http"));
+    server.setExecutor(executor);
+    server.createContext("/status", ex -> respond(ex, "application/json", status));
+    server.createContext("/metrics", ex -> respond(ex, "text/plain; version=0.0.4; charset=utf-8", metrics));
+    server.createContext("/", ex -> {
+      ex.sendResponseHeaders(404, -1);
+      ex.close();
+    });
+    server.start();
+  }
+
+  public int port() {
+    return server.getAddress().getPort();
+  }
+
+  private static void respond(HttpExchange ex, String type, Supplier<String> body) throws IOException {
+    try {
+      if (!"GET".equals(ex.getRequestMethod()) && !"HEAD".equals(ex.getRequestMethod())) {
+        ex.getResponseHeaders().set("Allow", "GET, HEAD");
+        ex.sendResponseHeaders(405, -1);
+        return;
+      }
+      byte[] bytes = body.get().getBytes(StandardCharsets.UTF_8);
+      ex.getResponseHeaders().set("Content-Type", type);
+      ex.getResponseHeaders().set("Cache-Control", "no-store");
+      ex.sendResponseHeaders(200, "HEAD".equals(ex.getRequestMethod()) ? -1 : bytes.length);
+      if (!"HEAD".equals(ex.getRequestMethod())) {
+        try (OutputStream out = ex.getResponseBody()) {
+          out.write(bytes);
+        }
+      }
+    } catch (RuntimeException e) {
+      byte[] msg = ("internal error: " + e).getBytes(StandardCharsets.UTF_8);
+      ex.sendResponseHeaders(500, msg.length);
+      try (OutputStream out = ex.getResponseBody()) {
+        out.write(msg);
+      }
+    } finally {
+      ex.close();
+    }
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+    executor.shutdownNow();
+  }
+}

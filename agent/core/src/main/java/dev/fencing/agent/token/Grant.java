@@ -1,0 +1,74 @@
+package dev.fencing.agent.token;
+
+/**
+ * One acquisition of the lock: the token and what the guard found about it. Only the deadline changes, and only
+ * forward, as keepalives are acknowledged.
+ */
+public final class Grant {
+  private final String lock;
+  private final long token;
+  private final long leaseId;
+  private final long clusterId;
+  private final boolean reused;
+  private final boolean overflow;
+  private final long grantedAtNanos;
+  private volatile long deadlineNanos;
+
+  Grant(String lock, long token, long leaseId, long clusterId, boolean reused, boolean overflow, long grantedAtNanos,
+      long deadlineNanos) {
+    this.lock = lock;
+    this.token = token;
+    this.leaseId = leaseId;
+    this.clusterId = clusterId;
+    this.reused = reused;
+    this.overflow = overflow;
+    this.grantedAtNanos = grantedAtNanos;
+    this.deadlineNanos = deadlineNanos;
+  }
+
+  public String lock() {
+    return lock;
+  }
+
+  public long token() {
+    return token;
+  }
+
+  public long leaseId() {
+    return leaseId;
+  }
+
+  public long clusterId() {
+    return clusterId;
+  }
+
+  /** The token was not above the highest seen, or came from another etcd cluster. */
+  public boolean reused() {
+    return reused;
+  }
+
+  /** The token is above fencing.token.max. */
+  public boolean overflow() {
+    return overflow;
+  }
+
+  public long grantedAtNanos() {
+    return grantedAtNanos;
+  }
+
+  /** System.nanoTime() after which this grant must not be used. */
+  public long deadlineNanos() {
+    return deadlineNanos;
+  }
+
+  /** True while {@code nowNanos} is before the local deadline. */
+  public boolean validAt(long nowNanos) {
+    return nowNanos - deadlineNanos < 0;
+  }
+
+  void extendDeadline(long newDeadlineNanos) {
+    if (newDeadlineNanos - deadlineNanos > 0) {
+      deadlineNanos = newDeadlineNanos;
+    }
+  }
+}

@@ -1,0 +1,211 @@
+package dev.fencing.agent.token;
+
+import dev.fencing.agent.log.AgentLog;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
+
+/**
+ * The one place that knows whether this JVM holds a valid lease, and with which token.
+ *
+ * <p>Transitions: STARTING → STANDBY → HOLDING → EXPIRED or LOST → HOLDING (new grant) …; FAILED from STARTING or
+ * STANDBY. Writers (the lease keeper) serialise on this object; readers take the volatile {@link TokenView} and apply
+ * the local deadline at read time, so a process resumed after a pause sees EXPIRED on its very first read, before any
+ * thread of the agent has run. Reading takes no lock and allocates nothing.
+ *
+ * <p>The guard: a grant whose token is not above the highest token seen for the lock, or that comes from a different
+ * etcd cluster, is token reuse; a token above {@code fencing.token.max} is an overflow. Both are counted and kept on
+ * the grant, and the policy blocks on them.
+ */
+public final class TokenState {
+  private static final AgentLog LOG = AgentLog.get(TokenState.class);
+
+  private final String lock;
+  private final long tokenMax;
+  private final HighestTokenStore store;
+  private final LongSupplier clock;
+  private volatile TokenView view;
+
+  private long highestSeen;
+  private long knownClusterId;
+
+  private final LongAdder acquisitions = new LongAdder();
+  private final LongAdder reuse = new LongAdder();
+  private final LongAdder overflow = new LongAdder();
+  private final Map<LossReason, LongAdder> losses = new EnumMap<>(LossReason.class);
+
+  public TokenState(String lock, long tokenMax, HighestTokenStore store) {
+    this(lock, tokenMax, store, System::nanoTime);
+  }
+
+  TokenState(String lock, long tokenMax, HighestTokenStore store, LongSupplier clock) {
+    this.lock = lock;
+    this.tokenMax = tokenMax;
+    this.store = store;
+    this.clock = clock;
+    for (LossReason r : LossReason.values()) {
+      losses.put(r, new LongAdder());
+    }
+    this.view = new TokenView(LeasePhase.STARTING, null, null, "connecting to etcd");
+  }
+
+  /** Loads the highest token seen in earlier runs (fencing.state.dir); call off the premain path. */
+  public synchronized void loadPersisted() {
+    HighestTokenStore.Record r = store.load();
+    if (r != null) {
+      highestSeen = Math.max(highestSeen, r.token);
+      if (knownClusterId == 0) {
+        knownClusterId = r.clusterId;
+      }
+    }
+  }
+
+  public String lock() {
+    return lock;
+  }
+
+  public long tokenMax() {
+    return tokenMax;
+  }
+
+  /** The current snapshot (lock-free). */
+  public TokenView view() {
+    return view;
+  }
+
+  /** The phase now, with the local deadline applied (lock-free). */
+  public LeasePhase phase() {
+    return view.phaseAt(clock.getAsLong());
+  }
+
+  public long now() {
+    return clock.getAsLong();
+  }
+
+  public synchronized long highestSeen() {
+    return highestSeen;
+  }
+
+  // ---- transitions (called by the lease keeper) ----
+
+  /** Connected to etcd and campaigning. Only from STARTING or FAILED: after a loss the phase keeps saying so. */
+  public synchronized void standby(String detail) {
+    LeasePhase p = view.storedPhase();
+    if (p == LeasePhase.STARTING || p == LeasePhase.FAILED || p == LeasePhase.STANDBY) {
+      set(new TokenView(LeasePhase.STANDBY, view.grant(), view.lastLoss(), detail));
+    }
+  }
+
+  /** Misconfigured, or etcd unreachable before any lease. Never replaces a lease (held or lost). */
+  public synchronized void failed(String detail) {
+    LeasePhase p = view.storedPhase();
+    if (p == LeasePhase.STARTING || p == LeasePhase.STANDBY || p == LeasePhase.FAILED) {
+      set(new TokenView(LeasePhase.FAILED, null, null, detail));
+    }
+  }
+
+  /** The lock was acquired with {@code token}; returns the grant that later renewals and losses refer to. */
+  public synchronized Grant granted(long token, long leaseId, long clusterId, long deadlineNanos) {
+    boolean reused = token <= highestSeen || (knownClusterId != 0 && clusterId != 0 && clusterId != knownClusterId);
+    boolean over = token > tokenMax;
+    if (reused) {
+      reuse.increment();
+      LOG.error("token reuse on lock '" + lock + "': granted token " + token + " (etcd cluster " + Long.toHexString(clusterId)
+          + ") is not above the highest token seen, " + highestSeen + " (cluster " + Long.toHexString(knownClusterId)
+          + "): etcd lost or restored data; side effects are blocked until a token above " + highestSeen);
+    }
+    if (over) {
+      overflow.increment();
+      LOG.error("token overflow on lock '" + lock + "': token " + token + " is above fencing.token.max=" + tokenMax
+          + "; side effects are blocked");
+    }
+    highestSeen = Math.max(highestSeen, token);
+    if (clusterId != 0) {
+      knownClusterId = clusterId;
+    }
+    store.save(new HighestTokenStore.Record(highestSeen, knownClusterId));
+    Grant g = new Grant(lock, token, leaseId, clusterId, reused, over, clock.getAsLong(), deadlineNanos);
+    acquisitions.increment();
+    set(new TokenView(LeasePhase.HOLDING, g, view.lastLoss(), null));
+    notifyAll();
+    return g;
+  }
+
+  /**
+   * A keepalive sent at some time was acknowledged: move the deadline of {@code grant} forward. Ignored when the grant
+   * is no longer current or its deadline already passed: an expired grant never comes back.
+   */
+  public synchronized void renewed(Grant grant, long newDeadlineNanos) {
+    TokenView v = view;
+    if (v.grant() == grant && v.storedPhase() == LeasePhase.HOLDING && grant.validAt(clock.getAsLong())) {
+      grant.extendDeadline(newDeadlineNanos);
+    }
+  }
+
+  /**
+   * {@code grant} is gone: EXPIRED for local-deadline reasons, LOST when etcd said so. Counted once per grant.
+   * Returns false when the grant was not the current held one.
+   */
+  public synchronized boolean lost(Grant grant, LossReason reason) {
+    TokenView v = view;
+    if (v.grant() != grant || v.storedPhase() != LeasePhase.HOLDING) {
+      return false;
+    }
+    boolean local = reason == LossReason.DEADLINE_PASSED || reason == LossReason.KEEPALIVE_FAILED;
+    losses.get(reason).increment();
+    set(new TokenView(local ? LeasePhase.EXPIRED : LeasePhase.LOST, grant, reason, null));
+    LOG.warn("lease on lock '" + lock + "' " + (local ? "expired" : "lost") + " (" + reason.label() + "), token "
+        + grant.token() + "; campaigning again");
+    return true;
+  }
+
+  /** The lease was given up on purpose (JVM shutdown): no longer holding, not counted as a loss. */
+  public synchronized void released(Grant grant) {
+    TokenView v = view;
+    if (v.grant() == grant && v.storedPhase() == LeasePhase.HOLDING) {
+      set(new TokenView(LeasePhase.LOST, grant, v.lastLoss(), "lease released at shutdown"));
+    }
+  }
+
+  /**
+   * Waits (on the slow path only) until the phase is HOLDING with a valid grant, at most {@code timeoutNanos}.
+   * Returns whether it is.
+   */
+  public boolean awaitHolding(long timeoutNanos) throws InterruptedException {
+    long end = clock.getAsLong() + timeoutNanos;
+    synchronized (this) {
+      while (phase() != LeasePhase.HOLDING) {
+        long left = end - clock.getAsLong();
+        if (left <= 0) {
+          return false;
+        }
+        TimeUnit.NANOSECONDS.timedWait(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+      }
+      return true;
+    }
+  }
+
+  private void set(TokenView v) {
+    view = v;
+  }
+
+  // ---- counters (read by metrics and status) ----
+
+  public long acquisitions() {
+    return acquisitions.sum();
+  }
+
+  public long reuseCount() {
+    return reuse.sum();
+  }
+
+  public long overflowCount() {
+    return overflow.sum();
+  }
+
+  public long losses(LossReason reason) {
+    return losses.get(reason).sum();
+  }
+}
