@@ -163,6 +163,7 @@ public final class AgentJvm implements AutoCloseable {
         private final List<String> jvmArgs = new ArrayList<>();
         private String classpath = System.getProperty("java.class.path");
         private String mainClass;
+        private Path executableJar;
         private List<String> args = List.of();
         private String name;
 
@@ -215,6 +216,12 @@ public final class AgentJvm implements AutoCloseable {
             return this;
         }
 
+        /** Runs {@code java -jar <jar>} instead of a main class (e.g. the agent jar's CLI). */
+        public Builder executableJar(Path jar) {
+            this.executableJar = jar;
+            return this;
+        }
+
         public Builder mainClass(String mainClass) {
             this.mainClass = mainClass;
             return this;
@@ -237,8 +244,8 @@ public final class AgentJvm implements AutoCloseable {
          * {@link AgentJvm#awaitOutput}), to be rerun by hand when a test fails.
          */
         public AgentJvm start() {
-            if (mainClass == null) {
-                throw new IllegalStateException("no main class: call mainClass(...)");
+            if (mainClass == null && executableJar == null) {
+                throw new IllegalStateException("no main class: call mainClass(...) or executableJar(...)");
             }
             Path java = javaHome.resolve("bin/java");
             if (!Files.isExecutable(java)) {
@@ -251,12 +258,19 @@ public final class AgentJvm implements AutoCloseable {
             if (agent) {
                 command.add("-javaagent:" + resolveAgentJar() + (agentArgs == null ? "" : "=" + agentArgs));
             }
-            command.add("-cp");
-            command.add(classpath);
-            command.add(mainClass);
+            if (executableJar != null) {
+                command.add("-jar");
+                command.add(executableJar.toString());
+            } else {
+                command.add("-cp");
+                command.add(classpath);
+                command.add(mainClass);
+            }
             command.addAll(args);
 
-            String logName = name != null ? name : mainClass.substring(mainClass.lastIndexOf('.') + 1);
+            String logName = name != null ? name
+                    : executableJar != null ? executableJar.getFileName().toString()
+                    : mainClass.substring(mainClass.lastIndexOf('.') + 1);
             try {
                 Path dir = Files.createTempDirectory("fencing-jvm-");
                 Path log = dir.resolve(logName + ".log");

@@ -1,0 +1,102 @@
+package dev.fencing.agent.it;
+
+import dev.fencing.agent.it.apps.ProbeApp;
+import dev.fencing.testing.AgentJvm;
+import dev.fencing.testing.Http;
+import dev.fencing.testing.Ports;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Starts the probe application with the real agent jar, and reads its status endpoint. */
+final class AgentProcesses {
+  private static final Pattern DECISION = Pattern.compile("DECISION (\\d+) (\\w+) (\\w+|-) (\\d+)");
+
+  private AgentProcesses() {}
+
+  /** Every JDK the integration tests cover (17 and 25); fails when one is missing. */
+  static List<Path> javaHomes() {
+    return AgentJvm.javaHomes();
+  }
+
+  /** An agent-attached probe app and the port of its status endpoint. */
+  static final class Agent implements AutoCloseable {
+    final AgentJvm jvm;
+    final int port;
+
+    Agent(AgentJvm jvm, int port) {
+      this.jvm = jvm;
+      this.port = port;
+    }
+
+    String status() {
+      return Http.get("http://127.0.0.1:" + port + "/status");
+    }
+
+    String field(String name) {
+      return Http.jsonField(status(), name);
+    }
+
+    String state() {
+      return field("state");
+    }
+
+    long token() {
+      return Long.parseLong(field("token"));
+    }
+
+    String metrics() {
+      return Http.get("http://127.0.0.1:" + port + "/metrics");
+    }
+
+    String awaitState(String state, Duration timeout) {
+      return Http.awaitStatus(port, "\"state\":\"" + state + "\"", timeout);
+    }
+
+    /** The last decision the probe printed: "KIND REASON TOKEN". */
+    String lastDecision() {
+      Matcher m = DECISION.matcher(jvm.output());
+      String last = null;
+      while (m.find()) {
+        last = m.group(2) + " " + m.group(3) + " " + m.group(4);
+      }
+      return last;
+    }
+
+    @Override
+    public void close() {
+      jvm.close();
+    }
+  }
+
+  /** Starts the probe with {@code -javaagent:fencing-agent.jar=<args>,http.port=<free port>}. */
+  static Agent start(Path javaHome, String name, String agentArgs) {
+    int port = Ports.freePort();
+    AgentJvm jvm = AgentJvm.builder()
+        .javaHome(javaHome)
+        .name(name + "-java" + javaVersion(javaHome))
+        .agentArgs(agentArgs + ",http.port=" + port + ",holder.id=" + name)
+        .classpath(appClasspath())
+        .mainClass(ProbeApp.class.getName())
+        .start();
+    jvm.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+    Http.awaitStatus(port, "\"lock\"", Duration.ofSeconds(20)); // the endpoint starts on a daemon thread
+    return new Agent(jvm, port);
+  }
+
+  /** Only the test apps' classes: the forked app must not see the agent's modules on its class path. */
+  static String appClasspath() {
+    try {
+      return Path.of(ProbeApp.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+    } catch (URISyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static String javaVersion(Path javaHome) {
+    return javaHome.toString().contains("25") ? "25" : "17";
+  }
+}

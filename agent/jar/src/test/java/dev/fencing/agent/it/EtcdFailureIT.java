@@ -1,0 +1,106 @@
+package dev.fencing.agent.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.agent.it.AgentProcesses.Agent;
+import dev.fencing.testing.EtcdCluster;
+import dev.fencing.testing.EtcdNode;
+import dev.fencing.testing.Http;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** What etcd failures do to a holder: a dead etcd ends the lease by the local deadline; a dead etcd leader does not. */
+class EtcdFailureIT {
+  static List<Path> javaHomes() {
+    return AgentProcesses.javaHomes();
+  }
+
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void holderLeavesHoldingByItsLocalDeadlineWhenEtcdStops(Path javaHome) throws Exception {
+    try (EtcdCluster etcd = EtcdCluster.single();
+        Agent agent = AgentProcesses.start(javaHome, "outage",
+            "lock=outage,lease.ttl=4s,lease.safety-margin=500ms,etcd.endpoints=" + etcd.endpoints())) {
+      agent.awaitState("HOLDING", Duration.ofSeconds(15));
+      long token = agent.token();
+
+      // The deadline can only move forward while etcd answers; read it, then take etcd away.
+      String before = agent.status();
+      long stoppedAt = System.nanoTime();
+      long remainingMs = Long.parseLong(Http.jsonField(before, "leaseRemainingMs"));
+      for (EtcdNode node : etcd.nodes()) {
+        node.kill();
+      }
+
+      long leftAt = 0;
+      while (System.nanoTime() - stoppedAt < Duration.ofSeconds(10).toNanos()) {
+        if (!"HOLDING".equals(agent.state())) {
+          leftAt = System.nanoTime();
+          break;
+        }
+        Thread.sleep(20);
+      }
+      assertThat(leftAt).as("left HOLDING at all").isNotZero();
+      long heldMs = (leftAt - stoppedAt) / 1_000_000;
+      // Not later than the deadline it reported just before the outage (+ polling slack), nor much earlier
+      // (keepalives acknowledged before the outage keep it valid until then).
+      assertThat(heldMs).isLessThanOrEqualTo(remainingMs + 150).isGreaterThanOrEqualTo(remainingMs - 1000);
+      assertThat(heldMs).isLessThanOrEqualTo(4000 - 500 + 150);
+      System.out.printf("etcd stopped: remaining %d ms at stop, left HOLDING after %d ms%n", remainingMs, heldMs);
+
+      String after = agent.status();
+      assertThat(Http.jsonField(after, "state")).isIn("EXPIRED", "LOST");
+      assertThat(Http.jsonField(after, "token")).isEqualTo(Long.toString(token));
+      Http.awaitStatus(agent.port, "\"lastLossReason\":\"keepalive_failed\"", Duration.ofSeconds(2));
+      assertThat(agent.metrics()).contains("fencing_lease_held{lock=\"outage\"} 0.0")
+          .contains("fencing_lease_losses_total{lock=\"outage\",reason=\"keepalive_failed\"} 1.0");
+      Thread.sleep(100);
+      assertThat(agent.lastDecision()).isEqualTo("BLOCK EXPIRED " + token);
+
+      // etcd back: the agent campaigns again and holds with a higher token.
+      etcd.start();
+      String again = agent.awaitState("HOLDING", Duration.ofSeconds(20));
+      assertThat(Long.parseLong(Http.jsonField(again, "token"))).isGreaterThan(token);
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void killingTheEtcdLeaderDoesNotLoseALeaseWhoseKeepalivesContinue(Path javaHome) throws Exception {
+    String args = "lock=cluster,lease.ttl=6s,lease.safety-margin=500ms,etcd.endpoints=";
+    try (EtcdCluster etcd = EtcdCluster.of(3);
+        Agent holder = AgentProcesses.start(javaHome, "holder", args + etcd.endpoints())) {
+      holder.awaitState("HOLDING", Duration.ofSeconds(15));
+      try (Agent standby = AgentProcesses.start(javaHome, "standby", args + etcd.endpoints())) {
+        standby.awaitState("STANDBY", Duration.ofSeconds(15));
+        long token = holder.token();
+
+        EtcdNode leader = etcd.leader();
+        leader.kill();
+        long end = System.nanoTime() + Duration.ofSeconds(3 * 6).toNanos();
+        int samples = 0;
+        while (System.nanoTime() < end) {
+          String s = holder.status();
+          assertThat(Http.jsonField(s, "state")).as("holder after killing leader %s, sample %d", leader.name(), samples)
+              .isEqualTo("HOLDING");
+          assertThat(Http.jsonField(s, "token")).isEqualTo(Long.toString(token));
+          assertThat(standby.state()).isNotEqualTo("HOLDING");
+          samples++;
+          Thread.sleep(100);
+        }
+        assertThat(holder.metrics()).doesNotContainPattern("fencing_lease_losses_total\\{[^}]*\\} [1-9]");
+
+        // Tokens stay monotonic across holders: the holder exits (revoking its lease), the standby takes over
+        // at once (not after the TTL) with a higher token.
+        long closed = System.nanoTime();
+        holder.close();
+        String took = standby.awaitState("HOLDING", Duration.ofSeconds(5));
+        assertThat((System.nanoTime() - closed) / 1_000_000).as("takeover after a clean exit, ms").isLessThan(6000);
+        assertThat(Long.parseLong(Http.jsonField(took, "token"))).isGreaterThan(token);
+      }
+    }
+  }
+}
