@@ -30,6 +30,8 @@ public final class ConfigLoader {
   private static final Pattern INSTRUMENTATION = Pattern.compile("instrumentation\\.([a-z0-9][a-z0-9-]*)\\.enabled");
   private static final Pattern ENV_INSTRUMENTATION = Pattern.compile("FENCING_INSTRUMENTATION_([A-Z0-9_]+)_ENABLED");
   private static final Pattern LOCK_NAME = Pattern.compile("[A-Za-z0-9._-]{1,128}");
+  /** No setting needs more; longer values would also overflow the nanosecond clock arithmetic. */
+  private static final Duration MAX_DURATION = Duration.ofDays(1);
   private static final Map<String, ConfigKey> BY_KEY = new HashMap<>();
   private static final Map<String, ConfigKey> BY_ENV = new HashMap<>();
 
@@ -315,6 +317,10 @@ public final class ConfigLoader {
         Duration d = Durations.parse(r.value);
         if (d.compareTo(min) < 0) {
           problem(k, r, "a duration of at least " + Durations.format(min));
+          return dflt;
+        }
+        if (d.compareTo(MAX_DURATION) > 0) {
+          problem(k, r, "a duration of at most " + Durations.format(MAX_DURATION));
           return dflt;
         }
         return d;

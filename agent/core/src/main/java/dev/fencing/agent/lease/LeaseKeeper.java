@@ -1,6 +1,6 @@
 package dev.fencing.agent.lease;
 
-import dev.fencing.agent.bootstrap.AgentThread;
+import dev.fencing.agent.threads.AgentThreads;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.token.Grant;
@@ -12,7 +12,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Acquires and holds the lease, forever: connect, grant a lease, campaign, keep alive, detect loss, campaign again.
@@ -57,9 +56,8 @@ public final class LeaseKeeper implements AutoCloseable {
     this.marginNanos = config.leaseSafetyMargin().toNanos();
     this.timeout = config.etcdTimeout();
     this.shutdownTimeout = config.shutdownTimeout();
-    AtomicInteger n = new AtomicInteger();
-    this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> new AgentThread(r, "fencing-agent-keepalive-" + n.incrementAndGet()));
-    this.thread = new AgentThread(this::run, "fencing-agent-lease");
+    this.scheduler = Executors.newSingleThreadScheduledExecutor(AgentThreads.factory("fencing-agent-keepalive"));
+    this.thread = AgentThreads.newThread(this::run, "fencing-agent-lease");
   }
 
   public void start() {

@@ -1,6 +1,6 @@
 package dev.fencing.agent.startup;
 
-import dev.fencing.agent.bootstrap.AgentThread;
+import dev.fencing.agent.threads.AgentThreads;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.lease.EtcdLeaseProvider;
 import dev.fencing.agent.lease.LeaseKeeper;
@@ -39,7 +39,7 @@ final class AgentRuntime {
       }
       state.loadPersisted();
       keeper = new LeaseKeeper(config, state, () -> new EtcdLeaseProvider(config));
-      Runtime.getRuntime().addShutdownHook(new AgentThread(this::shutdown, "fencing-agent-shutdown"));
+      Runtime.getRuntime().addShutdownHook(AgentThreads.newThread(this::shutdown, "fencing-agent-shutdown"));
       keeper.start();
       LOG.info("started: lock '" + config.lock() + "', etcd " + config.display(dev.fencing.agent.config.ConfigKey.ETCD_ENDPOINTS)
           + ", lease ttl " + config.display(dev.fencing.agent.config.ConfigKey.LEASE_TTL) + ", mode "
@@ -68,7 +68,7 @@ final class AgentRuntime {
     if (k == null) {
       return;
     }
-    Thread closer = new AgentThread(k::close, "fencing-agent-release");
+    Thread closer = AgentThreads.newThread(k::close, "fencing-agent-release");
     closer.start();
     try {
       closer.join(config.shutdownTimeout().toMillis() + 200);

@@ -1,6 +1,6 @@
 package dev.fencing.agent.startup;
 
-import dev.fencing.agent.bootstrap.AgentThread;
+import dev.fencing.agent.threads.AgentThreads;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.config.ConfigLoader;
@@ -37,7 +37,7 @@ public final class AgentStarter {
     }
     long premainNanos = System.nanoTime() - startNanos;
     AgentRuntime runtime = new AgentRuntime(config, state, counters, premainNanos);
-    new AgentThread(runtime::start, "fencing-agent-init").start();
+    AgentThreads.newThread(runtime::start, "fencing-agent-init").start();
     if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
       LOG.debug((dynamic ? "agentmain" : "premain") + " took " + premainNanos / 1000 + " us");
     }

@@ -1,8 +1,8 @@
 package dev.fencing.agent.status;
 
+import dev.fencing.agent.threads.AgentThreads;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import dev.fencing.agent.bootstrap.AgentThread;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -19,7 +19,7 @@ public final class StatusServer implements AutoCloseable {
   /** Must be called on an agent (daemon) thread: the server's dispatcher thread inherits daemon status from it. */
   public StatusServer(String host, int port, Supplier<String> status, Supplier<String> metrics) throws IOException {
     server = HttpServer.create(new InetSocketAddress(host, port), 16);
-    executor = Executors.newSingleThreadExecutor(r -> new AgentThread(r, "fencing-agent-http"));
+    executor = Executors.newSingleThreadExecutor(AgentThreads.factory("fencing-agent-http"));
     server.setExecutor(executor);
     server.createContext("/status", ex -> respond(ex, "application/json", status));
     server.createContext("/metrics", ex -> respond(ex, "text/plain; version=0.0.4; charset=utf-8", metrics));
