@@ -1,0 +1,578 @@
+package dev.fencing.agent.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class ConfigLoaderTest {
+  @TempDir Path dir;
+
+  // ---- helpers ----
+
+  private static AgentConfig load(String agentArgs) {
+    return ConfigLoader.load(agentArgs, new Properties(), Map.of());
+  }
+
+  private static AgentConfig loadSysprops(String... keyValues) {
+    return ConfigLoader.load(null, props(keyValues), Map.of());
+  }
+
+  private static AgentConfig loadEnv(String... keyValues) {
+    return ConfigLoader.load(null, new Properties(), map(keyValues));
+  }
+
+  private static Properties props(String... keyValues) {
+    Properties p = new Properties();
+    p.putAll(map(keyValues));
+    return p;
+  }
+
+  private static Map<String, String> map(String... keyValues) {
+    Map<String, String> m = new HashMap<>();
+    for (int i = 0; i < keyValues.length; i += 2) {
+      m.put(keyValues[i], keyValues[i + 1]);
+    }
+    return m;
+  }
+
+  private Path propertiesFile(String... lines) throws IOException {
+    Path f = dir.resolve("fencing.properties");
+    Files.writeString(f, String.join("\n", lines) + "\n");
+    return f;
+  }
+
+  private Path existingFile(String name) throws IOException {
+    return Files.writeString(dir.resolve(name), "content\n");
+  }
+
+  /** Asserts there is exactly one problem and that it mentions every part. */
+  private static void assertOneProblemMentioning(AgentConfig config, String... parts) {
+    assertThat(config.problems()).hasSize(1);
+    assertThat(config.problems().get(0)).contains(parts);
+  }
+
+  // ---- defaults ----
+
+  @Test
+  void defaultsApplyWhenOnlyTheLockIsSet() {
+    AgentConfig c = load("lock=ledger");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.valid()).isTrue();
+    assertThat(c.lock()).isEqualTo("ledger");
+    assertThat(c.etcdEndpoints()).containsExactly(URI.create("http://127.0.0.1:2379"));
+    assertThat(c.etcdUser()).isNull();
+    assertThat(c.etcdPasswordFile()).isNull();
+    assertThat(c.etcdTlsCa()).isNull();
+    assertThat(c.etcdTlsCert()).isNull();
+    assertThat(c.etcdTlsKey()).isNull();
+    assertThat(c.etcdKeyPrefix()).isEqualTo("/fencing/locks/");
+    assertThat(c.etcdTimeout()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(c.leaseSafetyMargin()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(c.standby()).isEqualTo(AgentConfig.Standby.BLOCK);
+    assertThat(c.standbyTimeout()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(c.expiredFenced()).isEqualTo(AgentConfig.ExpiredFenced.TAG);
+    assertThat(c.mode()).isEqualTo(AgentConfig.Mode.ENFORCE);
+    assertThat(c.failMode()).isEqualTo(AgentConfig.FailMode.CLOSED);
+    assertThat(c.tokenMax()).isEqualTo(Long.MAX_VALUE);
+    assertThat(c.stateDir()).isNull();
+    assertThat(c.holderId()).endsWith("/" + ProcessHandle.current().pid());
+    assertThat(c.httpPort()).isEqualTo(-1);
+    assertThat(c.display(ConfigKey.HTTP_PORT)).isEqualTo("off");
+    assertThat(c.httpHost()).isEqualTo("127.0.0.1");
+    assertThat(c.shutdownTimeout()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(c.logLevel()).isEqualTo("info");
+    assertThat(c.instrumentationEnabled("jdbc")).isTrue();
+    assertThat(c.sourceOf(ConfigKey.LEASE_TTL)).isEqualTo("default");
+  }
+
+  @Test
+  void missingLockIsAProblem() {
+    AgentConfig c = load(null);
+
+    assertOneProblemMentioning(c, "fencing.lock", "not set");
+    assertThat(c.valid()).isFalse();
+    assertThat(c.lock()).isEqualTo("(unset)");
+  }
+
+  // ---- each source ----
+
+  @Test
+  void readsAgentArguments() {
+    AgentConfig c = load("lock=ledger,fencing.lease.ttl=20s");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.lock()).isEqualTo("ledger");
+    assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(20));
+    assertThat(c.sourceOf(ConfigKey.LOCK)).isEqualTo("agent argument lock");
+  }
+
+  @Test
+  void readsSystemProperties() {
+    AgentConfig c = loadSysprops("fencing.lock", "ledger", "fencing.lease.ttl", "20s", "java.version", "ignored");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.lock()).isEqualTo("ledger");
+    assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(20));
+    assertThat(c.sourceOf(ConfigKey.LEASE_TTL)).isEqualTo("system property fencing.lease.ttl");
+  }
+
+  @Test
+  void readsEnvironmentVariables() {
+    AgentConfig c = loadEnv("FENCING_LOCK", "ledger", "FENCING_LEASE_SAFETY_MARGIN", "2s", "PATH", "/usr/bin");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.lock()).isEqualTo("ledger");
+    assertThat(c.leaseSafetyMargin()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(c.sourceOf(ConfigKey.LEASE_SAFETY_MARGIN)).isEqualTo("environment variable FENCING_LEASE_SAFETY_MARGIN");
+  }
+
+  @Test
+  void readsThePropertiesFileNamedByConfigFile() throws IOException {
+    Path file = propertiesFile("fencing.lock=ledger", "lease.ttl=30s");
+
+    AgentConfig c = loadSysprops("fencing.config.file", file.toString());
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.lock()).isEqualTo("ledger");
+    assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(c.sourceOf(ConfigKey.LEASE_TTL)).startsWith("file ").contains(file.toString());
+  }
+
+  @Test
+  void configFileMayBeNamedInTheEnvironment() throws IOException {
+    Path file = propertiesFile("lock=from-file");
+
+    AgentConfig c = loadEnv("FENCING_CONFIG_FILE", file.toString());
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.lock()).isEqualTo("from-file");
+  }
+
+  @Test
+  void unreadableConfigFileIsAProblem() {
+    Path missing = dir.resolve("missing.properties");
+
+    AgentConfig c = ConfigLoader.load("lock=ledger,config.file=" + missing, new Properties(), Map.of());
+
+    assertOneProblemMentioning(c, "fencing.config.file", missing.toString(), "cannot read");
+  }
+
+  @ParameterizedTest(name = "{3} wins")
+  @CsvSource({
+      "true,  true,  true,  agent argument,       7s",
+      "false, true,  true,  system property,      6s",
+      "false, false, true,  environment variable, 5s",
+      "false, false, false, file,                 4s"})
+  void higherPrecedenceSourceWins(boolean inArgs, boolean inSysprops, boolean inEnv, String winner, String ttl)
+      throws IOException {
+    Path file = propertiesFile("lock=ledger", "lease.ttl=4s");
+    String args = inArgs ? "lease.ttl=7s" : null;
+    Properties sysprops = props("fencing.config.file", file.toString());
+    if (inSysprops) {
+      sysprops.setProperty("fencing.lease.ttl", "6s");
+    }
+    Map<String, String> env = inEnv ? map("FENCING_LEASE_TTL", "5s") : Map.of();
+
+    AgentConfig c = ConfigLoader.load(args, sysprops, env);
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.leaseTtl()).isEqualTo(Durations.parse(ttl));
+    assertThat(c.sourceOf(ConfigKey.LEASE_TTL)).startsWith(winner);
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = ConfigKey.class, names = "INSTRUMENTATION_ENABLED", mode = EnumSource.Mode.EXCLUDE)
+  void everyKeyIsRecognisedAsEnvironmentVariable(ConfigKey key) {
+    AgentConfig c = loadEnv("FENCING_LOCK", "ledger", key.envVar(), "x");
+
+    assertThat(c.problems()).noneMatch(p -> p.contains("unknown"));
+    assertThat(c.sourceOf(key)).isEqualTo("environment variable " + key.envVar());
+  }
+
+  // ---- agent argument syntax and endpoints ----
+
+  @Test
+  void agentArgumentSegmentWithoutEqualsContinuesThePreviousValue() {
+    AgentConfig c = load("lock=a,etcd.endpoints=http://h1:1,http://h2:2");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.lock()).isEqualTo("a");
+    assertThat(c.etcdEndpoints()).containsExactly(URI.create("http://h1:1"), URI.create("http://h2:2"));
+  }
+
+  @Test
+  void endpointsMayBeSeparatedBySemicolons() {
+    AgentConfig c = load("lock=a,etcd.endpoints=http://h1:1;https://h2:2");
+
+    assertThat(c.etcdEndpoints()).containsExactly(URI.create("http://h1:1"), URI.create("https://h2:2"));
+  }
+
+  @Test
+  void leadingAgentArgumentWithoutEqualsIsAProblem() {
+    AgentConfig c = load("ledger,lock=a");
+
+    assertOneProblemMentioning(c, "agent argument 'ledger'", "key=value");
+  }
+
+  @Test
+  void endpointsWithoutSchemeGetHttp() {
+    AgentConfig c = loadSysprops("fencing.lock", "a", "fencing.etcd.endpoints", "h1:2379, h2:2380");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.etcdEndpoints()).containsExactly(URI.create("http://h1:2379"), URI.create("http://h2:2380"));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"ftp://h1:2379", "h1", "http://:2379"})
+  void invalidEndpointIsAProblemAndTheDefaultStays(String endpoint) {
+    AgentConfig c = loadSysprops("fencing.lock", "a", "fencing.etcd.endpoints", endpoint);
+
+    assertOneProblemMentioning(c, "fencing.etcd.endpoints", "'" + endpoint + "'", "URLs like http://etcd-1:2379");
+    assertThat(c.etcdEndpoints()).containsExactly(URI.create("http://127.0.0.1:2379"));
+  }
+
+  // ---- durations ----
+
+  @ParameterizedTest
+  @CsvSource({"10s, PT10S", "500ms, PT0.5S", "2m, PT2M", "1h, PT1H"})
+  void acceptsDurations(String text, Duration expected) {
+    AgentConfig c = load("lock=a,standby.timeout=" + text);
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.standbyTimeout()).isEqualTo(expected);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"banana", "10", "-1s"})
+  void rejectsNonDurationsAndKeepsTheDefault(String text) {
+    AgentConfig c = loadSysprops("fencing.lock", "a", "fencing.standby.timeout", text);
+
+    assertOneProblemMentioning(c, "fencing.standby.timeout", "'" + text + "'", "a duration such as 10s, 500ms, 2m or 1h");
+    assertThat(c.standbyTimeout()).isEqualTo(Duration.ofSeconds(5));
+  }
+
+  // BUG: ConfigLoader accepts durations too long to be held in nanoseconds (about 292 years and more). Expected: one
+  // problem line naming the key and the value, and the default kept. Actual: no problem at all; then Duration.toNanos()
+  // throws ArithmeticException("long overflow") in SideEffectPolicy(AgentConfig, ...) for fencing.standby.timeout (called
+  // in premain: the whole agent fails to start) and in the LeaseKeeper constructor for fencing.lease.ttl (the agent goes
+  // FAILED), in both cases without naming the key.
+  @ParameterizedTest
+  @ValueSource(strings = {"standby.timeout", "lease.ttl"})
+  void durationTooLongForNanosecondsIsAProblem(String key) {
+    AgentConfig c = load("lock=a," + key + "=9999999h");
+
+    assertOneProblemMentioning(c, "fencing." + key, "'9999999h'");
+  }
+
+  @Test
+  void invalidTtlIsOneProblemNamingKeyValueSourceAndExpectedForm() {
+    AgentConfig c = loadSysprops("fencing.lock", "a", "fencing.lease.ttl", "banana");
+
+    assertOneProblemMentioning(c, "fencing.lease.ttl", "'banana'", "system property fencing.lease.ttl",
+        "expected a duration such as 10s, 500ms, 2m or 1h");
+    assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(10));
+  }
+
+  @Test
+  void ttlBelowMinimumIsAProblem() {
+    AgentConfig c = load("lock=a,lease.ttl=1s");
+
+    assertOneProblemMentioning(c, "fencing.lease.ttl", "'1s'", "at least 2s");
+    assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(10));
+  }
+
+  @ParameterizedTest
+  @CsvSource({"10s, 5s", "10s, 6s", "4s, 2s"})
+  void safetyMarginOfHalfTheTtlOrMoreIsRejected(String ttl, String margin) {
+    AgentConfig c = load("lock=a,lease.ttl=" + ttl + ",lease.safety-margin=" + margin);
+
+    assertOneProblemMentioning(c, "fencing.lease.safety-margin", "'" + margin + "'", "below half of fencing.lease.ttl");
+    assertThat(c.leaseSafetyMargin()).isLessThan(Durations.parse(ttl).dividedBy(2));
+  }
+
+  @Test
+  void safetyMarginJustBelowHalfTheTtlIsAccepted() {
+    AgentConfig c = load("lock=a,lease.ttl=10s,lease.safety-margin=4999ms");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.leaseSafetyMargin()).isEqualTo(Duration.ofMillis(4999));
+  }
+
+  @Test
+  void defaultSafetyMarginStaysBelowHalfOfAShortTtl() {
+    AgentConfig c = load("lock=a,lease.ttl=2s");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.leaseSafetyMargin()).isEqualTo(Duration.ofMillis(500));
+  }
+
+  // ---- unknown keys ----
+
+  @Test
+  void unknownAgentArgumentIsAProblemNamingTheKey() {
+    assertOneProblemMentioning(load("lock=a,bogus=1"), "unknown key fencing.bogus", "agent argument");
+  }
+
+  @Test
+  void unknownSystemPropertyIsAProblemNamingTheKey() {
+    assertOneProblemMentioning(loadSysprops("fencing.lock", "a", "fencing.bogus", "1"),
+        "unknown key fencing.bogus", "system property fencing.bogus");
+  }
+
+  @Test
+  void unknownEnvironmentVariableIsAProblemNamingTheVariable() {
+    assertOneProblemMentioning(loadEnv("FENCING_LOCK", "a", "FENCING_BOGUS", "1"),
+        "unknown environment variable FENCING_BOGUS");
+  }
+
+  @Test
+  void unknownKeyInTheFileIsAProblemNamingTheKey() throws IOException {
+    Path file = propertiesFile("lock=a", "fencing.bogus=1");
+
+    assertOneProblemMentioning(loadSysprops("fencing.config.file", file.toString()),
+        "unknown key fencing.bogus", "file " + file);
+  }
+
+  // ---- lock name ----
+
+  @ParameterizedTest
+  @ValueSource(strings = {"a/b", "has space", "ledger!", "é"})
+  void invalidLockNameIsAProblem(String lock) {
+    AgentConfig c = loadSysprops("fencing.lock", lock);
+
+    assertOneProblemMentioning(c, "fencing.lock", "'" + lock + "'", "1 to 128 letters, digits");
+    assertThat(c.lock()).isEqualTo("(unset)");
+  }
+
+  @Test
+  void lockNameIsLimitedTo128Characters() {
+    assertThat(load("lock=" + "x".repeat(128)).problems()).isEmpty();
+    assertOneProblemMentioning(load("lock=" + "x".repeat(129)), "fencing.lock", "1 to 128");
+  }
+
+  @Test
+  void lockNameMayUseDotsUnderscoresAndDashes() {
+    AgentConfig c = load("lock=Ledger-1_eu.west");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.lock()).isEqualTo("Ledger-1_eu.west");
+  }
+
+  // ---- enums ----
+
+  @Test
+  void enumsAreCaseInsensitive() {
+    AgentConfig c = load("lock=a,mode=OBSERVE,standby=Wait,fail-mode=oPeN,expired.fenced=BLOCK,log.level=DEBUG");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.mode()).isEqualTo(AgentConfig.Mode.OBSERVE);
+    assertThat(c.standby()).isEqualTo(AgentConfig.Standby.WAIT);
+    assertThat(c.failMode()).isEqualTo(AgentConfig.FailMode.OPEN);
+    assertThat(c.expiredFenced()).isEqualTo(AgentConfig.ExpiredFenced.BLOCK);
+    assertThat(c.logLevel()).isEqualTo("debug");
+    assertThat(c.display(ConfigKey.MODE)).isEqualTo("observe");
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+      "mode,           'enforce, observe'",
+      "standby,        'block, wait'",
+      "fail-mode,      'closed, open'",
+      "expired.fenced, 'tag, block'",
+      "log.level,      'error, warn, info, debug, trace'"})
+  void invalidEnumIsReportedWithTheAllowedValues(String key, String allowed) {
+    AgentConfig c = load("lock=a," + key + "=yolo");
+
+    assertOneProblemMentioning(c, "fencing." + key, "'yolo'", "one of " + allowed);
+  }
+
+  @Test
+  void invalidEnumKeepsTheDefault() {
+    AgentConfig c = load("lock=a,mode=yolo,fail-mode=yolo");
+
+    assertThat(c.mode()).isEqualTo(AgentConfig.Mode.ENFORCE);
+    assertThat(c.failMode()).isEqualTo(AgentConfig.FailMode.CLOSED);
+  }
+
+  // ---- token.max ----
+
+  @ParameterizedTest
+  @CsvSource({"2147483647, 2147483647", "9_007_199_254_740_991, 9007199254740991", "1, 1",
+      "9223372036854775807, 9223372036854775807"})
+  void acceptsTokenMax(String text, long expected) {
+    AgentConfig c = load("lock=a,token.max=" + text);
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.tokenMax()).isEqualTo(expected);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"0", "-1", "lots", "9223372036854775808", "1.5"})
+  void rejectsTokenMax(String text) {
+    AgentConfig c = load("lock=a,token.max=" + text);
+
+    assertOneProblemMentioning(c, "fencing.token.max", "'" + text + "'", "an integer from 1 to 9223372036854775807");
+    assertThat(c.tokenMax()).isEqualTo(Long.MAX_VALUE);
+  }
+
+  // ---- http.port ----
+
+  @ParameterizedTest
+  @CsvSource({"off, -1", "OFF, -1", "0, 0", "8080, 8080", "65535, 65535"})
+  void acceptsHttpPort(String text, int expected) {
+    AgentConfig c = load("lock=a,http.port=" + text);
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.httpPort()).isEqualTo(expected);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"70000", "65536", "-1", "http"})
+  void rejectsHttpPort(String text) {
+    AgentConfig c = load("lock=a,http.port=" + text);
+
+    assertOneProblemMentioning(c, "fencing.http.port", "'" + text + "'", "a port from 0 to 65535, or off");
+    assertThat(c.httpPort()).isEqualTo(-1);
+  }
+
+  // ---- instrumentations ----
+
+  @Test
+  void instrumentationSwitchesFromAgentArguments() {
+    AgentConfig c = load("lock=a,instrumentation.jdbc.enabled=false,instrumentation.okhttp.enabled=TRUE");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.instrumentationEnabled("jdbc")).isFalse();
+    assertThat(c.instrumentationEnabled("okhttp")).isTrue();
+    assertThat(c.instrumentationEnabled("kafka-clients")).isTrue();
+  }
+
+  @Test
+  void instrumentationSwitchFromEnvironmentMapsUnderscoresToDashes() {
+    AgentConfig c = loadEnv("FENCING_LOCK", "a", "FENCING_INSTRUMENTATION_JAVA_HTTP_CLIENT_ENABLED", "false");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.instrumentationEnabled("java-http-client")).isFalse();
+    assertThat(c.instrumentationEnabled("jdbc")).isTrue();
+  }
+
+  @Test
+  void instrumentationSwitchFromEnvironmentKeepsDigits() {
+    AgentConfig c = loadEnv("FENCING_LOCK", "a", "FENCING_INSTRUMENTATION_APACHE_HTTPCLIENT_5_ENABLED", "FALSE");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.instrumentationEnabled("apache-httpclient-5")).isFalse();
+  }
+
+  @Test
+  void instrumentationSwitchFromSystemProperty() {
+    AgentConfig c = loadSysprops("fencing.lock", "a", "fencing.instrumentation.kafka-clients.enabled", "false");
+
+    assertThat(c.instrumentationEnabled("kafka-clients")).isFalse();
+  }
+
+  @Test
+  void instrumentationSwitchInAgentArgumentsWinsOverEnvironment() {
+    AgentConfig c = ConfigLoader.load("lock=a,instrumentation.jdbc.enabled=true", new Properties(),
+        map("FENCING_INSTRUMENTATION_JDBC_ENABLED", "false"));
+
+    assertThat(c.instrumentationEnabled("jdbc")).isTrue();
+  }
+
+  @Test
+  void badInstrumentationBooleanIsAProblemAndLeavesItEnabled() {
+    AgentConfig c = load("lock=a,instrumentation.jdbc.enabled=yes");
+
+    assertOneProblemMentioning(c, "fencing.instrumentation.jdbc.enabled", "'yes'", "true or false");
+    assertThat(c.instrumentationEnabled("jdbc")).isTrue();
+  }
+
+  // ---- keys that go together, files ----
+
+  @Test
+  void userWithoutPasswordFileIsAProblem() {
+    assertOneProblemMentioning(load("lock=a,etcd.user=bob"),
+        "fencing.etcd.user and fencing.etcd.password-file", "both or neither");
+  }
+
+  @Test
+  void passwordFileWithoutUserIsAProblem() throws IOException {
+    Path password = existingFile("password");
+
+    assertOneProblemMentioning(load("lock=a,etcd.password-file=" + password),
+        "fencing.etcd.user and fencing.etcd.password-file", "both or neither");
+  }
+
+  @Test
+  void userWithReadablePasswordFileIsValid() throws IOException {
+    Path password = existingFile("password");
+
+    AgentConfig c = load("lock=a,etcd.user=bob,etcd.password-file=" + password);
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.etcdUser()).isEqualTo("bob");
+    assertThat(c.etcdPasswordFile()).isEqualTo(password);
+  }
+
+  @Test
+  void missingPasswordFileIsReportedAsNotReadable() {
+    Path missing = dir.resolve("no-such-password");
+
+    AgentConfig c = load("lock=a,etcd.user=bob,etcd.password-file=" + missing);
+
+    assertOneProblemMentioning(c, "fencing.etcd.password-file", "'" + missing + "'", "a readable file",
+        "not found or not readable");
+    assertThat(c.etcdPasswordFile()).isNull();
+  }
+
+  @Test
+  void tlsCertWithoutKeyIsAProblem() throws IOException {
+    Path cert = existingFile("client.pem");
+
+    assertOneProblemMentioning(load("lock=a,etcd.tls.cert=" + cert),
+        "fencing.etcd.tls.cert and fencing.etcd.tls.key", "both or neither");
+  }
+
+  @Test
+  void tlsCertAndKeyTogetherAreValid() throws IOException {
+    Path ca = existingFile("ca.pem");
+    Path cert = existingFile("client.pem");
+    Path key = existingFile("client.key");
+
+    AgentConfig c = load("lock=a,etcd.tls.ca=" + ca + ",etcd.tls.cert=" + cert + ",etcd.tls.key=" + key);
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.etcdTlsCa()).isEqualTo(ca);
+    assertThat(c.etcdTlsCert()).isEqualTo(cert);
+    assertThat(c.etcdTlsKey()).isEqualTo(key);
+  }
+
+  // ---- the reference table ----
+
+  @Test
+  void markdownTableHasOneRowPerKey() {
+    String[] lines = ConfigKey.markdownTable().split("\n");
+
+    assertThat(lines).hasSize(2 + ConfigKey.values().length);
+    assertThat(lines[0]).startsWith("| key |");
+    for (ConfigKey key : ConfigKey.values()) {
+      assertThat(lines).filteredOn(l -> l.startsWith("| `" + key.property() + "` | `" + key.envVar() + "` |"))
+          .hasSize(1);
+    }
+  }
+}
