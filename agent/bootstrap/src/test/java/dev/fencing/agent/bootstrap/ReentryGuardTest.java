@@ -71,11 +71,11 @@ class ReentryGuardTest {
   void agentThreadIsRecognised() throws InterruptedException {
     AtomicBoolean agent = new AtomicBoolean();
 
-    assertThat(runOn(new AgentThread(() -> agent.set(ReentryGuard.isAgentThread()), "fencing-test"), agent)).isTrue();
+    assertThat(runOn(new AgentThread(() -> agent.set(ReentryGuard.isAgentThread()), "fencing-test", null), agent)).isTrue();
   }
 
   @Test
   void agentThreadsAreDaemons() {
-    assertThat(new AgentThread(() -> { }, "fencing-test").isDaemon()).isTrue();
+    assertThat(new AgentThread(() -> { }, "fencing-test", null).isDaemon()).isTrue();
   }
 }

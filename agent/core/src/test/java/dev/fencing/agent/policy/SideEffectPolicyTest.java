@@ -503,7 +503,7 @@ class SideEffectPolicyTest {
     SideEffectPolicy policy = enforce();
     AtomicReference<Decision> decision = new AtomicReference<>();
 
-    Thread agentThread = new AgentThread(() -> decision.set(write(policy, false)), "fencing-test");
+    Thread agentThread = new AgentThread(() -> decision.set(write(policy, false)), "fencing-test", null);
     agentThread.start();
     agentThread.join();
 
