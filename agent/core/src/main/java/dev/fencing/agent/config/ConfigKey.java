@@ -7,7 +7,7 @@ package dev.fencing.agent.config;
  */
 public enum ConfigKey {
   LOCK("lock", "name", "(required)", "Name of the lock this JVM campaigns for; every JVM with the same name contends for one lease."),
-  ETCD_ENDPOINTS("etcd.endpoints", "URL list", "http://127.0.0.1:2379", "etcd client URLs, separated by commas (or semicolons inside agent arguments)."),
+  ETCD_ENDPOINTS("etcd.endpoints", "URL list", "http://127.0.0.1:2379", "etcd client URLs, separated by commas or semicolons."),
   ETCD_USER("etcd.user", "name", "(none)", "etcd user for authentication; needs fencing.etcd.password-file."),
   ETCD_PASSWORD_FILE("etcd.password-file", "path", "(none)", "File holding the etcd password (first line). Passwords are never taken inline."),
   ETCD_TLS_CA("etcd.tls.ca", "path", "(none)", "PEM file of the CA that signed the etcd server certificates; enables TLS."),
