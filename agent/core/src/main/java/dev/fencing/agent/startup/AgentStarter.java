@@ -36,10 +36,10 @@ public final class AgentStarter {
           + (config.failMode() == AgentConfig.FailMode.OPEN ? "let through untagged (fencing.fail-mode=open)" : "blocked (fencing.fail-mode=closed)"));
     }
     long premainNanos = System.nanoTime() - startNanos;
-    AgentRuntime runtime = new AgentRuntime(config, state, counters, premainNanos);
-    AgentThreads.newThread(runtime::start, "fencing-agent-init").start();
     if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
       LOG.debug((dynamic ? "agentmain" : "premain") + " took " + premainNanos / 1000 + " us");
     }
+    // Last step: from here on, everything runs on daemon threads.
+    AgentThreads.newThread(new AgentRuntime(config, state, counters, premainNanos)::start, "fencing-agent-init").start();
   }
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# What the demo and the test command need besides a JDK 17 and Maven, checked (and installed where Debian can) so that a
+# fresh machine gets a clear instruction instead of a failure deep inside a run: a real etcd, since nothing is mocked,
+# and the JDK 25 the integration tests also run the agent on.
+set -euo pipefail
+
+fail() {
+  echo "prerequisites: $*" >&2
+  exit 1
+}
+
+for tool in java mvn; do
+  command -v "$tool" >/dev/null 2>&1 || fail "'$tool' is not on PATH: install a JDK 17 and Maven first"
+done
+
+if ! command -v etcd >/dev/null 2>&1 || ! command -v etcdctl >/dev/null 2>&1; then
+  [ "$(id -u)" -eq 0 ] || fail "etcd is not installed and installing it needs root: run" \
+    "'apt-get update && apt-get install -y etcd-server etcd-client' as root, then try again"
+  command -v apt-get >/dev/null 2>&1 || fail "etcd is not installed and there is no apt-get:" \
+    "install etcd 3.4+ (etcd and etcdctl on PATH) by hand"
+  echo "prerequisites: installing etcd (Debian packages etcd-server, etcd-client)" >&2
+  if ! { apt-get -q update && DEBIAN_FRONTEND=noninteractive apt-get -q install -y etcd-server etcd-client; }; then
+    fail "installing etcd-server and etcd-client with apt-get failed (see above)"
+  fi
+  command -v etcd >/dev/null 2>&1 || fail "etcd-server is installed but 'etcd' is still not on PATH"
+fi
+
+java25="${FENCING_IT_JAVA25:-/usr/lib/jvm/temurin-25-jdk-amd64}"
+[ -x "$java25/bin/java" ] || fail "no JDK 25 at $java25 (no bin/java): the integration tests run on Java 17 and 25;" \
+  "install a JDK 25 there (e.g. Temurin 25) or set FENCING_IT_JAVA25 to a JDK 25 home"
+"$java25/bin/java" -version 2>&1 | grep -Eq 'version "25([."]|$)' \
+  || fail "$java25 is not a JDK 25 ($("$java25/bin/java" -version 2>&1 | head -n 1)); set FENCING_IT_JAVA25 to a JDK 25 home"
