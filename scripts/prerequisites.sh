@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # What the demo and the test command need besides a JDK 17 and Maven, checked (and installed where Debian can) so that a
 # fresh machine gets a clear instruction instead of a failure deep inside a run: a real etcd, since nothing is mocked,
-# and the JDK 25 the integration tests also run the agent on.
+# and (with --java25) the JDK 25 the integration tests also run the agent on.
 set -euo pipefail
+need_java25=false
+[ "${1:-}" = "--java25" ] && need_java25=true
 
 fail() {
   echo "prerequisites: $*" >&2
@@ -25,6 +27,7 @@ if ! command -v etcd >/dev/null 2>&1 || ! command -v etcdctl >/dev/null 2>&1; th
   command -v etcd >/dev/null 2>&1 || fail "etcd-server is installed but 'etcd' is still not on PATH"
 fi
 
+$need_java25 || exit 0
 java25="${FENCING_IT_JAVA25:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 [ -x "$java25/bin/java" ] || fail "no JDK 25 at $java25 (no bin/java): the integration tests run on Java 17 and 25;" \
   "install a JDK 25 there (e.g. Temurin 25) or set FENCING_IT_JAVA25 to a JDK 25 home"

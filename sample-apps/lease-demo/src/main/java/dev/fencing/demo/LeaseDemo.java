@@ -180,7 +180,7 @@ public final class LeaseDemo {
     try (AgentJvm doctor = AgentJvm.builder()
         .noAgent()
         .executableJar(agentJar)
-        .args("doctor", "lock=" + LOCK, "etcd.endpoints=" + endpoints)
+        .args("doctor", "lock=" + LOCK, "etcd.endpoints=" + endpoints, "lease.ttl=3s", "lease.safety-margin=500ms")
         .name("doctor")
         .start()) {
       started.add(doctor);

@@ -114,8 +114,14 @@ public final class AgentConfig {
     return get(ConfigKey.STATE_DIR);
   }
 
+  /** The configured holder id, or hostname/pid (computed on first use: not in premain, where ProcessHandle is costly). */
   public String holderId() {
-    return get(ConfigKey.HOLDER_ID);
+    String id = get(ConfigKey.HOLDER_ID);
+    if (id == null) {
+      id = ConfigLoader.defaultHolderId();
+      values.put(ConfigKey.HOLDER_ID, id);
+    }
+    return id;
   }
 
   /** The HTTP endpoint port, or -1 when the endpoint is off. */

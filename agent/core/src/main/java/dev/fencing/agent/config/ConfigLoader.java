@@ -184,7 +184,7 @@ public final class ConfigLoader {
     v.put(ConfigKey.FAIL_MODE, p.choice(ConfigKey.FAIL_MODE, AgentConfig.FailMode.class, AgentConfig.FailMode.CLOSED));
     v.put(ConfigKey.TOKEN_MAX, p.tokenMax());
     v.put(ConfigKey.STATE_DIR, p.path(ConfigKey.STATE_DIR));
-    v.put(ConfigKey.HOLDER_ID, p.text(ConfigKey.HOLDER_ID, defaultHolderId()));
+    v.put(ConfigKey.HOLDER_ID, p.text(ConfigKey.HOLDER_ID, null)); // default computed off premain, see AgentConfig
     v.put(ConfigKey.HTTP_PORT, p.port());
     v.put(ConfigKey.HTTP_HOST, p.text(ConfigKey.HTTP_HOST, "127.0.0.1"));
     v.put(ConfigKey.SHUTDOWN_TIMEOUT, p.duration(ConfigKey.SHUTDOWN_TIMEOUT, Duration.ofSeconds(2), Duration.ZERO));
@@ -207,7 +207,7 @@ public final class ConfigLoader {
     return new AgentConfig(v, instrumentations, sources, problems);
   }
 
-  /** hostname/pid without a DNS lookup (which can be slow, and this runs in premain). */
+  /** hostname/pid without a DNS lookup (which can be slow). */
   static String defaultHolderId() {
     String host = System.getenv("HOSTNAME");
     if (host == null || host.isBlank()) {
