@@ -45,10 +45,10 @@ class EtcdFailureIT {
       }
       assertThat(leftAt).as("left HOLDING at all").isNotZero();
       long heldMs = (leftAt - stoppedAt) / 1_000_000;
-      // Not later than the deadline it reported just before the outage (+ polling slack), nor much earlier
-      // (keepalives acknowledged before the outage keep it valid until then).
-      assertThat(heldMs).isLessThanOrEqualTo(remainingMs + 150).isGreaterThanOrEqualTo(remainingMs - 1000);
-      assertThat(heldMs).isLessThanOrEqualTo(4000 - 500 + 150);
+      // Not later than the deadline it reported just before the outage (+ slack for polling over HTTP on a busy
+      // machine), nor much earlier (keepalives acknowledged before the outage keep it valid until then).
+      assertThat(heldMs).isLessThanOrEqualTo(remainingMs + 400).isGreaterThanOrEqualTo(remainingMs - 1000);
+      assertThat(heldMs).isLessThanOrEqualTo(4000 - 500 + 400);
       System.out.printf("etcd stopped: remaining %d ms at stop, left HOLDING after %d ms%n", remainingMs, heldMs);
 
       String after = agent.status();
