@@ -8,6 +8,7 @@ public final class Fencing {
   private static volatile SideEffectGate gate;
   private static volatile Decision fallback = Decision.block("(unknown)", 0, BlockReason.AGENT_FAILED);
   private static volatile boolean started;
+  private static volatile JdbcHook jdbc = JdbcHook.NOOP;
 
   private Fencing() {}
 
@@ -20,6 +21,15 @@ public final class Fencing {
     // The core failed to load: honour fail-mode (resolved by the entry point), but never block reads.
     Decision f = fallback;
     return write || !f.isBlock() ? f : Decision.pass(f.lock());
+  }
+
+  /** The JDBC hook the JDBC advice calls (a no-op until the core installs it). */
+  public static JdbcHook jdbc() {
+    return jdbc;
+  }
+
+  public static void installJdbc(JdbcHook hook) {
+    jdbc = hook;
   }
 
   public static void install(SideEffectGate newGate) {

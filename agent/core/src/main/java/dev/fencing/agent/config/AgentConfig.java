@@ -114,6 +114,11 @@ public final class AgentConfig {
     return get(ConfigKey.STATE_DIR);
   }
 
+  /** JDBC URL prefixes of databases configured as fenced. */
+  public List<String> fencedJdbc() {
+    return get(ConfigKey.FENCED_JDBC);
+  }
+
   /** The configured holder id, or hostname/pid (computed on first use: not in premain, where ProcessHandle is costly). */
   public String holderId() {
     String id = get(ConfigKey.HOLDER_ID);

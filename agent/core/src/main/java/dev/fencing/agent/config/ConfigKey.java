@@ -24,6 +24,7 @@ public enum ConfigKey {
   FAIL_MODE("fail-mode", "closed|open", "closed", "When the agent is misconfigured or cannot reach etcd before its first lease: closed blocks side effects, open lets them pass untagged."),
   TOKEN_MAX("token.max", "integer", "9223372036854775807", "Largest token the protected resources can store (2147483647 for INT columns, 9007199254740991 for JSON); a larger token is an overflow and blocks."),
   STATE_DIR("state.dir", "path", "(none)", "Directory where the highest token seen per lock is kept across restarts, so token reuse is detected after a restart too."),
+  FENCED_JDBC("fenced.jdbc", "JDBC URL prefixes", "(none)", "Databases that check tokens, besides those detected by their fence table (fencing_fence); comma-separated JDBC URL prefixes."),
   HOLDER_ID("holder.id", "text", "hostname/pid", "Identity of this process, stored in the lock key and shown by status and doctor."),
   HTTP_PORT("http.port", "port", "(off)", "Port of the agent's HTTP endpoint (GET /status, GET /metrics); 0 picks a free port."),
   HTTP_HOST("http.host", "address", "127.0.0.1", "Address the HTTP endpoint binds to."),

@@ -184,6 +184,7 @@ public final class ConfigLoader {
     v.put(ConfigKey.FAIL_MODE, p.choice(ConfigKey.FAIL_MODE, AgentConfig.FailMode.class, AgentConfig.FailMode.CLOSED));
     v.put(ConfigKey.TOKEN_MAX, p.tokenMax());
     v.put(ConfigKey.STATE_DIR, p.path(ConfigKey.STATE_DIR));
+    v.put(ConfigKey.FENCED_JDBC, p.list(ConfigKey.FENCED_JDBC));
     v.put(ConfigKey.HOLDER_ID, p.text(ConfigKey.HOLDER_ID, null)); // default computed off premain, see AgentConfig
     v.put(ConfigKey.HTTP_PORT, p.port());
     v.put(ConfigKey.HTTP_HOST, p.text(ConfigKey.HTTP_HOST, "127.0.0.1"));
@@ -288,6 +289,19 @@ public final class ConfigLoader {
     String text(ConfigKey k, String dflt) {
       Raw r = raw(k);
       return r == null ? dflt : r.value.trim();
+    }
+
+    List<String> list(ConfigKey k) {
+      Raw r = raw(k);
+      List<String> out = new ArrayList<>();
+      if (r != null) {
+        for (String s : r.value.split("[,;]")) {
+          if (!s.isBlank()) {
+            out.add(s.trim());
+          }
+        }
+      }
+      return List.copyOf(out);
     }
 
     Path path(ConfigKey k) {

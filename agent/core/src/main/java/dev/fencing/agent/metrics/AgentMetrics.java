@@ -1,6 +1,7 @@
 package dev.fencing.agent.metrics;
 
 import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.agent.policy.RejectionCounters;
 import dev.fencing.agent.policy.SideEffectCounters;
 import dev.fencing.agent.token.Grant;
 import dev.fencing.agent.token.LeasePhase;
@@ -20,7 +21,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 public final class AgentMetrics {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
-  public AgentMetrics(TokenState state, SideEffectCounters sideEffects) {
+  public AgentMetrics(TokenState state, SideEffectCounters sideEffects, RejectionCounters rejections) {
     String lock = state.lock();
     Gauge.builder("fencing.lease.held", state, s -> s.phase() == LeasePhase.HOLDING ? 1 : 0)
         .description("1 while this JVM holds a valid lease on the lock").tag("lock", lock).register(registry);
@@ -50,6 +51,17 @@ public final class AgentMetrics {
               .tags("lock", lock, "channel", c.label(), "fenced", Boolean.toString(fenced), "outcome", o.label())
               .register(registry);
         }
+      }
+    }
+    registerRejections(registry, lock, rejections);
+  }
+
+  static void registerRejections(PrometheusMeterRegistry registry, String lock, RejectionCounters rejections) {
+    for (Channel c : Channel.values()) {
+      for (RejectionCounters.Reason r : RejectionCounters.Reason.values()) {
+        FunctionCounter.builder("fencing.rejections", rejections, x -> x.count(c, r))
+            .description("Side effects of this JVM rejected by fences (stale or missing token), as the agent saw them")
+            .tags("lock", lock, "channel", c.label(), "reason", r.label()).register(registry);
       }
     }
   }

@@ -6,6 +6,7 @@ import dev.fencing.agent.lease.EtcdLeaseProvider;
 import dev.fencing.agent.lease.LeaseKeeper;
 import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.metrics.AgentMetrics;
+import dev.fencing.agent.policy.RejectionCounters;
 import dev.fencing.agent.policy.SideEffectCounters;
 import dev.fencing.agent.status.StatusJson;
 import dev.fencing.agent.status.StatusServer;
@@ -18,14 +19,17 @@ final class AgentRuntime {
   private final AgentConfig config;
   private final TokenState state;
   private final SideEffectCounters counters;
+  private final RejectionCounters rejections;
   private final long premainNanos;
   private volatile LeaseKeeper keeper;
   private volatile StatusServer server;
 
-  AgentRuntime(AgentConfig config, TokenState state, SideEffectCounters counters, long premainNanos) {
+  AgentRuntime(AgentConfig config, TokenState state, SideEffectCounters counters, RejectionCounters rejections,
+      long premainNanos) {
     this.config = config;
     this.state = state;
     this.counters = counters;
+    this.rejections = rejections;
     this.premainNanos = premainNanos;
   }
 
@@ -52,7 +56,7 @@ final class AgentRuntime {
 
   private void startEndpoint() {
     try {
-      AgentMetrics metrics = new AgentMetrics(state, counters);
+      AgentMetrics metrics = new AgentMetrics(state, counters, rejections);
       server = new StatusServer(config.httpHost(), config.httpPort(),
           () -> StatusJson.render(state, config, premainNanos), metrics::scrape);
       LOG.info("status endpoint on http://" + config.httpHost() + ":" + server.port() + "/status and /metrics");

@@ -5,6 +5,9 @@ import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.config.ConfigLoader;
 import dev.fencing.agent.log.AgentLog;
+import dev.fencing.agent.instrumentation.AgentContext;
+import dev.fencing.agent.instrumentation.InstrumentationInstaller;
+import dev.fencing.agent.policy.RejectionCounters;
 import dev.fencing.agent.policy.SideEffectCounters;
 import dev.fencing.agent.policy.SideEffectPolicy;
 import dev.fencing.agent.token.HighestTokenStore;
@@ -26,6 +29,7 @@ public final class AgentStarter {
     AgentLog.setLevel(config.logLevel());
     TokenState state = new TokenState(config.lock(), config.tokenMax(), HighestTokenStore.in(config.stateDir(), config.lock()));
     SideEffectCounters counters = new SideEffectCounters();
+    RejectionCounters rejections = new RejectionCounters();
     Fencing.install(new SideEffectPolicy(config, state, counters));
     if (!config.valid()) {
       for (String problem : config.problems()) {
@@ -35,11 +39,18 @@ public final class AgentStarter {
       LOG.error("the application starts without a lease; side effects are "
           + (config.failMode() == AgentConfig.FailMode.OPEN ? "let through untagged (fencing.fail-mode=open)" : "blocked (fencing.fail-mode=closed)"));
     }
+    // Hooks go in now, so classes the application loads from here on are fenced; even a misconfigured agent
+    // installs them: fail-mode decides what they do.
+    try {
+      InstrumentationInstaller.install(inst, new AgentContext(config, rejections));
+    } catch (Throwable t) {
+      LOG.error("could not install the instrumentation; side effects are not fenced", t);
+    }
     long premainNanos = System.nanoTime() - startNanos;
     if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
       LOG.debug((dynamic ? "agentmain" : "premain") + " took " + premainNanos / 1000 + " us");
     }
     // Last step: from here on, everything runs on daemon threads.
-    AgentThreads.newThread(new AgentRuntime(config, state, counters, premainNanos)::start, "fencing-agent-init").start();
+    AgentThreads.newThread(new AgentRuntime(config, state, counters, rejections, premainNanos)::start, "fencing-agent-init").start();
   }
 }

@@ -1,0 +1,17 @@
+package dev.fencing.agent.instrumentation;
+
+import net.bytebuddy.description.method.MethodDescription;
+import net.bytebuddy.description.type.TypeDescription;
+import net.bytebuddy.matcher.ElementMatcher;
+
+/** Which classes to change, and which advice goes on which of their methods. */
+public interface TypeInstrumentation {
+  ElementMatcher<TypeDescription> typeMatcher();
+
+  void transform(Transformer transformer);
+
+  /** Collects (methods, advice class) pairs; advice is inlined, so it may only use bootstrap-visible classes. */
+  interface Transformer {
+    void applyAdvice(ElementMatcher<? super MethodDescription> methods, Class<?> advice);
+  }
+}

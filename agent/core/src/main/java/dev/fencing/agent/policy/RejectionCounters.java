@@ -1,0 +1,39 @@
+package dev.fencing.agent.policy;
+
+import dev.fencing.agent.bootstrap.Channel;
+import java.util.concurrent.atomic.LongAdder;
+
+/** Stale writes rejected by fences, as the agent sees the rejections come back: fencing_rejections_total. */
+public final class RejectionCounters {
+  /** The {@code reason} label. */
+  public enum Reason {
+    STALE_TOKEN("stale_token"),
+    MISSING_TOKEN("missing_token");
+
+    private final String label;
+
+    Reason(String label) {
+      this.label = label;
+    }
+
+    public String label() {
+      return label;
+    }
+  }
+
+  private final LongAdder[] adders = new LongAdder[Channel.values().length * Reason.values().length];
+
+  public RejectionCounters() {
+    for (int i = 0; i < adders.length; i++) {
+      adders[i] = new LongAdder();
+    }
+  }
+
+  public void record(Channel channel, Reason reason) {
+    adders[channel.ordinal() * Reason.values().length + reason.ordinal()].increment();
+  }
+
+  public long count(Channel channel, Reason reason) {
+    return adders[channel.ordinal() * Reason.values().length + reason.ordinal()].sum();
+  }
+}

@@ -1,0 +1,113 @@
+package dev.fencing.agent.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.agent.it.apps.JdbcApp;
+import dev.fencing.testing.AgentJvm;
+import dev.fencing.testing.EtcdCluster;
+import dev.fencing.testing.EtcdNode;
+import dev.fencing.testing.Http;
+import dev.fencing.testing.Ports;
+import java.io.File;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The JDBC hook with a real driver (H2, in the app's JVM): session tagging, blocking after expiry, reads untouched. */
+class JdbcIT {
+  static List<Path> javaHomes() {
+    return AgentProcesses.javaHomes();
+  }
+
+  /** The JDBC app with the agent, driven over stdin. */
+  static final class JdbcJvm implements AutoCloseable {
+    final AgentJvm jvm;
+    final int port;
+    private final OutputStream stdin;
+    private int answers;
+
+    JdbcJvm(Path javaHome, String name, String agentArgs, String jdbcUrl, String classpath) {
+      port = Ports.freePort();
+      jvm = AgentJvm.builder().javaHome(javaHome).name(name + "-java" + AgentProcesses.javaVersion(javaHome))
+          .agentArgs(agentArgs + ",http.port=" + port).classpath(classpath).mainClass(JdbcApp.class.getName())
+          .args(jdbcUrl).start();
+      stdin = jvm.process().getOutputStream();
+      jvm.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+    }
+
+    /** Sends one command and returns its answer line. */
+    String run(String command) throws IOException {
+      stdin.write((command + "\n").getBytes(StandardCharsets.UTF_8));
+      stdin.flush();
+      answers++;
+      long end = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+      while (System.nanoTime() < end) {
+        List<String> lines = jvm.output().lines().filter(l -> l.startsWith("OK ") || l.startsWith("ERR ")
+            || l.startsWith("ROW ")).toList();
+        if (lines.size() >= answers) {
+          return lines.get(answers - 1);
+        }
+        Thread.onSpinWait();
+      }
+      throw new AssertionError("no answer to " + command + ":\n" + jvm.output());
+    }
+
+    @Override
+    public void close() {
+      jvm.close();
+    }
+  }
+
+  static String classpath(String... jarProperties) {
+    StringBuilder cp = new StringBuilder(AgentProcesses.appClasspath());
+    for (String p : jarProperties) {
+      cp.append(File.pathSeparator).append(System.getProperty(p));
+    }
+    return cp.toString();
+  }
+
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void writesCarryTheTokenWhileHoldingAndAreBlockedAfterExpiryWhileReadsGoOn(Path javaHome) throws Exception {
+    try (EtcdCluster etcd = EtcdCluster.single();
+        JdbcJvm app = new JdbcJvm(javaHome, "jdbc-h2",
+            "lock=jdbc,lease.ttl=3s,lease.safety-margin=500ms,etcd.endpoints=" + etcd.endpoints(),
+            "jdbc:h2:mem:ledger;DB_CLOSE_DELAY=-1", classpath("fencing.it.h2.jar"))) {
+      String s = Http.awaitStatus(app.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
+      String token = Http.jsonField(s, "token");
+
+      assertThat(app.run("SQL CREATE TABLE account(id INT PRIMARY KEY, balance INT)")).startsWith("OK");
+      assertThat(app.run("SQL INSERT INTO account VALUES (1, 100)")).isEqualTo("OK 1");
+      assertThat(app.run("PREP UPDATE account SET balance = 90 WHERE id = 1")).isEqualTo("OK 1");
+      assertThat(app.run("BATCH INSERT INTO account VALUES (2, 5);INSERT INTO account VALUES (3, 7)")).isEqualTo("OK 2");
+      // The session carries the pair the fences read.
+      assertThat(app.run("QUERY SELECT @fencing_token")).isEqualTo("ROW " + token);
+      assertThat(app.run("QUERY SELECT @fencing_lock")).isEqualTo("ROW jdbc");
+
+      // Lose the lease: etcd goes away, the local deadline passes.
+      for (EtcdNode n : etcd.nodes()) {
+        n.kill();
+      }
+      Http.awaitStatus(app.port, "\"state\":\"EXPIRED\"", Duration.ofSeconds(10));
+
+      // Unfenced database: writes are blocked by the agent with FN003 and never reach it; reads still work.
+      assertThat(app.run("SQL UPDATE account SET balance = 0 WHERE id = 1"))
+          .startsWith("ERR FN003 Fencing Agent blocked a jdbc side effect: lock 'jdbc', token " + token)
+          .contains("expired");
+      assertThat(app.run("PREP DELETE FROM account")).startsWith("ERR FN003");
+      assertThat(app.run("BATCH INSERT INTO account VALUES (4, 1)")).startsWith("ERR FN003");
+      assertThat(app.run("QUERY SELECT balance FROM account WHERE id = 1")).isEqualTo("ROW 90");
+      assertThat(app.run("QUERY SELECT count(*) FROM account")).isEqualTo("ROW 3");
+
+      String metrics = Http.get("http://127.0.0.1:" + app.port + "/metrics");
+      assertThat(metrics)
+          .contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"jdbc\",outcome=\"blocked\"} 3.0")
+          .containsPattern("fencing_side_effects_total\\{channel=\"jdbc\",fenced=\"false\",lock=\"jdbc\",outcome=\"tagged\"\\} [45]\\.0");
+    }
+  }
+}

@@ -1,0 +1,213 @@
+package dev.fencing.agent.instrumentation.jdbc;
+
+import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.agent.bootstrap.Decision;
+import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.bootstrap.JdbcHook;
+import dev.fencing.agent.bootstrap.ReentryGuard;
+import dev.fencing.agent.instrumentation.WeakIdentityCache;
+import dev.fencing.agent.log.AgentLog;
+import dev.fencing.agent.policy.RejectionCounters;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The JDBC side of the policy. Per statement: classify (cached per prepared statement), ask the policy, block with a
+ * SQLException or make sure the physical connection's session carries the current (lock, token) before a write.
+ * The pair is set only when the connection does not carry it yet (no extra round trip in the steady state), and
+ * forgotten on rollback, since a rollback may undo it.
+ */
+final class JdbcFencing implements JdbcHook {
+  /** SQLSTATE of a write the agent blocked before it reached the database. */
+  static final String BLOCKED_SQLSTATE = "FN003";
+  static final String STALE_SQLSTATE = "FN001";
+  static final String MISSING_SQLSTATE = "FN002";
+
+  private static final AgentLog LOG = AgentLog.get(JdbcFencing.class);
+
+  /** What the agent knows about one physical connection. */
+  private static final class SessionState {
+    final SessionDialect dialect;
+    final boolean fenced;
+    volatile String carriedLock;
+    volatile long carriedToken;
+
+    SessionState(SessionDialect dialect, boolean fenced) {
+      this.dialect = dialect;
+      this.fenced = fenced;
+    }
+  }
+
+  private final WeakIdentityCache<Object, Boolean> preparedWrites = new WeakIdentityCache<>();
+  private final WeakIdentityCache<Object, SessionState> sessions = new WeakIdentityCache<>();
+  private final ConcurrentHashMap<String, Boolean> fencedByUrl = new ConcurrentHashMap<>();
+  private final List<String> fencedUrlPrefixes;
+  private final RejectionCounters rejections;
+  private volatile boolean warned;
+
+  JdbcFencing(List<String> fencedUrlPrefixes, RejectionCounters rejections) {
+    this.fencedUrlPrefixes = fencedUrlPrefixes;
+    this.rejections = rejections;
+  }
+
+  @Override
+  public void prepared(Object statement, String sql) {
+    if (statement != null && preparedWrites.get(statement) == null) {
+      preparedWrites.put(statement, SqlClassifier.classify(sql) == SqlClassifier.Kind.WRITE);
+    }
+  }
+
+  @Override
+  public int beforeExecute(Object statement, String sql, int kind) throws Exception {
+    if (ReentryGuard.isAgentThread()) {
+      return 0;
+    }
+    if (!ReentryGuard.enter()) {
+      return 1; // nested (a pool's proxy calling the driver, or our own session statement): the outer call decided
+    }
+    try {
+      boolean write;
+      if (kind == SQL) {
+        SqlClassifier.Kind k = SqlClassifier.classify(sql);
+        if (k == SqlClassifier.Kind.CONTROL) {
+          return 1;
+        }
+        write = k == SqlClassifier.Kind.WRITE;
+      } else if (kind == PREPARED) {
+        Boolean w = preparedWrites.get(statement);
+        write = w == null || w;
+      } else {
+        write = true; // batches exist to write
+      }
+      Connection physical = physical(((Statement) statement).getConnection());
+      SessionState session = session(physical);
+      Decision d = Fencing.decide(Channel.JDBC, write, session.fenced);
+      if (d.isBlock()) {
+        ReentryGuard.exit();
+        throw new SQLException(d.blockMessage(Channel.JDBC), BLOCKED_SQLSTATE);
+      }
+      if (write && d.isTag() && (session.carriedToken != d.token() || !d.lock().equals(session.carriedLock))) {
+        session.dialect.setPair(physical, d.lock(), d.token());
+        session.carriedLock = d.lock();
+        session.carriedToken = d.token();
+      }
+      return 1;
+    } catch (SQLException e) {
+      if (BLOCKED_SQLSTATE.equals(e.getSQLState())) {
+        throw e;
+      }
+      return failed(e);
+    } catch (RuntimeException e) {
+      return failed(e);
+    }
+  }
+
+  /** The agent could not do its part (closed connection, odd driver): never the application's problem. */
+  private int failed(Exception e) {
+    if (!warned) {
+      warned = true;
+      LOG.warn("JDBC hook could not inspect a statement; letting it run", e);
+    }
+    return 1;
+  }
+
+  @Override
+  public void afterExecute(Object statement, int entered, Throwable error) {
+    if (entered == 0) {
+      return;
+    }
+    ReentryGuard.exit();
+    if (error instanceof SQLException) {
+      countRejection((SQLException) error);
+      try {
+        // A failed statement may abort the transaction and, with it, the session pair set inside it.
+        SessionState s = sessions.get(physical(((Statement) statement).getConnection()));
+        if (s != null) {
+          s.carriedLock = null;
+        }
+      } catch (SQLException | RuntimeException ignored) {
+        // closed statement: nothing to forget
+      }
+    }
+  }
+
+  @Override
+  public void rolledBack(Object connection) {
+    try {
+      SessionState s = sessions.get(physical((Connection) connection));
+      if (s != null) {
+        s.carriedLock = null;
+      }
+    } catch (SQLException | RuntimeException ignored) {
+      // nothing to forget
+    }
+  }
+
+  private void countRejection(SQLException e) {
+    for (SQLException x = e; x != null; x = x.getNextException()) {
+      if (STALE_SQLSTATE.equals(x.getSQLState())) {
+        rejections.record(Channel.JDBC, RejectionCounters.Reason.STALE_TOKEN);
+        return;
+      }
+      if (MISSING_SQLSTATE.equals(x.getSQLState())) {
+        rejections.record(Channel.JDBC, RejectionCounters.Reason.MISSING_TOKEN);
+        return;
+      }
+    }
+  }
+
+  /** The driver's own connection behind any pool proxies, so the session pair is cached per database session. */
+  static Connection physical(Connection c) throws SQLException {
+    Connection current = c;
+    for (int i = 0; i < 4; i++) {
+      Connection inner = current.isWrapperFor(Connection.class) ? current.unwrap(Connection.class) : current;
+      if (inner == null || inner == current) {
+        return current;
+      }
+      current = inner;
+    }
+    return current;
+  }
+
+  private SessionState session(Connection physical) throws SQLException {
+    SessionState s = sessions.get(physical);
+    if (s == null) {
+      String url = physical.getMetaData().getURL();
+      SessionDialect dialect = SessionDialect.of(url);
+      s = new SessionState(dialect, fenced(url, physical, dialect));
+      sessions.put(physical, s);
+    }
+    return s;
+  }
+
+  /** Configured (fencing.fenced.jdbc), or detected once per URL: the database has the fence table. */
+  private boolean fenced(String url, Connection physical, SessionDialect dialect) {
+    for (String prefix : fencedUrlPrefixes) {
+      if (url != null && url.startsWith(prefix)) {
+        return true;
+      }
+    }
+    if (url == null || dialect == SessionDialect.UNKNOWN) {
+      return false;
+    }
+    Boolean known = fencedByUrl.get(url);
+    if (known != null) {
+      return known;
+    }
+    boolean detected = false;
+    try (Statement st = physical.createStatement();
+        ResultSet rs = st.executeQuery(
+            "SELECT 1 FROM information_schema.tables WHERE lower(table_name) = 'fencing_fence'")) {
+      detected = rs.next();
+    } catch (SQLException e) {
+      LOG.debug("fence detection failed for " + url + ": " + AgentLog.describe(e));
+    }
+    fencedByUrl.put(url, detected);
+    LOG.info("JDBC destination " + url + " is " + (detected ? "fenced (fence table found)" : "not fenced"));
+    return detected;
+  }
+}

@@ -1,0 +1,25 @@
+package dev.fencing.agent.instrumentation.jdbc;
+
+import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.instrumentation.AgentContext;
+import dev.fencing.agent.instrumentation.InstrumentationModule;
+import dev.fencing.agent.instrumentation.TypeInstrumentation;
+import java.util.List;
+
+/** JDBC: any driver, any pool. Switch: fencing.instrumentation.jdbc.enabled. */
+public final class JdbcInstrumentationModule implements InstrumentationModule {
+  @Override
+  public String name() {
+    return "jdbc";
+  }
+
+  @Override
+  public List<TypeInstrumentation> typeInstrumentations() {
+    return List.of(new StatementInstrumentation(), new ConnectionInstrumentation());
+  }
+
+  @Override
+  public void install(AgentContext context) {
+    Fencing.installJdbc(new JdbcFencing(context.config().fencedJdbc(), context.rejections()));
+  }
+}

@@ -1,0 +1,20 @@
+package dev.fencing.agent.instrumentation.jdbc;
+
+import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.bootstrap.JdbcHook;
+import net.bytebuddy.asm.Advice;
+
+/** PreparedStatement.execute*(): classified when prepared. Inlined into driver and pool classes: bootstrap classes only. */
+public final class PreparedStatementAdvice {
+  private PreparedStatementAdvice() {}
+
+  @Advice.OnMethodEnter
+  public static int enter(@Advice.This Object statement) throws Exception {
+    return Fencing.jdbc().beforeExecute(statement, null, JdbcHook.PREPARED);
+  }
+
+  @Advice.OnMethodExit(onThrowable = Throwable.class)
+  public static void exit(@Advice.This Object statement, @Advice.Enter int entered, @Advice.Thrown Throwable error) {
+    Fencing.jdbc().afterExecute(statement, entered, error);
+  }
+}

@@ -1,0 +1,67 @@
+package dev.fencing.agent.instrumentation.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.Locale;
+
+/** How a database session is made to carry (lock, token): DESIGN.md section 5. */
+enum SessionDialect {
+  /** Custom settings fencing.lock / fencing.token, session scope (is_local = false). */
+  POSTGRESQL {
+    @Override
+    void setPair(Connection c, String lock, long token) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT set_config('fencing.lock', ?, false), set_config('fencing.token', ?, false)")) {
+        ps.setString(1, lock);
+        ps.setString(2, Long.toString(token));
+        ps.executeQuery().close();
+      }
+    }
+  },
+  /** User variables @fencing_lock / @fencing_token. */
+  MYSQL {
+    @Override
+    void setPair(Connection c, String lock, long token) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement("SET @fencing_lock = ?, @fencing_token = ?")) {
+        ps.setString(1, lock);
+        ps.setLong(2, token);
+        ps.execute();
+      }
+    }
+  },
+  /** User variables @fencing_lock / @fencing_token (one per SET in H2). */
+  H2 {
+    @Override
+    void setPair(Connection c, String lock, long token) throws SQLException {
+      try (PreparedStatement l = c.prepareStatement("SET @fencing_lock = ?");
+          PreparedStatement t = c.prepareStatement("SET @fencing_token = ?")) {
+        l.setString(1, lock);
+        l.execute();
+        t.setLong(1, token);
+        t.execute();
+      }
+    }
+  },
+  /** A database the agent cannot tag: writes are decided (and blocked) but carry no token. */
+  UNKNOWN {
+    @Override
+    void setPair(Connection c, String lock, long token) {}
+  };
+
+  abstract void setPair(Connection c, String lock, long token) throws SQLException;
+
+  static SessionDialect of(String jdbcUrl) {
+    String u = jdbcUrl == null ? "" : jdbcUrl.toLowerCase(Locale.ROOT);
+    if (u.startsWith("jdbc:postgresql:") || u.startsWith("jdbc:pgsql:")) {
+      return POSTGRESQL;
+    }
+    if (u.startsWith("jdbc:mysql:") || u.startsWith("jdbc:mariadb:")) {
+      return MYSQL;
+    }
+    if (u.startsWith("jdbc:h2:")) {
+      return H2;
+    }
+    return UNKNOWN;
+  }
+}

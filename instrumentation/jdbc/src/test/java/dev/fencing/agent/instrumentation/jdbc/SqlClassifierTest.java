@@ -1,0 +1,41 @@
+package dev.fencing.agent.instrumentation.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.agent.instrumentation.jdbc.SqlClassifier.Kind;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class SqlClassifierTest {
+  @ParameterizedTest
+  @ValueSource(strings = {
+      "SELECT * FROM t", "select 1", "  \n\tSELECT x FROM t FOR UPDATE", "(SELECT 1) UNION (SELECT 2)",
+      "-- comment\nSELECT 1", "/* hint */ SELECT 1", "SHOW TABLES", "EXPLAIN SELECT 1", "VALUES (1)",
+      "WITH a AS (SELECT 1) SELECT * FROM a", "DESCRIBE t", "TABLE t", "SELECT updated_at, inserted FROM t"})
+  void readsAreRecognised(String sql) {
+    assertThat(SqlClassifier.classify(sql)).isEqualTo(Kind.READ);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {
+      "INSERT INTO t VALUES (1)", "update t set a = 1", "DELETE FROM t", "MERGE INTO t USING s ON (1=1)",
+      "CREATE TABLE t (a int)", "DROP TABLE t", "ALTER TABLE t ADD b int", "TRUNCATE t", "CALL proc()",
+      "{call proc()}", "REPLACE INTO t VALUES (1)", "UPSERT INTO t VALUES (1)", "COPY t FROM STDIN", "DO $$ BEGIN END $$",
+      "WITH x AS (DELETE FROM t RETURNING *) SELECT * FROM x", "SELECT * INTO t2 FROM t", "EXPLAIN ANALYZE DELETE FROM t",
+      "GRANT ALL ON t TO u", "", "   ", "something unknown"})
+  void anythingNotRecognisedAsAReadIsAWrite(String sql) {
+    assertThat(SqlClassifier.classify(sql)).isEqualTo(Kind.WRITE);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"BEGIN", "START TRANSACTION", "COMMIT", "ROLLBACK", "SAVEPOINT a", "RELEASE SAVEPOINT a",
+      "SET search_path TO x", "RESET ALL", "END", "USE db"})
+  void transactionAndSessionControlIsNeitherBlockedNorTagged(String sql) {
+    assertThat(SqlClassifier.classify(sql)).isEqualTo(Kind.CONTROL);
+  }
+
+  @org.junit.jupiter.api.Test
+  void nullSqlIsAWrite() {
+    assertThat(SqlClassifier.classify(null)).isEqualTo(Kind.WRITE);
+  }
+}
