@@ -6,6 +6,12 @@ import net.bytebuddy.matcher.ElementMatcher;
 
 /** Which classes to change, and which advice goes on which of their methods. */
 public interface TypeInstrumentation {
+  /**
+   * Text that the class file of every class this instrumentation wants must contain, e.g. {@code java/sql/}: a byte
+   * search that lets the transformer skip nearly every class the application loads without parsing it.
+   */
+  String classFileMarker();
+
   ElementMatcher<TypeDescription> typeMatcher();
 
   void transform(Transformer transformer);

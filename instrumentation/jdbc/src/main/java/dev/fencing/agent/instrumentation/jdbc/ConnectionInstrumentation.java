@@ -16,6 +16,11 @@ import net.bytebuddy.matcher.ElementMatcher;
 /** java.sql.Connection implementations: remember what each prepared statement is, and forget session pairs on rollback. */
 final class ConnectionInstrumentation implements TypeInstrumentation {
   @Override
+  public String classFileMarker() {
+    return "java/sql/";
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return not(isInterface()).and(hasSuperType(named("java.sql.Connection")));
   }

@@ -21,6 +21,11 @@ import net.bytebuddy.matcher.ElementMatcher;
  */
 final class StatementInstrumentation implements TypeInstrumentation {
   @Override
+  public String classFileMarker() {
+    return "java/sql/";
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return not(isInterface()).and(hasSuperType(named("java.sql.Statement")));
   }
