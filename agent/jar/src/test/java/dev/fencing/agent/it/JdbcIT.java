@@ -63,6 +63,8 @@ class JdbcIT {
     }
   }
 
+  private static final String[] LIBS = {"fencing.it.h2.jar", "fencing.it.hikari.jar", "fencing.it.slf4j.jar"};
+
   static String classpath(String... jarProperties) {
     StringBuilder cp = new StringBuilder(AgentProcesses.appClasspath());
     for (String p : jarProperties) {
@@ -77,7 +79,7 @@ class JdbcIT {
     try (EtcdCluster etcd = EtcdCluster.single();
         JdbcJvm app = new JdbcJvm(javaHome, "jdbc-h2",
             "lock=jdbc,lease.ttl=3s,lease.safety-margin=500ms,etcd.endpoints=" + etcd.endpoints(),
-            "jdbc:h2:mem:ledger;DB_CLOSE_DELAY=-1", classpath("fencing.it.h2.jar"))) {
+            "jdbc:h2:mem:ledger;DB_CLOSE_DELAY=-1", classpath(LIBS))) {
       String s = Http.awaitStatus(app.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
       String token = Http.jsonField(s, "token");
 
@@ -108,6 +110,33 @@ class JdbcIT {
       assertThat(metrics)
           .contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"jdbc\",outcome=\"blocked\"} 3.0")
           .containsPattern("fencing_side_effects_total\\{channel=\"jdbc\",fenced=\"false\",lock=\"jdbc\",outcome=\"tagged\"\\} [45]\\.0");
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void afterANewGrantEveryPooledConnectionWritesWithTheNewPair(Path javaHome) throws Exception {
+    try (EtcdCluster etcd = EtcdCluster.single();
+        JdbcJvm app = new JdbcJvm(javaHome, "jdbc-hikari", "lock=pool,etcd.endpoints=" + etcd.endpoints(),
+            "hikari:jdbc:h2:mem:pool;DB_CLOSE_DELAY=-1", classpath(LIBS))) {
+      String first = Http.jsonField(Http.awaitStatus(app.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
+      assertThat(app.run("SQL CREATE TABLE t(id INT AUTO_INCREMENT PRIMARY KEY, v INT)")).startsWith("OK");
+      String pool = "POOL INSERT INTO t(v) VALUES (1)|SELECT @fencing_token";
+      assertThat(app.run(pool)).isEqualTo("ROW " + String.join(",", first, first, first, first));
+
+      // A new grant (the lock key removed by an operator; the agent campaigns again and gets a higher token).
+      etcd.etcdctl("del", "--prefix", "/fencing/locks/pool/");
+      String s = Http.awaitStatus(app.port, "\"acquisitionsTotal\":2", Duration.ofSeconds(10));
+      String second = Http.jsonField(s, "token");
+      assertThat(Long.parseLong(second)).isGreaterThan(Long.parseLong(first));
+      Http.awaitStatus(app.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(10));
+
+      // Every pooled connection's first write after the grant already carries the new pair.
+      assertThat(app.run(pool)).isEqualTo("ROW " + String.join(",", second, second, second, second));
+      assertThat(app.run("QUERY SELECT count(*) FROM t")).isEqualTo("ROW 8");
+      // One decision per statement, not one per proxy and one per driver statement.
+      assertThat(Http.get("http://127.0.0.1:" + app.port + "/metrics"))
+          .contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"pool\",outcome=\"tagged\"} 9.0");
     }
   }
 }

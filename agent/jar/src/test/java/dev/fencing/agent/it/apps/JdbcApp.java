@@ -13,14 +13,29 @@ import java.sql.Statement;
  * An ordinary JDBC application (no fencing code) driven line by line on stdin, so a test can make it write, read,
  * pause and write again. Commands: {@code SQL <statement>} (Statement.execute), {@code PREP <statement>}
  * (PreparedStatement), {@code BATCH <stmt>;<stmt>...}, {@code QUERY <select>} (prints the first column of the first
- * row). Prints {@code OK <n>}, {@code ROW <value>} or {@code ERR <sqlstate> <message>} per command.
+ * row), {@code POOL <write>|<query>} (HikariCP, the 4 other pooled connections at once). Prints {@code OK <n>}, {@code ROW <value>} or {@code ERR <sqlstate> <message>} per command.
  */
 public final class JdbcApp {
   private JdbcApp() {}
 
   public static void main(String[] args) throws Exception {
-    Connection c = args.length > 1 ? DriverManager.getConnection(args[0], args[1], args.length > 2 ? args[2] : "")
-        : DriverManager.getConnection(args[0]);
+    javax.sql.DataSource pool = null;
+    Connection c;
+    if (args[0].startsWith("hikari:")) {
+      com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+      config.setJdbcUrl(args[0].substring("hikari:".length()));
+      if (args.length > 1) {
+        config.setUsername(args[1]);
+        config.setPassword(args.length > 2 ? args[2] : "");
+      }
+      config.setMaximumPoolSize(5); // the 4 the POOL command borrows, and the one the other commands use
+      config.setMinimumIdle(5);
+      pool = new com.zaxxer.hikari.HikariDataSource(config);
+      c = pool.getConnection();
+    } else {
+      c = args.length > 1 ? DriverManager.getConnection(args[0], args[1], args.length > 2 ? args[2] : "")
+          : DriverManager.getConnection(args[0]);
+    }
     System.out.println("APP STARTED");
     System.out.flush();
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
@@ -55,6 +70,34 @@ public final class JdbcApp {
               System.out.println(rs.next() ? "ROW " + rs.getString(1) : "ROW none");
             }
             break;
+          case "POOL": {
+            // POOL <write sql>|<token query>: on the 4 other pooled connections at once, write and read the session token.
+            String[] parts = arg.split("\\|");
+            Connection[] held = new Connection[4];
+            StringBuilder tokens = new StringBuilder();
+            try {
+              for (int i = 0; i < held.length; i++) {
+                held[i] = pool.getConnection();
+              }
+              for (Connection pc : held) {
+                try (Statement s = pc.createStatement()) {
+                  s.executeUpdate(parts[0]);
+                }
+                try (Statement s = pc.createStatement(); ResultSet rs = s.executeQuery(parts[1])) {
+                  rs.next();
+                  tokens.append(tokens.length() == 0 ? "" : ",").append(rs.getString(1));
+                }
+              }
+            } finally {
+              for (Connection pc : held) {
+                if (pc != null) {
+                  pc.close();
+                }
+              }
+            }
+            System.out.println("ROW " + tokens);
+            break;
+          }
           default:
             System.out.println("ERR - unknown command " + cmd);
         }
