@@ -31,11 +31,12 @@ class JdbcIT {
     private final OutputStream stdin;
     private int answers;
 
+    /** {@code agentArgs} null: no agent at start (to attach one later). */
     JdbcJvm(Path javaHome, String name, String agentArgs, String jdbcUrl, String classpath) {
       port = Ports.freePort();
-      jvm = AgentJvm.builder().javaHome(javaHome).name(name + "-java" + AgentProcesses.javaVersion(javaHome))
-          .agentArgs(agentArgs + ",http.port=" + port).classpath(classpath).mainClass(JdbcApp.class.getName())
-          .args(jdbcUrl).start();
+      AgentJvm.Builder b = AgentJvm.builder().javaHome(javaHome).name(name + "-java" + AgentProcesses.javaVersion(javaHome))
+          .classpath(classpath).mainClass(JdbcApp.class.getName()).args(jdbcUrl);
+      jvm = (agentArgs == null ? b.noAgent() : b.agentArgs(agentArgs + ",http.port=" + port)).start();
       stdin = jvm.process().getOutputStream();
       jvm.awaitOutput("APP STARTED", Duration.ofSeconds(20));
     }
@@ -137,6 +138,28 @@ class JdbcIT {
       // One decision per statement, not one per proxy and one per driver statement.
       assertThat(Http.get("http://127.0.0.1:" + app.port + "/metrics"))
           .contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"pool\",outcome=\"tagged\"} 9.0");
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void dynamicAttachFencesADriverThatWasAlreadyLoaded(Path javaHome) throws Exception {
+    try (EtcdCluster etcd = EtcdCluster.single();
+        JdbcJvm app = new JdbcJvm(javaHome, "jdbc-attach", null, "jdbc:h2:mem:late;DB_CLOSE_DELAY=-1", classpath(LIBS))) {
+      assertThat(app.run("SQL CREATE TABLE t(v INT)")).startsWith("OK");
+      assertThat(app.run("QUERY SELECT @fencing_token")).isEqualTo("ROW null");
+
+      com.sun.tools.attach.VirtualMachine vm = com.sun.tools.attach.VirtualMachine.attach(Long.toString(app.jvm.pid()));
+      try {
+        vm.loadAgent(System.getProperty("fencing.agent.jar"),
+            "lock=late,http.port=" + app.port + ",etcd.endpoints=" + etcd.endpoints());
+      } finally {
+        vm.detach();
+      }
+      String token = Http.jsonField(Http.awaitStatus(app.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
+      // The H2 classes loaded before the attach were retransformed: writes now carry the token.
+      assertThat(app.run("SQL INSERT INTO t VALUES (1)")).isEqualTo("OK 1");
+      assertThat(app.run("QUERY SELECT @fencing_token")).isEqualTo("ROW " + token);
     }
   }
 }
