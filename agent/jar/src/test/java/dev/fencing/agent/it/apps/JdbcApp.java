@@ -12,7 +12,7 @@ import java.sql.Statement;
 /**
  * An ordinary JDBC application (no fencing code) driven line by line on stdin, so a test can make it write, read,
  * pause and write again. Commands: {@code SQL <statement>} (Statement.execute), {@code PREP <statement>}
- * (PreparedStatement), {@code BATCH <stmt>;<stmt>...}, {@code QUERY <select>} (prints the first column of the first
+ * (PreparedStatement), {@code BATCH <stmt>;<stmt>...}, {@code TXN <stmt>;<stmt>...} (one transaction), {@code QUERY <select>} (prints the first column of the first
  * row), {@code POOL <write>|<query>} (HikariCP, the 4 other pooled connections at once). Prints {@code OK <n>}, {@code ROW <value>} or {@code ERR <sqlstate> <message>} per command.
  */
 public final class JdbcApp {
@@ -65,6 +65,23 @@ public final class JdbcApp {
               System.out.println("OK " + s.executeBatch().length);
             }
             break;
+          case "TXN": {
+            // TXN <stmt>;<stmt>...: one explicit transaction, committed, or rolled back on the first error.
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+              for (String part : arg.split(";")) {
+                s.executeUpdate(part);
+              }
+              c.commit();
+              System.out.println("OK committed");
+            } catch (SQLException e) {
+              c.rollback();
+              throw e;
+            } finally {
+              c.setAutoCommit(true);
+            }
+            break;
+          }
           case "QUERY":
             try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(arg)) {
               System.out.println(rs.next() ? "ROW " + rs.getString(1) : "ROW none");

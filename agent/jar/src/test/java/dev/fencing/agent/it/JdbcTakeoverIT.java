@@ -1,0 +1,130 @@
+package dev.fencing.agent.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.agent.it.JdbcIT.JdbcJvm;
+import dev.fencing.fence.sql.SqlFence;
+import dev.fencing.fence.sql.SqlFenceInstaller;
+import dev.fencing.fence.sql.TableName;
+import dev.fencing.testing.EtcdCluster;
+import dev.fencing.testing.Http;
+import dev.fencing.testing.MariaDbServer;
+import dev.fencing.testing.PostgresServer;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The seed's scenario against real PostgreSQL and MariaDB with the SQL fence installed: holder A writes, is paused
+ * past its TTL, B takes over and writes, A wakes with writes queued; the database rejects every one of them, no
+ * stale row lands, and A counts the rejections.
+ */
+class JdbcTakeoverIT {
+  private static final String[] LIBS = {"fencing.it.postgresql.jar", "fencing.it.mariadb.jar"};
+
+  interface Database extends AutoCloseable {
+    String url();
+
+    @Override
+    void close();
+  }
+
+  static List<Arguments> cases() {
+    List<Arguments> out = new ArrayList<>();
+    for (Path javaHome : AgentProcesses.javaHomes()) {
+      out.add(Arguments.of("postgresql", javaHome));
+      out.add(Arguments.of("mariadb", javaHome));
+    }
+    return out;
+  }
+
+  static Database start(String kind) {
+    if (kind.equals("postgresql")) {
+      PostgresServer pg = PostgresServer.start();
+      return new Database() {
+        public String url() {
+          return pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "user=" + pg.user();
+        }
+
+        public void close() {
+          pg.close();
+        }
+      };
+    }
+    MariaDbServer db = MariaDbServer.start();
+    return new Database() {
+      public String url() {
+        return db.jdbcUrl();
+      }
+
+      public void close() {
+        db.close();
+      }
+    };
+  }
+
+  static String query(String url, String sql) throws SQLException {
+    try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      return rs.next() ? rs.getString(1) : null;
+    }
+  }
+
+  @ParameterizedTest(name = "{0} on {1}")
+  @MethodSource("cases")
+  void staleWritesOfAResumedHolderAreRejectedByTheDatabase(String kind, Path javaHome) throws Exception {
+    try (EtcdCluster etcd = EtcdCluster.single(); Database db = start(kind)) {
+      try (Connection c = DriverManager.getConnection(db.url()); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE account (id INT PRIMARY KEY, balance INT NOT NULL)");
+        s.execute("CREATE TABLE audit (note VARCHAR(64))"); // not protected
+        s.execute("INSERT INTO account VALUES (1, 0), (2, 0)");
+        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("account"), "ledger", false, false));
+      }
+      String args = "lock=ledger,lease.ttl=3s,lease.safety-margin=500ms,etcd.endpoints=" + etcd.endpoints();
+      String cp = JdbcIT.classpath(LIBS);
+      try (JdbcJvm a = new JdbcJvm(javaHome, kind + "-a", args, db.url(), cp)) {
+        long tokenA = Long.parseLong(Http.jsonField(Http.awaitStatus(a.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token"));
+        assertThat(a.run("SQL UPDATE account SET balance = 100 WHERE id = 1")).isEqualTo("OK 1");
+        try (JdbcJvm b = new JdbcJvm(javaHome, kind + "-b", args, db.url(), cp)) {
+          Http.awaitStatus(b.port, "\"state\":\"STANDBY\"", Duration.ofSeconds(15));
+
+          a.jvm.suspend(); // a long GC pause
+          String took = Http.awaitStatus(b.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(3 + 2));
+          long tokenB = Long.parseLong(Http.jsonField(took, "token"));
+          assertThat(tokenB).isGreaterThan(tokenA);
+          assertThat(b.run("SQL UPDATE account SET balance = 200 WHERE id = 1")).isEqualTo("OK 1");
+
+          // A wakes up with writes in flight: every one is sent with its old token and rejected by the fence.
+          a.jvm.resume();
+          assertThat(a.run("SQL UPDATE account SET balance = 666 WHERE id = 1")).startsWith("ERR FN001");
+          assertThat(a.run("PREP UPDATE account SET balance = 666 WHERE id = 2")).startsWith("ERR FN001");
+          assertThat(a.run("SQL INSERT INTO account VALUES (3, 666)")).startsWith("ERR FN001");
+          assertThat(a.run("SQL DELETE FROM account WHERE id = 2")).startsWith("ERR FN001");
+          assertThat(a.run("BATCH UPDATE account SET balance = 666 WHERE id = 1;INSERT INTO account VALUES (4, 666)"))
+              .startsWith("ERR FN001");
+          assertThat(a.run("TXN INSERT INTO audit VALUES ('stale');UPDATE account SET balance = 666 WHERE id = 1"))
+              .startsWith("ERR FN001");
+
+          // The database holds B's value and nothing of A's; the whole transaction rolled back.
+          assertThat(query(db.url(), "SELECT balance FROM account WHERE id = 1")).isEqualTo("200");
+          assertThat(query(db.url(), "SELECT count(*) FROM account")).isEqualTo("2");
+          assertThat(query(db.url(), "SELECT count(*) FROM audit")).isEqualTo("0");
+          assertThat(query(db.url(), "SELECT token FROM fencing_fence WHERE lock_name = 'ledger'")).isEqualTo(Long.toString(tokenB));
+          assertThat(Http.get("http://127.0.0.1:" + a.port + "/metrics"))
+              .contains("fencing_rejections_total{channel=\"jdbc\",lock=\"ledger\",reason=\"stale_token\"} 6.0")
+              .contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"true\",lock=\"ledger\",outcome=\"blocked\"} 0.0");
+          // B goes on writing.
+          assertThat(b.run("SQL UPDATE account SET balance = 300 WHERE id = 1")).isEqualTo("OK 1");
+        }
+      }
+    }
+  }
+}
