@@ -53,7 +53,8 @@ public final class SqlFenceInstaller {
 
   /**
    * Whether the database has the fence schema (a {@code fencing_fence} table in any schema of the current database),
-   * in one metadata query. The agent uses it to treat a JDBC destination as fenced. False for unsupported databases.
+   * in one metadata query (two for H2 when the first finds none). The agent uses it to treat a JDBC destination as
+   * fenced; it should cache the answer per JDBC URL. False for unsupported databases.
    */
   public static boolean isFenced(Connection connection) throws SQLException {
     DatabaseMetaData md = connection.getMetaData();
@@ -63,6 +64,15 @@ public final class SqlFenceInstaller {
     }
     String catalog = dialect == SqlDialect.MYSQL ? connection.getCatalog() : null;
     try (ResultSet rs = md.getTables(catalog, null, escape(md, dialect.fold(SqlFenceDdl.FENCE_TABLE)), null)) {
+      if (rs.next()) {
+        return true;
+      }
+    }
+    if (dialect != SqlDialect.H2) {
+      return false;
+    }
+    // H2 with DATABASE_TO_LOWER=TRUE (e.g. in PostgreSQL mode) stores unquoted names in lower case.
+    try (ResultSet rs = md.getTables(null, null, escape(md, SqlFenceDdl.FENCE_TABLE), null)) {
       return rs.next();
     }
   }

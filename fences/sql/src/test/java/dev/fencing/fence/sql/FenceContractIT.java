@@ -85,6 +85,39 @@ abstract class FenceContractIT {
     }
   }
 
+  /**
+   * The fence objects live beside the table, and go when the last fenced table of the schema is uninstalled, so
+   * that the database no longer counts as fenced. Per-row mode here, to cover the token column too.
+   */
+  @Test
+  void uninstallingTheLastFencedTableOfASchemaRemovesTheFenceObjects() throws Exception {
+    Names n = names();
+    String schema = "rt_" + n.table();
+    try (Connection c = connect()) {
+      exec(c, "CREATE SCHEMA " + schema);
+      try {
+        createTable(c, schema + ".a");
+        createTable(c, schema + ".b");
+        SqlFenceInstaller installer = new SqlFenceInstaller(c);
+        installer.install(new SqlFence(TableName.parse(schema + ".a"), n.lock(), false, false));
+        installer.install(new SqlFence(TableName.parse(schema + ".b"), n.lock(), true, false));
+        int objects = fenceObjects(c, schema);
+        assertThat(objects).isGreaterThan(0);
+        session(c, n.lock(), 5L);
+        insert(c, schema + ".a", 1, 1);
+        insert(c, schema + ".b", 1, 1);
+
+        assertThat(installer.uninstall(TableName.parse(schema + ".b")).summary()).doesNotContain("dropped too");
+        assertThat(fenceObjects(c, schema)).isEqualTo(objects);
+        assertThat(installer.uninstall(TableName.parse(schema + ".a")).summary()).contains("dropped too");
+        assertThat(fenceObjects(c, schema)).isZero();
+        assertThat(columns(c, schema + ".b")).containsExactly("id", "amount");
+      } finally {
+        exec(c, "DROP SCHEMA " + schema + (dialect() == SqlDialect.MYSQL ? "" : " CASCADE"));
+      }
+    }
+  }
+
   @Test
   void higherTokenAdvancesAndLowerIsRejectedForEveryKindOfWrite() throws Exception {
     Names n = names();
@@ -421,6 +454,9 @@ abstract class FenceContractIT {
   }
 
   abstract int triggerCount(Connection c, String table) throws SQLException;
+
+  /** Tables, functions and procedures of the fence in {@code schema}. */
+  abstract int fenceObjects(Connection c, String schema) throws SQLException;
 
   static int count(Connection c, String sql, String table) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {

@@ -39,4 +39,10 @@ class H2FenceIT extends FenceContractIT {
     return count(c, "SELECT COUNT(DISTINCT TRIGGER_NAME) FROM INFORMATION_SCHEMA.TRIGGERS"
         + " WHERE EVENT_OBJECT_TABLE = UPPER(?)", table);
   }
+
+  @Override
+  int fenceObjects(Connection c, String schema) throws SQLException {
+    return count(c, "SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = UPPER(?)"
+        + " AND TABLE_NAME LIKE 'FENCING%'", schema);
+  }
 }

@@ -58,6 +58,13 @@ class MariaDbFenceIT extends FenceContractIT {
         + " AND EVENT_OBJECT_TABLE = ?", table);
   }
 
+  @Override
+  int fenceObjects(Connection c, String schema) throws SQLException {
+    return count(c, "SELECT (SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = s.name"
+        + " AND ROUTINE_NAME LIKE 'fencing%') + (SELECT COUNT(*) FROM information_schema.TABLES"
+        + " WHERE TABLE_SCHEMA = s.name AND TABLE_NAME LIKE 'fencing%') FROM (SELECT ? AS name) s", schema);
+  }
+
   /** 4 same-token connections against 1 (figures printed as [throughput]). */
   @Test
   void sameTokenWritersDoNotSerialise() throws Exception {
