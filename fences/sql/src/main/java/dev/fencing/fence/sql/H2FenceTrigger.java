@@ -1,0 +1,223 @@
+package dev.fencing.fence.sql;
+
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.regex.Pattern;
+import org.h2.api.Trigger;
+
+/**
+ * The H2 fence: a Java trigger, since H2 has no procedural SQL. It runs inside H2 (the class must be on the
+ * database's classpath: this module's jar) and reads the session's {@code @fencing_lock} and {@code @fencing_token}.
+ * Its configuration comes from its name (see {@link SqlFenceDdl#h2TriggerName}).
+ *
+ * <p>H2 has no shared row locks, so the shared lock of the other dialects is striped: a same-token writer locks one of
+ * {@value SqlFenceDdl#H2_STRIPES} rows of {@code fencing_fence_stripe} (chosen by session id) FOR UPDATE until its
+ * transaction ends, an advancing writer locks them all, which waits for every transaction that passed with the old
+ * token. Same-token writers of different stripes never wait for each other.
+ *
+ * <p>Both modes use row-level triggers: H2 runs a statement-level trigger of an autocommit statement in autocommit
+ * mode with commits disabled, so it could not advance the fence row.
+ */
+public final class H2FenceTrigger implements Trigger {
+
+  private static final Pattern TOKEN = Pattern.compile("[1-9][0-9]{0,18}");
+  private static final String MAX = Long.toString(Long.MAX_VALUE);
+
+  private String lock;
+  private boolean perRow;
+  private boolean permissive;
+  private String schemaName;
+  private String tableName;
+  private String fence;
+  private String stripes;
+  private volatile int tokenColumn = -1;
+
+  @Override
+  public void init(Connection conn, String schemaName, String triggerName, String tableName, boolean before,
+      int type) throws SQLException {
+    String[] parts = triggerName.split(":", 4);
+    if (parts.length != 4 || !parts[0].equals("fencing") || !before) {
+      throw new SQLException("trigger " + triggerName + " is not a fencing trigger made by the installer: expected a "
+          + "BEFORE trigger named fencing:<table|row>[-permissive]:<lock>:<table>");
+    }
+    this.perRow = parts[1].startsWith("row");
+    this.permissive = parts[1].endsWith("-permissive");
+    this.lock = parts[2];
+    this.schemaName = schemaName;
+    this.tableName = tableName;
+    String prefix = SqlDialect.H2.quote(schemaName) + ".";
+    this.fence = prefix + SqlFenceDdl.FENCE_TABLE;
+    this.stripes = prefix + SqlFenceDdl.STRIPE_TABLE;
+  }
+
+  @Override
+  public void fire(Connection conn, Object[] oldRow, Object[] newRow) throws SQLException {
+    Object rawLock;
+    Object rawToken;
+    long session;
+    try (PreparedStatement ps = conn.prepareStatement("SELECT @fencing_lock, @fencing_token, SESSION_ID()");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      rawLock = rs.getObject(1);
+      rawToken = rs.getObject(2);
+      session = rs.getLong(3);
+    }
+    if (perRow) {
+      fireRow(conn, oldRow, newRow, rawLock, rawToken);
+    } else {
+      fireTable(conn, rawLock, rawToken, session);
+    }
+  }
+
+  private void fireTable(Connection conn, Object rawLock, Object rawToken, long session) throws SQLException {
+    Long token = validate(conn, rawLock, rawToken, null);
+    if (token == null) {
+      return;
+    }
+    Long hint = readFence(conn, false);
+    boolean exclusive = hint == null || token > hint;
+    boolean readCommitted = conn.getTransactionIsolation() <= Connection.TRANSACTION_READ_COMMITTED;
+    while (true) {
+      if (exclusive) {
+        lockStripes(conn, -1);
+      } else {
+        lockStripes(conn, (int) Math.floorMod(session, (long) SqlFenceDdl.H2_STRIPES));
+      }
+      Long current = readFence(conn, exclusive || !readCommitted);
+      if (current != null && token == (long) current) {
+        return;
+      }
+      if (current != null && token < current) {
+        throw stale(token, current);
+      }
+      if (exclusive) {
+        break;
+      }
+      exclusive = true;
+    }
+    try (PreparedStatement ps = conn.prepareStatement("UPDATE " + fence
+        + " SET token = ?, updated_at = CURRENT_TIMESTAMP WHERE lock_name = ?")) {
+      ps.setLong(1, token);
+      ps.setString(2, lock);
+      if (ps.executeUpdate() == 1) {
+        return;
+      }
+    }
+    try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + fence
+        + " (lock_name, token, updated_at) VALUES (?, ?, CURRENT_TIMESTAMP)")) {
+      ps.setString(1, lock);
+      ps.setLong(2, token);
+      ps.executeUpdate();
+    }
+  }
+
+  /** Per-row mode: the row's token is the fence ({@code WHERE token <= :token}), and the row gets the session token. */
+  private void fireRow(Connection conn, Object[] oldRow, Object[] newRow, Object rawLock, Object rawToken)
+      throws SQLException {
+    int column = tokenColumn(conn);
+    Long rowToken = oldRow == null || oldRow[column] == null ? null : ((Number) oldRow[column]).longValue();
+    Long token = validate(conn, rawLock, rawToken, rowToken == null ? "none" : rowToken.toString());
+    if (token == null) {
+      if (oldRow != null && newRow != null) {
+        newRow[column] = oldRow[column];
+      }
+      return;
+    }
+    if (rowToken != null && rowToken > token) {
+      throw stale(token, rowToken);
+    }
+    if (newRow != null) {
+      newRow[column] = token;
+    }
+  }
+
+  /**
+   * The session token, null for a missing token in permissive mode, or FN002. {@code current} is the fence token the
+   * message shows, read from the fence row when null.
+   */
+  private Long validate(Connection conn, Object rawLock, Object rawToken, String current) throws SQLException {
+    String raw = rawToken == null ? null : rawToken.toString();
+    String problem;
+    if (raw == null || raw.isEmpty()) {
+      if (permissive) {
+        return null;
+      }
+      problem = "missing token";
+    } else if (!TOKEN.matcher(raw).matches() || (raw.length() == MAX.length() && raw.compareTo(MAX) > 0)) {
+      problem = "malformed token '" + (raw.length() > 40 ? raw.substring(0, 40) : raw) + "'";
+    } else if (rawLock == null || !lock.equals(rawLock.toString())) {
+      problem = "session lock '" + rawLock + "' for token " + raw;
+    } else {
+      return Long.parseLong(raw);
+    }
+    if (current == null) {
+      Long f = readFence(conn, false);
+      current = f == null ? "none" : f.toString();
+    }
+    throw new SQLException("fencing: " + problem + " for lock '" + lock + "' on " + schemaName + "." + tableName
+        + " (current fence token " + current + "): set @fencing_lock and @fencing_token", SqlStates.MISSING_TOKEN);
+  }
+
+  private SQLException stale(long token, long current) {
+    return new SQLException("fencing: stale token " + token + " for lock '" + lock + "' on " + schemaName + "."
+        + tableName + ": current fence token is " + current, SqlStates.STALE_TOKEN);
+  }
+
+  private Long readFence(Connection conn, boolean forUpdate) throws SQLException {
+    try (PreparedStatement ps = conn.prepareStatement("SELECT token FROM " + fence + " WHERE lock_name = ?"
+        + (forUpdate ? " FOR UPDATE" : ""))) {
+      ps.setString(1, lock);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : null;
+      }
+    }
+  }
+
+  /** Locks one stripe, or all of them when {@code stripe} is -1; a missing stripe row means a broken install. */
+  private void lockStripes(Connection conn, int stripe) throws SQLException {
+    int expected = stripe < 0 ? SqlFenceDdl.H2_STRIPES : 1;
+    int locked = 0;
+    try (PreparedStatement ps = conn.prepareStatement("SELECT stripe FROM " + stripes + " WHERE lock_name = ?"
+        + (stripe < 0 ? "" : " AND stripe = ?") + " ORDER BY stripe FOR UPDATE")) {
+      ps.setString(1, lock);
+      if (stripe >= 0) {
+        ps.setInt(2, stripe);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          locked++;
+        }
+      }
+    }
+    if (locked != expected) {
+      throw new SQLException("fencing: the fence of lock '" + lock + "' is incomplete (" + SqlFenceDdl.STRIPE_TABLE
+          + " lacks its rows): run `sql install` for " + schemaName + "." + tableName + " again", "55000");
+    }
+  }
+
+  /** Position of the token column in the row arrays, looked up once (init may run before the column exists). */
+  private int tokenColumn(Connection conn) throws SQLException {
+    int column = tokenColumn;
+    if (column >= 0) {
+      return column;
+    }
+    DatabaseMetaData md = conn.getMetaData();
+    try (ResultSet rs = md.getColumns(null, schemaName, tableName, null)) {
+      while (rs.next()) {
+        if (rs.getString("TABLE_NAME").equals(tableName) && rs.getString("TABLE_SCHEM").equals(schemaName)
+            && rs.getString("COLUMN_NAME").equalsIgnoreCase(SqlFenceDdl.TOKEN_COLUMN)) {
+          column = rs.getInt("ORDINAL_POSITION") - 1;
+        }
+      }
+    }
+    if (column < 0) {
+      throw new SQLException("fencing: table " + schemaName + "." + tableName + " has no " + SqlFenceDdl.TOKEN_COLUMN
+          + " column for its per-row fence: run `sql install --per-row` again", "55000");
+    }
+    tokenColumn = column;
+    return column;
+  }
+}

@@ -1,0 +1,138 @@
+package dev.fencing.fence.sql;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencing.testing.MariaDbServer;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The fence contract on a real MariaDB (InnoDB, REPEATABLE READ by default). */
+class MariaDbFenceIT extends FenceContractIT {
+
+  private static MariaDbServer server;
+
+  @BeforeAll
+  static void startServer() {
+    server = MariaDbServer.start();
+  }
+
+  @AfterAll
+  static void stopServer() {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  @Override
+  Connection connect() throws SQLException {
+    return DriverManager.getConnection(server.jdbcUrl());
+  }
+
+  @Override
+  void session(Connection c, String lock, Object token) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SET @fencing_lock = ?, @fencing_token = ?")) {
+      ps.setString(1, lock);
+      if (token instanceof Long l) {
+        ps.setLong(2, l);
+      } else {
+        ps.setString(2, token == null ? null : token.toString());
+      }
+      ps.execute();
+    }
+  }
+
+  @Override
+  SqlDialect dialect() {
+    return SqlDialect.MYSQL;
+  }
+
+  @Override
+  int triggerCount(Connection c, String table) throws SQLException {
+    return count(c, "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()"
+        + " AND EVENT_OBJECT_TABLE = ?", table);
+  }
+
+  @Override
+  int fenceObjects(Connection c, String schema) throws SQLException {
+    return count(c, "SELECT (SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = s.name"
+        + " AND ROUTINE_NAME LIKE 'fencing%') + (SELECT COUNT(*) FROM information_schema.TABLES"
+        + " WHERE TABLE_SCHEMA = s.name AND TABLE_NAME LIKE 'fencing%') FROM (SELECT ? AS name) s", schema);
+  }
+
+  /** 4 same-token connections against 1 (figures printed as [throughput]). */
+  @Test
+  void sameTokenWritersDoNotSerialise() throws Exception {
+    Names n = names();
+    String unfenced = "unfenced_" + n.table();
+    String control = "control_" + n.table();
+    try (Connection c = connect()) {
+      Throughput.prepare(c, n.table(), unfenced, control);
+      install(c, n, false, false);
+      // The naive fence: every write locks one row FOR UPDATE.
+      exec(c, "CREATE TABLE lock_" + n.table() + " (id INT PRIMARY KEY)");
+      exec(c, "INSERT INTO lock_" + n.table() + " VALUES (1)");
+      exec(c, "CREATE TRIGGER serialise_" + n.table() + " BEFORE UPDATE ON " + control + " FOR EACH ROW BEGIN "
+          + "DECLARE v INT; SELECT id INTO v FROM lock_" + n.table() + " WHERE id = 1 FOR UPDATE; END");
+    }
+    try {
+      Throughput.assertScales("MariaDB", this::connect, c -> session(c, n.lock(), 42L), n.table(), unfenced,
+          control);
+    } catch (Exception e) {
+      // A deadlock or lock wait is explained only by InnoDB's status (latest detected deadlock, lock waits).
+      try (Connection c = connect(); var st = c.createStatement();
+          var rs = st.executeQuery("SHOW ENGINE INNODB STATUS")) {
+        rs.next();
+        System.out.println("[innodb status] " + rs.getString(3));
+      }
+      throw e;
+    }
+  }
+
+  @Test
+  void tokenAsStringOrNumberIsTheSame() throws Exception {
+    Names n = names();
+    try (Connection c = connect()) {
+      createTable(c, n.table());
+      install(c, n, false, false);
+      exec(c, "SET @fencing_lock = '" + n.lock() + "', @fencing_token = 11");
+      insert(c, n.table(), 1, 1);
+      exec(c, "SET @fencing_token = '11'");
+      update(c, n.table(), 1, 2);
+      exec(c, "SET @fencing_token = 'abc'");
+      assertThatThrownBy(() -> update(c, n.table(), 1, 3)).satisfies(e -> assertState(e, SqlStates.MISSING_TOKEN));
+      assertThat(fenceToken(c, n.lock())).isEqualTo(11L);
+    }
+  }
+
+  @Test
+  void missingPrivilegesAreNamedAndNothingIsLeftBehind() throws Exception {
+    Names n = names();
+    try (Connection c = connect()) {
+      exec(c, "CREATE DATABASE IF NOT EXISTS app2");
+      createTable(c, "app2." + n.table());
+      exec(c, "CREATE USER IF NOT EXISTS 'fencing_app'@'%'");
+      // Enough to create the fence table and procedures, not the triggers: the undo must take them away again.
+      exec(c, "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, CREATE ROUTINE, ALTER ROUTINE ON app2.* TO "
+          + "'fencing_app'@'%'");
+    }
+    String url = server.jdbcUrl().replace("/fencing?user=root", "/app2?user=fencing_app");
+    try (Connection app = DriverManager.getConnection(url)) {
+      assertThatThrownBy(() -> new SqlFenceInstaller(app).install(new SqlFence(TableName.parse(n.table()), n.lock(),
+          false, false))).hasMessageContaining("missing privileges").hasMessageContaining("dropped again");
+    }
+    try (Connection c = connect()) {
+      assertThat(count(c, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", "app2"))
+          .as("only the protected table is left").isEqualTo(1);
+      assertThat(count(c, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?", "app2"))
+          .isZero();
+      exec(c, "DROP DATABASE app2");
+      exec(c, "DROP USER 'fencing_app'@'%'");
+    }
+  }
+}

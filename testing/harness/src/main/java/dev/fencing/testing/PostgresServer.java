@@ -1,0 +1,165 @@
+package dev.fencing.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A real PostgreSQL 15 server from the Debian packages, in its own temporary directory on a free loopback port, with
+ * trust authentication for user {@code postgres} and fsync off: fences are tested against the real trigger language,
+ * lock manager and isolation levels, which no embedded imitation has. PostgreSQL refuses to run as root, so as root
+ * the binaries run as the {@code postgres} user that the package creates.
+ */
+public final class PostgresServer implements AutoCloseable {
+
+  private static final Path BIN = Path.of(System.getProperty("fencing.it.postgres.bin",
+      "/usr/lib/postgresql/15/bin"));
+  private static final String INSTALL_HINT = " is missing: run `apt-get update && apt-get install -y postgresql` "
+      + "(Debian 12, PostgreSQL 15) — the SQL fence tests need a real PostgreSQL";
+  private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(60);
+  private static final String USER = "postgres";
+
+  private final Path root;
+  private final Path dataDir;
+  private final Path logFile;
+  private final int port;
+  private boolean running;
+
+  private PostgresServer(Path root, int port) {
+    this.root = root;
+    this.dataDir = root.resolve("data");
+    this.logFile = root.resolve("pg.log");
+    this.port = port;
+  }
+
+  /** initdb and start a new server; running on return. */
+  public static PostgresServer start() {
+    binary("initdb");
+    binary("pg_ctl");
+    Path root;
+    try {
+      root = Files.createTempDirectory("fencing-pg-");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    PostgresServer server = new PostgresServer(root, Ports.freePort());
+    try {
+      server.init();
+      server.startServer();
+      return server;
+    } catch (RuntimeException | Error e) {
+      server.close();
+      throw e;
+    }
+  }
+
+  /** JDBC URL of database {@code postgres} as user {@code postgres} (no password). */
+  public String jdbcUrl() {
+    return jdbcUrl("postgres");
+  }
+
+  public String jdbcUrl(String database) {
+    return "jdbc:postgresql://127.0.0.1:" + port + "/" + database + "?user=" + USER;
+  }
+
+  public String user() {
+    return USER;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  public Path logFile() {
+    return logFile;
+  }
+
+  /** The end of the server log, for failure messages. */
+  public String logTail(int lines) {
+    return Processes.tail(logFile, lines);
+  }
+
+  /** Fast shutdown (open transactions are rolled back); the data dir stays until {@link #close()}. */
+  public void stop() {
+    if (running) {
+      running = false;
+      run(List.of(binary("pg_ctl").toString(), "-D", dataDir.toString(), "-m", "fast", "-w", "-t", "30", "stop"));
+    }
+  }
+
+  /** Stops the server if it runs and deletes its directory. */
+  @Override
+  public void close() {
+    try {
+      stop();
+    } finally {
+      Processes.deleteTree(root);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "PostgreSQL 127.0.0.1:" + port + (running ? "" : " (not running)");
+  }
+
+  private void init() {
+    if (isRoot()) {
+      // The directory and the log inside it must belong to the user the server runs as.
+      Processes.Result chown = Processes.run(COMMAND_TIMEOUT, Map.of(), List.of("chown", USER + ":" + USER,
+          root.toString()));
+      if (!chown.ok()) {
+        throw new IllegalStateException("cannot hand " + root + " to user " + USER + ": " + chown.stderr());
+      }
+    }
+    run(List.of(binary("initdb").toString(), "-D", dataDir.toString(), "-U", USER, "--auth=trust", "-E", "UTF8",
+        "--locale=C", "--no-sync"));
+  }
+
+  private void startServer() {
+    String options = "-p " + port + " -k " + root + " -c listen_addresses=127.0.0.1 -c fsync=off"
+        + " -c synchronous_commit=off -c full_page_writes=off -c max_connections=50";
+    Processes.Result result = Processes.run(COMMAND_TIMEOUT, Map.of(), command(List.of(binary("pg_ctl").toString(),
+        "-D", dataDir.toString(), "-l", logFile.toString(), "-w", "-t", "30", "-o", options, "start")));
+    if (!result.ok()) {
+      throw new IllegalStateException("PostgreSQL did not start on port " + port + ": " + result.stdout()
+          + result.stderr() + "\n" + logTail(40));
+    }
+    running = true;
+    Ports.awaitOpen(port, Duration.ofSeconds(10));
+  }
+
+  private void run(List<String> command) {
+    Processes.Result result = Processes.run(COMMAND_TIMEOUT, Map.of(), command(command));
+    if (!result.ok()) {
+      throw new IllegalStateException(String.join(" ", command) + " failed (exit " + result.exitCode() + "): "
+          + result.stdout() + result.stderr());
+    }
+  }
+
+  /** As root, the command runs as user postgres (runuser); otherwise as the current user. */
+  private static List<String> command(List<String> command) {
+    if (!isRoot()) {
+      return command;
+    }
+    List<String> wrapped = new ArrayList<>(List.of("runuser", "-u", USER, "--"));
+    wrapped.addAll(command);
+    return wrapped;
+  }
+
+  static boolean isRoot() {
+    return "root".equals(System.getProperty("user.name"));
+  }
+
+  private static Path binary(String name) {
+    Path path = BIN.resolve(name);
+    if (!Files.isExecutable(path)) {
+      throw new IllegalStateException(path + INSTALL_HINT);
+    }
+    return path;
+  }
+}
