@@ -24,6 +24,8 @@ public final class Cli {
     switch (command) {
       case "doctor":
         return doctor(rest, out);
+      case "sql":
+        return dev.fencing.fence.sql.SqlFenceCli.run(rest, out);
       case "config":
         out.print(ConfigKey.markdownTable());
         return 0;
@@ -47,6 +49,7 @@ public final class Cli {
     out.println();
     out.println("Commands:     java -jar fencing-agent.jar <command> [key=value ...]");
     out.println("  doctor      check the configuration and etcd, show who holds the lock and its token; exit 0 if healthy, 1 if not");
+    out.println("  sql         print, install or uninstall the SQL fence on a table: sql print|install|uninstall --help");
     out.println("  config      print the configuration reference (Markdown)");
     out.println("  --help      this text");
     out.println();

@@ -29,6 +29,11 @@ final class JdbcFencing implements JdbcHook {
 
   private static final AgentLog LOG = AgentLog.get(JdbcFencing.class);
 
+  /** {@link #beforeExecute} results: not entered (agent thread), nested in another hooked call, outermost. */
+  private static final int NOT_ENTERED = 0;
+  private static final int NESTED = 1;
+  private static final int OUTERMOST = 2;
+
   /** What the agent knows about one physical connection. */
   private static final class SessionState {
     final SessionDialect dialect;
@@ -64,17 +69,19 @@ final class JdbcFencing implements JdbcHook {
   @Override
   public int beforeExecute(Object statement, String sql, int kind) throws Exception {
     if (ReentryGuard.isAgentThread()) {
-      return 0;
+      return NOT_ENTERED;
     }
     if (!ReentryGuard.enter()) {
-      return 1; // nested (a pool's proxy calling the driver, or our own session statement): the outer call decided
+      // Nested: a pool's proxy calling the driver, a driver method calling another, or our own session statement.
+      // The outermost call decides and counts.
+      return NESTED;
     }
     try {
       boolean write;
       if (kind == SQL) {
         SqlClassifier.Kind k = SqlClassifier.classify(sql);
         if (k == SqlClassifier.Kind.CONTROL) {
-          return 1;
+          return OUTERMOST;
         }
         write = k == SqlClassifier.Kind.WRITE;
       } else if (kind == PREPARED) {
@@ -95,7 +102,7 @@ final class JdbcFencing implements JdbcHook {
         session.carriedLock = d.lock();
         session.carriedToken = d.token();
       }
-      return 1;
+      return OUTERMOST;
     } catch (SQLException e) {
       if (BLOCKED_SQLSTATE.equals(e.getSQLState())) {
         throw e;
@@ -112,16 +119,16 @@ final class JdbcFencing implements JdbcHook {
       warned = true;
       LOG.warn("JDBC hook could not inspect a statement; letting it run", e);
     }
-    return 1;
+    return OUTERMOST;
   }
 
   @Override
   public void afterExecute(Object statement, int entered, Throwable error) {
-    if (entered == 0) {
+    if (entered == NOT_ENTERED) {
       return;
     }
     ReentryGuard.exit();
-    if (error instanceof SQLException) {
+    if (entered == OUTERMOST && error instanceof SQLException) {
       countRejection((SQLException) error);
       try {
         // A failed statement may abort the transaction and, with it, the session pair set inside it.
