@@ -38,12 +38,20 @@ class JdbcTakeoverIT {
     void close();
   }
 
+  /** (database, driver jar, JDK): current drivers on every JDK, plus the oldest supported and newest ones. */
   static List<Arguments> cases() {
+    String pg = System.getProperty("fencing.it.postgresql.jar");
+    String maria = System.getProperty("fencing.it.mariadb.jar");
+    String drivers = System.getProperty("fencing.it.drivers");
     List<Arguments> out = new ArrayList<>();
     for (Path javaHome : AgentProcesses.javaHomes()) {
-      out.add(Arguments.of("postgresql", javaHome));
-      out.add(Arguments.of("mariadb", javaHome));
+      out.add(Arguments.of("postgresql", pg, javaHome));
+      out.add(Arguments.of("mariadb", maria, javaHome));
     }
+    Path java17 = AgentProcesses.javaHomes().get(0);
+    out.add(Arguments.of("postgresql", drivers + "/postgresql-42.2.28.jar", java17));
+    out.add(Arguments.of("mariadb", drivers + "/mariadb-java-client-2.7.12.jar", java17));
+    out.add(Arguments.of("mariadb", drivers + "/mariadb-java-client-4.0.0.jar", java17));
     return out;
   }
 
@@ -78,9 +86,9 @@ class JdbcTakeoverIT {
     }
   }
 
-  @ParameterizedTest(name = "{0} on {1}")
+  @ParameterizedTest(name = "{0} with {1} on {2}")
   @MethodSource("cases")
-  void staleWritesOfAResumedHolderAreRejectedByTheDatabase(String kind, Path javaHome) throws Exception {
+  void staleWritesOfAResumedHolderAreRejectedByTheDatabase(String kind, String driverJar, Path javaHome) throws Exception {
     try (EtcdCluster etcd = EtcdCluster.single(); Database db = start(kind)) {
       try (Connection c = DriverManager.getConnection(db.url()); Statement s = c.createStatement()) {
         s.execute("CREATE TABLE account (id INT PRIMARY KEY, balance INT NOT NULL)");
@@ -89,7 +97,7 @@ class JdbcTakeoverIT {
         new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("account"), "ledger", false, false));
       }
       String args = "lock=ledger,lease.ttl=3s,lease.safety-margin=500ms,etcd.endpoints=" + etcd.endpoints();
-      String cp = JdbcIT.classpath(LIBS);
+      String cp = AgentProcesses.appClasspath() + java.io.File.pathSeparator + driverJar;
       try (JdbcJvm a = new JdbcJvm(javaHome, kind + "-a", args, db.url(), cp)) {
         long tokenA = Long.parseLong(Http.jsonField(Http.awaitStatus(a.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token"));
         assertThat(a.run("SQL UPDATE account SET balance = 100 WHERE id = 1")).isEqualTo("OK 1");
@@ -124,6 +132,30 @@ class JdbcTakeoverIT {
           // B goes on writing.
           assertThat(b.run("SQL UPDATE account SET balance = 300 WHERE id = 1")).isEqualTo("OK 1");
         }
+      }
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"postgresql", "mariadb"})
+  void sameHolderWritesDoNotSerialiseOnTheFence(String kind) throws Exception {
+    Path javaHome = Path.of(System.getProperty("java.home"));
+    try (EtcdCluster etcd = EtcdCluster.single(); Database db = start(kind)) {
+      try (Connection c = DriverManager.getConnection(db.url()); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE account (id INT PRIMARY KEY, balance INT NOT NULL)");
+        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("account"), "ledger", false, false));
+      }
+      try (JdbcJvm a = new JdbcJvm(javaHome, kind + "-load", "lock=ledger,etcd.endpoints=" + etcd.endpoints(), db.url(),
+          JdbcIT.classpath(LIBS))) {
+        Http.awaitStatus(a.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
+        a.run("LOAD 1 500"); // warm up the driver, the hook and the fence
+        long one = Long.parseLong(a.run("LOAD 1 3000").substring(4));
+        long four = Long.parseLong(a.run("LOAD 4 3000").substring(4)); // different rows: only the fence is shared
+        double ratio = four / (double) one;
+        System.out.printf("[throughput] %s through the agent, fenced table: 1 connection %d tx/s, 4 connections %d tx/s (%.2fx)%n",
+            kind, one, four, ratio);
+        assertThat(ratio).as("4 connections vs 1 (%d vs %d tx/s)", four, one).isGreaterThanOrEqualTo(1.5);
+        assertThat(query(db.url(), "SELECT count(*) FROM account WHERE balance <> 0")).isEqualTo("0");
       }
     }
   }

@@ -12,11 +12,45 @@ import java.sql.Statement;
 /**
  * An ordinary JDBC application (no fencing code) driven line by line on stdin, so a test can make it write, read,
  * pause and write again. Commands: {@code SQL <statement>} (Statement.execute), {@code PREP <statement>}
- * (PreparedStatement), {@code BATCH <stmt>;<stmt>...}, {@code TXN <stmt>;<stmt>...} (one transaction), {@code QUERY <select>} (prints the first column of the first
+ * (PreparedStatement), {@code BATCH <stmt>;<stmt>...}, {@code TXN <stmt>;<stmt>...} (one transaction), {@code LOAD <threads> <millis>} (throughput), {@code QUERY <select>} (prints the first column of the first
  * row), {@code POOL <write>|<query>} (HikariCP, the 4 other pooled connections at once). Prints {@code OK <n>}, {@code ROW <value>} or {@code ERR <sqlstate> <message>} per command.
  */
 public final class JdbcApp {
   private JdbcApp() {}
+
+  private static long load(String[] args, int threads, long millis) throws Exception {
+    java.util.concurrent.atomic.LongAdder done = new java.util.concurrent.atomic.LongAdder();
+    long end = System.nanoTime() + millis * 1_000_000;
+    java.util.List<Thread> workers = new java.util.ArrayList<>();
+    java.util.concurrent.atomic.AtomicReference<Exception> failure = new java.util.concurrent.atomic.AtomicReference<>();
+    for (int t = 0; t < threads; t++) {
+      int row = 100 + t;
+      Thread w = new Thread(() -> {
+        try (Connection wc = DriverManager.getConnection(args[0]); Statement s = wc.createStatement()) {
+          s.executeUpdate("INSERT INTO account VALUES (" + row + ", 0)");
+          wc.setAutoCommit(false);
+          while (System.nanoTime() < end) {
+            s.executeUpdate("UPDATE account SET balance = balance + 1 WHERE id = " + row);
+            Thread.sleep(1);
+            s.executeUpdate("UPDATE account SET balance = balance - 1 WHERE id = " + row);
+            wc.commit();
+            done.increment();
+          }
+        } catch (Exception e) {
+          failure.set(e);
+        }
+      });
+      workers.add(w);
+      w.start();
+    }
+    for (Thread w : workers) {
+      w.join();
+    }
+    if (failure.get() != null) {
+      throw failure.get();
+    }
+    return done.sum() * 1000 / millis;
+  }
 
   public static void main(String[] args) throws Exception {
     javax.sql.DataSource pool = null;
@@ -80,6 +114,13 @@ public final class JdbcApp {
             } finally {
               c.setAutoCommit(true);
             }
+            break;
+          }
+          case "LOAD": {
+            // LOAD <threads> <millis>: each thread, on its own connection and row, runs transactions of
+            // UPDATE; 1 ms of application work; UPDATE; COMMIT for <millis>. Prints the transactions per second.
+            String[] p = arg.split(" ");
+            System.out.println("ROW " + load(args, Integer.parseInt(p[0]), Long.parseLong(p[1])));
             break;
           }
           case "QUERY":
