@@ -18,13 +18,15 @@ import java.sql.Statement;
 public final class JdbcApp {
   private JdbcApp() {}
 
+  private static final java.util.concurrent.atomic.AtomicInteger NEXT_ROW = new java.util.concurrent.atomic.AtomicInteger(100);
+
   private static long load(String[] args, int threads, long millis) throws Exception {
     java.util.concurrent.atomic.LongAdder done = new java.util.concurrent.atomic.LongAdder();
     long end = System.nanoTime() + millis * 1_000_000;
     java.util.List<Thread> workers = new java.util.ArrayList<>();
     java.util.concurrent.atomic.AtomicReference<Exception> failure = new java.util.concurrent.atomic.AtomicReference<>();
     for (int t = 0; t < threads; t++) {
-      int row = 100 + t;
+      int row = NEXT_ROW.getAndIncrement(); // a fresh row per thread and run: no row lock is shared
       Thread w = new Thread(() -> {
         try (Connection wc = DriverManager.getConnection(args[0]); Statement s = wc.createStatement()) {
           s.executeUpdate("INSERT INTO account VALUES (" + row + ", 0)");
