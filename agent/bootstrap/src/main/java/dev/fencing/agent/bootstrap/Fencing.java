@@ -9,6 +9,7 @@ public final class Fencing {
   private static volatile Decision fallback = Decision.block("(unknown)", 0, BlockReason.AGENT_FAILED);
   private static volatile boolean started;
   private static volatile JdbcHook jdbc = JdbcHook.NOOP;
+  private static volatile HttpHook http = HttpHook.NOOP;
 
   private Fencing() {}
 
@@ -30,6 +31,15 @@ public final class Fencing {
 
   public static void installJdbc(JdbcHook hook) {
     jdbc = hook;
+  }
+
+  /** The HTTP hook the HTTP client advice calls (lets everything pass until the core installs it). */
+  public static HttpHook http() {
+    return http;
+  }
+
+  public static void installHttp(HttpHook hook) {
+    http = hook;
   }
 
   public static void install(SideEffectGate newGate) {

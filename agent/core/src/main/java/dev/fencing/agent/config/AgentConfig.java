@@ -119,6 +119,16 @@ public final class AgentConfig {
     return get(ConfigKey.FENCED_JDBC);
   }
 
+  /** HTTP destinations configured as fenced: host:port or host. */
+  public List<String> fencedHttp() {
+    return get(ConfigKey.FENCED_HTTP);
+  }
+
+  /** HTTP methods that are side effects, upper case. */
+  public List<String> unsafeHttpMethods() {
+    return get(ConfigKey.UNSAFE_HTTP_METHODS);
+  }
+
   /** The configured holder id, or hostname/pid (computed on first use: not in premain, where ProcessHandle is costly). */
   public String holderId() {
     String id = get(ConfigKey.HOLDER_ID);

@@ -25,6 +25,8 @@ public enum ConfigKey {
   TOKEN_MAX("token.max", "integer", "9223372036854775807", "Largest token the protected resources can store (2147483647 for INT columns, 9007199254740991 for JSON); a larger token is an overflow and blocks."),
   STATE_DIR("state.dir", "path", "(none)", "Directory where the highest token seen per lock is kept across restarts, so token reuse is detected after a restart too."),
   FENCED_JDBC("fenced.jdbc", "JDBC URL prefixes", "(none)", "Databases that check tokens, besides those detected by their fence table (fencing_fence); comma-separated JDBC URL prefixes."),
+  FENCED_HTTP("fenced.http", "host:port list", "(none)", "HTTP destinations that check tokens (host:port, or host for any port), comma-separated: after expiry they still get the last token, unfenced ones get nothing."),
+  UNSAFE_HTTP_METHODS("unsafe-http-methods", "method list", "POST,PUT,PATCH,DELETE", "HTTP methods that are side effects (blocked when the policy blocks); other methods pass, tagged while the lease is valid."),
   HOLDER_ID("holder.id", "text", "hostname/pid", "Identity of this process, stored in the lock key and shown by status and doctor."),
   HTTP_PORT("http.port", "port", "(off)", "Port of the agent's HTTP endpoint (GET /status, GET /metrics); 0 picks a free port."),
   HTTP_HOST("http.host", "address", "127.0.0.1", "Address the HTTP endpoint binds to."),

@@ -185,6 +185,10 @@ public final class ConfigLoader {
     v.put(ConfigKey.TOKEN_MAX, p.tokenMax());
     v.put(ConfigKey.STATE_DIR, p.path(ConfigKey.STATE_DIR));
     v.put(ConfigKey.FENCED_JDBC, p.list(ConfigKey.FENCED_JDBC));
+    v.put(ConfigKey.FENCED_HTTP, p.list(ConfigKey.FENCED_HTTP));
+    List<String> methods = p.list(ConfigKey.UNSAFE_HTTP_METHODS);
+    v.put(ConfigKey.UNSAFE_HTTP_METHODS, methods.isEmpty() ? List.of("POST", "PUT", "PATCH", "DELETE")
+        : methods.stream().map(m -> m.toUpperCase(Locale.ROOT)).toList());
     v.put(ConfigKey.HOLDER_ID, p.text(ConfigKey.HOLDER_ID, null)); // default computed off premain, see AgentConfig
     v.put(ConfigKey.HTTP_PORT, p.port());
     v.put(ConfigKey.HTTP_HOST, p.text(ConfigKey.HTTP_HOST, "127.0.0.1"));

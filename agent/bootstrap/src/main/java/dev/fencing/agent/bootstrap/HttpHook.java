@@ -1,0 +1,41 @@
+package dev.fencing.agent.bootstrap;
+
+/**
+ * What HTTP client advice (inlined into JDK and library classes) calls. Implemented by the agent core; java.base types
+ * only.
+ */
+public interface HttpHook {
+  /** Request header carrying the token (DESIGN.md section 5). */
+  String TOKEN_HEADER = "Fencing-Token";
+  /** Request header carrying the lock name. */
+  String LOCK_HEADER = "Fencing-Lock";
+  /** Response header a fence sets on a 409 for a stale token. */
+  String REJECTED_HEADER = "Fencing-Rejected";
+
+  /**
+   * Decides for one request to {@code scheme://host:port} ({@code port} -1: the scheme's default). Never null;
+   * block decisions are turned into an IOException (sync) or a failed future (async) by the advice.
+   */
+  Decision decide(String method, String scheme, String host, int port);
+
+  /** A response: a 409 with {@code Fencing-Rejected: stale-token} is a rejection by a fence, and counted. */
+  void responded(int status, String rejectedHeader);
+
+  /** The JDK HttpClient's pending response: {@link #responded} once it completes (the future is not replaced). */
+  void observe(java.util.concurrent.CompletableFuture<?> response);
+
+  /** Before the core installs the real hook: the bridge's fallback (fail-mode) with the default unsafe methods. */
+  HttpHook NOOP = new HttpHook() {
+    @Override
+    public Decision decide(String method, String scheme, String host, int port) {
+      boolean safe = "GET".equals(method) || "HEAD".equals(method) || "OPTIONS".equals(method) || "TRACE".equals(method);
+      return Fencing.decide(Channel.HTTP, !safe, false);
+    }
+
+    @Override
+    public void responded(int status, String rejectedHeader) {}
+
+    @Override
+    public void observe(java.util.concurrent.CompletableFuture<?> response) {}
+  };
+}

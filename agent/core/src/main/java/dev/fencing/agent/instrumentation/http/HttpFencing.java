@@ -1,0 +1,90 @@
+package dev.fencing.agent.instrumentation.http;
+
+import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.agent.bootstrap.Decision;
+import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.bootstrap.HttpHook;
+import dev.fencing.agent.config.AgentConfig;
+import dev.fencing.agent.policy.RejectionCounters;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The HTTP side of the policy, shared by every HTTP client instrumentation: is the method a side effect, is the
+ * destination fenced (fencing.fenced.http), and counting the 409s fences answer with.
+ */
+public final class HttpFencing implements HttpHook {
+  private final Set<String> unsafeMethods;
+  /** A fenced destination; port -1 means any port. */
+  private record Destination(String host, int port) {
+    static Destination parse(String text) {
+      String t = text.trim().toLowerCase(Locale.ROOT);
+      int colon = t.lastIndexOf(':');
+      if (colon > 0 && t.indexOf(']') < colon) {
+        try {
+          return new Destination(t.substring(0, colon), Integer.parseInt(t.substring(colon + 1)));
+        } catch (NumberFormatException e) {
+          // "host:*" or junk after the colon: any port
+          return new Destination(t.substring(0, colon), -1);
+        }
+      }
+      return new Destination(t, -1);
+    }
+  }
+
+  private final List<Destination> fencedDestinations;
+  private final RejectionCounters rejections;
+
+  HttpFencing(AgentConfig config, RejectionCounters rejections) {
+    this.unsafeMethods = Set.copyOf(config.unsafeHttpMethods());
+    this.fencedDestinations = config.fencedHttp().stream().map(Destination::parse).toList();
+    this.rejections = rejections;
+  }
+
+  /** Installs the hook once, whichever HTTP client module comes first. */
+  public static synchronized void install(AgentConfig config, RejectionCounters rejections) {
+    if (!(Fencing.http() instanceof HttpFencing)) {
+      Fencing.installHttp(new HttpFencing(config, rejections));
+    }
+  }
+
+  @Override
+  public Decision decide(String method, String scheme, String host, int port) {
+    return Fencing.decide(Channel.HTTP, unsafeMethods.contains(method), fenced(scheme, host, port));
+  }
+
+  boolean fenced(String scheme, String host, int port) {
+    if (fencedDestinations.isEmpty() || host == null) {
+      return false;
+    }
+    int p = port >= 0 ? port : "https".equalsIgnoreCase(scheme) ? 443 : 80;
+    for (Destination d : fencedDestinations) {
+      if ((d.port < 0 || d.port == p) && d.host.equalsIgnoreCase(host)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @Override
+  public void observe(CompletableFuture<?> response) {
+    response.whenComplete((r, error) -> {
+      if (r instanceof HttpResponse) {
+        HttpResponse<?> http = (HttpResponse<?>) r;
+        if (http.statusCode() == 409) {
+          responded(409, http.headers().firstValue(REJECTED_HEADER).orElse(null));
+        }
+      }
+    });
+  }
+
+  @Override
+  public void responded(int status, String rejectedHeader) {
+    if (status == 409 && rejectedHeader != null && rejectedHeader.trim().equalsIgnoreCase("stale-token")) {
+      rejections.record(Channel.HTTP, RejectionCounters.Reason.STALE_TOKEN);
+    }
+  }
+}

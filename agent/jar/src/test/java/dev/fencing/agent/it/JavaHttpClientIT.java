@@ -1,0 +1,140 @@
+package dev.fencing.agent.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.fencing.agent.it.apps.HttpApp;
+import dev.fencing.testing.AgentJvm;
+import dev.fencing.testing.EtcdCluster;
+import dev.fencing.testing.EtcdNode;
+import dev.fencing.testing.Http;
+import dev.fencing.testing.Ports;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The JDK HttpClient hook against real JDK HttpServers: one fenced, one not. */
+class JavaHttpClientIT {
+  static List<Path> javaHomes() {
+    return AgentProcesses.javaHomes();
+  }
+
+  /** A real server recording what it received: "METHOD path token=[...] lock=[...]". */
+  static final class RecordingServer implements AutoCloseable {
+    final HttpServer server;
+    final List<String> received = new CopyOnWriteArrayList<>();
+
+    RecordingServer() throws IOException {
+      server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+      server.createContext("/", ex -> {
+        received.add(ex.getRequestMethod() + " " + ex.getRequestURI().getPath() + " token="
+            + ex.getRequestHeaders().get("Fencing-Token") + " lock=" + ex.getRequestHeaders().get("Fencing-Lock"));
+        ex.getRequestBody().readAllBytes();
+        String path = ex.getRequestURI().getPath();
+        if (path.equals("/redirect")) {
+          ex.getResponseHeaders().set("Location", "/ok");
+          ex.sendResponseHeaders(307, -1);
+        } else if (path.equals("/stale")) {
+          ex.getResponseHeaders().set("Fencing-Rejected", "stale-token");
+          byte[] body = "{\"status\":409}".getBytes(StandardCharsets.UTF_8);
+          ex.sendResponseHeaders(409, body.length);
+          try (OutputStream out = ex.getResponseBody()) {
+            out.write(body);
+          }
+        } else {
+          ex.sendResponseHeaders(200, -1);
+        }
+        ex.close();
+      });
+      server.start();
+    }
+
+    String base() {
+      return "http://127.0.0.1:" + server.getAddress().getPort();
+    }
+
+    @Override
+    public void close() {
+      server.stop(0);
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void requestsCarryThePairOnceAndUnsafeOnesAreBlockedAfterExpiryUnlessFenced(Path javaHome) throws Exception {
+    int port = Ports.freePort();
+    try (EtcdCluster etcd = EtcdCluster.single(); RecordingServer open = new RecordingServer();
+        RecordingServer fenced = new RecordingServer();
+        AgentJvm app = AgentJvm.builder().javaHome(javaHome).name("http-java" + AgentProcesses.javaVersion(javaHome))
+            .agentArgs("lock=web,lease.ttl=3s,lease.safety-margin=500ms,http.port=" + port + ",fenced.http=127.0.0.1:"
+                + fenced.server.getAddress().getPort() + ",etcd.endpoints=" + etcd.endpoints())
+            .classpath(AgentProcesses.appClasspath()).mainClass(HttpApp.class.getName()).start()) {
+      Stdin stdin = new Stdin(app);
+      app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+      String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
+      String pair = "token=[" + token + "] lock=[web]";
+
+      assertThat(stdin.run("SEND POST " + open.base() + "/ok")).isEqualTo("STATUS 200 callerHeaders=[X-App]");
+      assertThat(stdin.run("ASYNC PUT " + open.base() + "/ok")).startsWith("STATUS 200");
+      assertThat(stdin.run("SEND GET " + open.base() + "/ok")).startsWith("STATUS 200");
+      assertThat(stdin.run("SEND POST " + open.base() + "/redirect")).startsWith("STATUS 200");
+      assertThat(open.received).containsExactly("POST /ok " + pair, "PUT /ok " + pair, "GET /ok " + pair,
+          "POST /redirect " + pair, "POST /ok " + pair);
+
+      // Lease lost (etcd gone, local deadline passed).
+      for (EtcdNode n : etcd.nodes()) {
+        n.kill();
+      }
+      Http.awaitStatus(port, "\"state\":\"EXPIRED\"", Duration.ofSeconds(10));
+      open.received.clear();
+
+      // Unfenced host: the POST never leaves the process (sync and async), the GET still does, untagged.
+      assertThat(stdin.run("SEND POST " + open.base() + "/ok"))
+          .startsWith("ERR ").contains("Fencing Agent blocked a http side effect: lock 'web', token " + token);
+      assertThat(stdin.run("ASYNC DELETE " + open.base() + "/ok"))
+          .startsWith("ERR dev.fencing.agent.bootstrap.FencingBlockedException");
+      assertThat(stdin.run("SEND GET " + open.base() + "/ok")).startsWith("STATUS 200");
+      assertThat(open.received).containsExactly("GET /ok token=null lock=null");
+
+      // Fenced service: the POST goes out with the last token, the fence answers 409, the agent counts it.
+      assertThat(stdin.run("SEND POST " + fenced.base() + "/stale")).startsWith("STATUS 409");
+      assertThat(fenced.received).containsExactly("POST /stale " + pair);
+      String metrics = Http.get("http://127.0.0.1:" + port + "/metrics");
+      assertThat(metrics)
+          .contains("fencing_rejections_total{channel=\"http\",lock=\"web\",reason=\"stale_token\"} 1.0")
+          .contains("fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"web\",outcome=\"blocked\"} 2.0");
+    }
+  }
+
+  /** Writes commands to the app and reads its answers in order. */
+  static final class Stdin {
+    private final AgentJvm jvm;
+    private int answers;
+
+    Stdin(AgentJvm jvm) {
+      this.jvm = jvm;
+    }
+
+    String run(String command) throws IOException {
+      jvm.process().getOutputStream().write((command + "\n").getBytes(StandardCharsets.UTF_8));
+      jvm.process().getOutputStream().flush();
+      answers++;
+      long end = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+      while (System.nanoTime() < end) {
+        List<String> lines = jvm.output().lines().filter(l -> l.startsWith("STATUS ") || l.startsWith("ERR ")).toList();
+        if (lines.size() >= answers) {
+          return lines.get(answers - 1);
+        }
+        Thread.onSpinWait();
+      }
+      throw new AssertionError("no answer to " + command + ":\n" + jvm.output());
+    }
+  }
+}

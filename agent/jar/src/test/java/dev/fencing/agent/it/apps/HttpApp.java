@@ -1,0 +1,41 @@
+package dev.fencing.agent.it.apps;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+
+/**
+ * An ordinary JDK HttpClient application (no fencing code) driven over stdin: {@code SEND <method> <url>} (send) or
+ * {@code ASYNC <method> <url>} (sendAsync). Prints {@code STATUS <code>} or {@code ERR <exception>: <message>}.
+ */
+public final class HttpApp {
+  private HttpApp() {}
+
+  public static void main(String[] args) throws Exception {
+    HttpClient client = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NORMAL).build();
+    System.out.println("APP STARTED");
+    System.out.flush();
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+    String line;
+    while ((line = in.readLine()) != null) {
+      String[] p = line.split(" ");
+      HttpRequest request = HttpRequest.newBuilder(URI.create(p[2]))
+          .method(p[1], p[1].equals("GET") ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString("x"))
+          .header("X-App", "1").build();
+      try {
+        HttpResponse<String> r = p[0].equals("ASYNC")
+            ? client.sendAsync(request, HttpResponse.BodyHandlers.ofString()).join()
+            : client.send(request, HttpResponse.BodyHandlers.ofString());
+        // The caller's request object is never changed by the agent.
+        System.out.println("STATUS " + r.statusCode() + " callerHeaders=" + request.headers().map().keySet());
+      } catch (Exception e) {
+        Throwable t = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+        System.out.println("ERR " + t.getClass().getName() + ": " + t.getMessage());
+      }
+      System.out.flush();
+    }
+  }
+}

@@ -1,0 +1,33 @@
+package dev.fencing.agent.instrumentation.javahttpclient;
+
+import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.instrumentation.AgentContext;
+import dev.fencing.agent.instrumentation.InstrumentationModule;
+import dev.fencing.agent.instrumentation.TypeInstrumentation;
+import dev.fencing.agent.instrumentation.http.HttpFencing;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** java.net.http.HttpClient. Switch: fencing.instrumentation.java-http-client.enabled. */
+public final class JavaHttpClientInstrumentationModule implements InstrumentationModule {
+  @Override
+  public String name() {
+    return "java-http-client";
+  }
+
+  @Override
+  public List<TypeInstrumentation> typeInstrumentations() {
+    return List.of(new HttpClientImplInstrumentation());
+  }
+
+  @Override
+  public void install(AgentContext context) {
+    HttpFencing.install(context.config(), context.rejections());
+    // Advice inlined into java.net.http refers to the bootstrap part, which lives in the boot loader's unnamed
+    // module: a named module must be told to read it.
+    // (Looked up by name: loading HttpClient itself in premain is not needed, and a jlinked runtime may lack it.)
+    ModuleLayer.boot().findModule("java.net.http").ifPresent(m -> context.instrumentation()
+        .redefineModule(m, Set.of(Fencing.class.getModule()), Map.of(), Map.of(), Set.of(), Map.of()));
+  }
+}

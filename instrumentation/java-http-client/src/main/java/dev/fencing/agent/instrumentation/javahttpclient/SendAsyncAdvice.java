@@ -1,0 +1,50 @@
+package dev.fencing.agent.instrumentation.javahttpclient;
+
+import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.agent.bootstrap.Decision;
+import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.bootstrap.FencingBlockedException;
+import dev.fencing.agent.bootstrap.HttpHook;
+import dev.fencing.agent.bootstrap.WithoutFencingHeaders;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.util.concurrent.CompletableFuture;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.implementation.bytecode.assign.Assigner;
+
+/**
+ * On the private {@code HttpClientImpl.sendAsync(request, handler, pushHandler, executor)}, which {@code send} and
+ * both public {@code sendAsync} pass through. The request is immutable: a copy carrying the pair replaces argument 0,
+ * so the caller's object is never changed. A blocked request never reaches the network: the method is skipped and
+ * returns a failed future ({@code send} turns it into an IOException). Inlined into java.net.http: bootstrap and JDK
+ * classes only, no lambdas.
+ */
+public final class SendAsyncAdvice {
+  private SendAsyncAdvice() {}
+
+  @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class)
+  public static CompletableFuture<?> enter(@Advice.Argument(value = 0, readOnly = false) HttpRequest request) {
+    URI uri = request.uri();
+    Decision d = Fencing.http().decide(request.method(), uri.getScheme(), uri.getHost(), uri.getPort());
+    if (d.isBlock()) {
+      return CompletableFuture.failedFuture(new FencingBlockedException(Channel.HTTP, d));
+    }
+    if (d.isTag()) {
+      request = HttpRequest.newBuilder(request, WithoutFencingHeaders.INSTANCE)
+          .header(HttpHook.TOKEN_HEADER, d.tokenText())
+          .header(HttpHook.LOCK_HEADER, d.lock())
+          .build();
+    }
+    return null;
+  }
+
+  @Advice.OnMethodExit
+  public static void exit(@Advice.Enter CompletableFuture<?> blocked,
+      @Advice.Return(readOnly = false, typing = Assigner.Typing.DYNAMIC) Object result) {
+    if (blocked != null) {
+      result = blocked;
+    } else if (result instanceof CompletableFuture) {
+      Fencing.http().observe((CompletableFuture<?>) result);
+    }
+  }
+}
