@@ -82,13 +82,13 @@ final class FencingTransformer implements ClassFileTransformer {
   @Override
   public byte[] transform(Module module, ClassLoader loader, String internalName, Class<?> redefined,
       ProtectionDomain domain, byte[] bytes) {
-    // JDK classes (boot loader) need none of today's instrumentations; the agent's own classes never.
-    if (loader == null || internalName == null || internalName.startsWith("dev/fencing/agent/")) {
+    // The agent's own classes never; boot classes only for instrumentations that ask for them.
+    if (internalName == null || internalName.startsWith("dev/fencing/agent/")) {
       return null;
     }
     List<Entry> candidates = null;
     for (Entry e : entries) {
-      if (contains(bytes, e.marker)) {
+      if ((loader != null || e.type.bootstrapClasses()) && contains(bytes, e.marker)) {
         if (candidates == null) {
           candidates = new ArrayList<>(2);
         }
@@ -101,7 +101,7 @@ final class FencingTransformer implements ClassFileTransformer {
     String name = internalName.replace('/', '.');
     try {
       ClassFileLocator locator = new ClassFileLocator.Compound(ClassFileLocator.Simple.of(name, bytes),
-          ClassFileLocator.ForClassLoader.of(loader));
+          loader == null ? ClassFileLocator.ForClassLoader.ofBootLoader() : ClassFileLocator.ForClassLoader.of(loader));
       TypeDescription type = TypePool.Default.WithLazyResolution.of(locator).describe(name).resolve();
       DynamicType.Builder<?> builder = null;
       for (Entry e : candidates) {

@@ -14,6 +14,14 @@ public interface TypeInstrumentation {
 
   ElementMatcher<TypeDescription> typeMatcher();
 
+  /**
+   * True when the classes are loaded by the boot loader (java.base's HttpURLConnection): the transformer then
+   * considers boot classes for this instrumentation, which it otherwise never touches.
+   */
+  default boolean bootstrapClasses() {
+    return false;
+  }
+
   void transform(Transformer transformer);
 
   /** Collects (methods, advice class) pairs; advice is inlined, so it may only use bootstrap-visible classes. */

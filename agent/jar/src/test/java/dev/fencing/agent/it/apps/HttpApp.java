@@ -9,10 +9,29 @@ import java.net.http.HttpResponse;
 
 /**
  * An ordinary JDK HttpClient application (no fencing code) driven over stdin: {@code SEND <method> <url>} (send) or
- * {@code ASYNC <method> <url>} (sendAsync). Prints {@code STATUS <code>} or {@code ERR <exception>: <message>}.
+ * {@code ASYNC <method> <url>} (sendAsync), or {@code URLC <method> <url>} (HttpURLConnection). Prints {@code STATUS <code>} or {@code ERR <exception>: <message>}.
  */
 public final class HttpApp {
   private HttpApp() {}
+
+  /** URLC <method> <url>: the same through HttpURLConnection. */
+  private static void urlConnection(String method, String url) {
+    try {
+      java.net.HttpURLConnection c = (java.net.HttpURLConnection) URI.create(url).toURL().openConnection();
+      c.setRequestMethod(method);
+      c.setInstanceFollowRedirects(true);
+      if (!method.equals("GET")) {
+        c.setDoOutput(true);
+        try (java.io.OutputStream out = c.getOutputStream()) {
+          out.write('x');
+        }
+      }
+      System.out.println("STATUS " + c.getResponseCode());
+    } catch (Exception e) {
+      System.out.println("ERR " + e.getClass().getName() + ": " + e.getMessage());
+    }
+    System.out.flush();
+  }
 
   public static void main(String[] args) throws Exception {
     HttpClient client = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NORMAL).build();
@@ -22,6 +41,10 @@ public final class HttpApp {
     String line;
     while ((line = in.readLine()) != null) {
       String[] p = line.split(" ");
+      if (p[0].equals("URLC")) {
+        urlConnection(p[1], p[2]);
+        continue;
+      }
       HttpRequest request = HttpRequest.newBuilder(URI.create(p[2]))
           .method(p[1], p[1].equals("GET") ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString("x"))
           .header("X-App", "1").build();

@@ -1,0 +1,51 @@
+package dev.fencing.agent.instrumentation.httpurlconnection;
+
+import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.agent.bootstrap.Decision;
+import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.bootstrap.FencingBlockedException;
+import dev.fencing.agent.bootstrap.HttpHook;
+import dev.fencing.agent.bootstrap.ReentryGuard;
+import java.net.HttpURLConnection;
+import java.net.URL;
+import net.bytebuddy.asm.Advice;
+
+/**
+ * On connect, getOutputStream and getInputStream of the JDK's HttpURLConnection: the first of them on a connection
+ * that is not connected yet decides, and tags through setRequestProperty, which is still allowed at that point (so
+ * never "Already connected"); a blocked request throws before any byte is written. Nested calls (getOutputStream
+ * calling connect) are skipped by the re-entry guard. Inlined into java.base: bootstrap and JDK classes only.
+ */
+public final class ConnectAdvice {
+  private ConnectAdvice() {}
+
+  @Advice.OnMethodEnter
+  public static boolean enter(@Advice.This HttpURLConnection connection,
+      @Advice.FieldValue("connected") boolean connected, @Advice.FieldValue("connecting") boolean connecting)
+      throws FencingBlockedException {
+    if (!ReentryGuard.enter()) {
+      return true;
+    }
+    if (connected || connecting) {
+      return true;
+    }
+    URL url = connection.getURL();
+    Decision d = Fencing.http().decide(connection.getRequestMethod(), url.getProtocol(), url.getHost(), url.getPort());
+    if (d.isBlock()) {
+      ReentryGuard.exit();
+      throw new FencingBlockedException(Channel.HTTP, d);
+    }
+    if (d.isTag()) {
+      connection.setRequestProperty(HttpHook.TOKEN_HEADER, d.tokenText()); // set replaces: carried exactly once
+      connection.setRequestProperty(HttpHook.LOCK_HEADER, d.lock());
+    }
+    return true;
+  }
+
+  @Advice.OnMethodExit(onThrowable = Throwable.class)
+  public static void exit(@Advice.Enter boolean entered) {
+    if (entered) {
+      ReentryGuard.exit();
+    }
+  }
+}
