@@ -28,7 +28,7 @@ interface FencedServer extends AutoCloseable {
   URI uri();
 
   @Override
-  void close() throws Exception;
+  void close();
 
   /** The JDK's com.sun.net.httpserver with {@link FenceHttpFilter} on its one context, and a thread pool. */
   static FencedServer jdk(HttpFence fence, Backend backend) throws IOException {
@@ -108,8 +108,12 @@ interface FencedServer extends AutoCloseable {
       }
 
       @Override
-      public void close() throws Exception {
-        server.stop();
+      public void close() {
+        try {
+          server.stop();
+        } catch (Exception e) {
+          throw new IllegalStateException("cannot stop Jetty", e);
+        }
       }
     };
   }

@@ -45,7 +45,7 @@ abstract class HttpFenceContractTest {
   }
 
   @AfterEach
-  void stopServers() throws Exception {
+  void stopServers() {
     for (FencedServer s : servers) {
       s.close();
     }

@@ -20,13 +20,13 @@ final class TestDatabase implements AutoCloseable {
 
   private final Kind kind;
   private final String url;
-  private final AutoCloseable server;
+  private final Runnable stopServer;
   private final HikariDataSource pool;
 
-  private TestDatabase(Kind kind, String url, AutoCloseable server) {
+  private TestDatabase(Kind kind, String url, Runnable stopServer) {
     this.kind = kind;
     this.url = url;
-    this.server = server;
+    this.stopServer = stopServer;
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(url);
     config.setMaximumPoolSize(16);
@@ -36,12 +36,12 @@ final class TestDatabase implements AutoCloseable {
 
   static TestDatabase postgres() {
     PostgresServer server = PostgresServer.start();
-    return new TestDatabase(Kind.POSTGRESQL, server.jdbcUrl(), server);
+    return new TestDatabase(Kind.POSTGRESQL, server.jdbcUrl(), server::close);
   }
 
   static TestDatabase mariadb() {
     MariaDbServer server = MariaDbServer.start();
-    return new TestDatabase(Kind.MARIADB, server.jdbcUrl(), server);
+    return new TestDatabase(Kind.MARIADB, server.jdbcUrl(), server::close);
   }
 
   static TestDatabase h2(String name) {
@@ -100,12 +100,12 @@ final class TestDatabase implements AutoCloseable {
   }
 
   @Override
-  public void close() throws Exception {
+  public void close() {
     try {
       pool.close();
     } finally {
-      if (server != null) {
-        server.close();
+      if (stopServer != null) {
+        stopServer.run();
       }
     }
   }
