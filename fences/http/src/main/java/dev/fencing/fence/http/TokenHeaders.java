@@ -1,0 +1,159 @@
+package dev.fencing.fence.http;
+
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Reads {@code Fencing-Token} and {@code Fencing-Lock} (DESIGN.md section 5) strictly. A token is exactly one header
+ * of 1 to 19 ASCII digits without sign or leading zero, from 1 to 2^63-1, the same rule as the SQL fence's
+ * {@code [1-9][0-9]{0,18}}. Anything else is malformed rather than guessed at: a duplicated header (also the
+ * comma-joined form some proxies make of two) could carry an old and a new token, and a lenient parse would let the
+ * old one through. The lock must be one header naming a lock this fence guards.
+ */
+public final class TokenHeaders {
+
+  public static final String TOKEN = "Fencing-Token";
+  public static final String LOCK = "Fencing-Lock";
+  /** Set on every verdict against the token (409, 428, 400): {@code stale-token}, {@code missing-token}, ... */
+  public static final String REJECTED = "Fencing-Rejected";
+  public static final int MAX_DIGITS = 19;
+  /** Longer values are not echoed back at all. */
+  private static final int MAX_HEADER = 64;
+  private static final String MAX = Long.toString(Long.MAX_VALUE);
+
+  /**
+   * The outcome of reading one request's headers: a valid {@code lock} and {@code token}, or a {@code rejection} with
+   * its detail. {@code lock} is set whenever the lock header names a guarded lock (also beside a bad token), {@code
+   * token} is 0 when it was not read.
+   */
+  public record Result(String lock, long token, Rejection rejection, String detail) {
+
+    public boolean isValid() {
+      return rejection == null;
+    }
+  }
+
+  private TokenHeaders() {
+  }
+
+  /**
+   * Parses the values of each header as the server delivered them, one list element per header line (null or empty
+   * when absent); {@code locks} are the lock names the fence guards.
+   */
+  public static Result parse(List<String> tokenValues, List<String> lockValues, Set<String> locks) {
+    String lock = guardedLock(lockValues, locks);
+    if (tokenValues == null || tokenValues.isEmpty()) {
+      return invalid(lock, 0, Rejection.MISSING_TOKEN, "no " + TOKEN + " header on a fenced request: send the "
+          + "lock holder's token and lock (" + TOKEN + ", " + LOCK + ")");
+    }
+    if (tokenValues.size() > 1) {
+      return invalid(lock, 0, Rejection.MALFORMED_TOKEN, tokenValues.size() + " " + TOKEN + " headers: send "
+          + "exactly one");
+    }
+    String value = strip(tokenValues.get(0));
+    String problem = tokenProblem(value);
+    if (problem != null) {
+      return invalid(lock, 0, Rejection.MALFORMED_TOKEN, problem);
+    }
+    long token = Long.parseLong(value);
+    if (lock == null) {
+      return invalid(null, token, Rejection.UNKNOWN_LOCK, lockProblem(lockValues, locks));
+    }
+    return new Result(lock, token, null, null);
+  }
+
+  /** Why {@code value} (already stripped of surrounding blanks) is not a token, or null when it is one. */
+  static String tokenProblem(String value) {
+    if (value.isEmpty()) {
+      return "empty " + TOKEN + " header";
+    }
+    if (value.length() > MAX_HEADER) {
+      return "oversized " + TOKEN + " header (" + value.length() + " characters): a token has at most " + MAX_DIGITS
+          + " digits";
+    }
+    if (value.indexOf(',') >= 0) {
+      return "several tokens in one " + TOKEN + " header " + quote(value) + " (a comma-joined duplicate): send "
+          + "exactly one";
+    }
+    char first = value.charAt(0);
+    if (first == '-') {
+      return "negative token " + quote(value) + ": tokens are 1 to " + MAX;
+    }
+    if (first == '+') {
+      return "signed token " + quote(value) + ": send plain decimal digits";
+    }
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c < '0' || c > '9') {
+        return "non-numeric token " + quote(value) + ": send decimal digits";
+      }
+    }
+    if (first == '0') {
+      return value.chars().allMatch(c -> c == '0') ? "token 0: tokens start at 1"
+          : "leading zero in token " + quote(value) + ": send the plain decimal form";
+    }
+    if (value.length() > MAX_DIGITS) {
+      return "oversized token " + quote(value) + ": more than " + MAX_DIGITS + " digits, above " + MAX + " (2^63-1)";
+    }
+    if (value.length() == MAX_DIGITS && value.compareTo(MAX) > 0) {
+      return "token " + value + " is above " + MAX + " (2^63-1)";
+    }
+    return null;
+  }
+
+  /** The lock named by the only Fencing-Lock header if the fence guards it, else null. */
+  private static String guardedLock(List<String> lockValues, Set<String> locks) {
+    if (lockValues == null || lockValues.size() != 1) {
+      return null;
+    }
+    String value = strip(lockValues.get(0));
+    return locks.contains(value) ? value : null;
+  }
+
+  private static String lockProblem(List<String> lockValues, Set<String> locks) {
+    String guarded = locks.stream().map(TokenHeaders::quote).collect(Collectors.joining(", "));
+    if (lockValues == null || lockValues.isEmpty()) {
+      return "no " + LOCK + " header: a token must name its lock (this fence guards " + guarded + ")";
+    }
+    if (lockValues.size() > 1) {
+      return lockValues.size() + " " + LOCK + " headers: send exactly one";
+    }
+    String value = strip(lockValues.get(0));
+    if (value.indexOf(',') >= 0) {
+      return "several locks in one " + LOCK + " header " + quote(value) + ": send exactly one";
+    }
+    return "lock " + quote(value) + " is not fenced here (this fence guards " + guarded + ")";
+  }
+
+  private static Result invalid(String lock, long token, Rejection rejection, String detail) {
+    return new Result(lock, token, rejection, detail);
+  }
+
+  /** Optional whitespace around a field value is not part of it (RFC 9110); servers differ in removing it. */
+  private static String strip(String value) {
+    if (value == null) {
+      return "";
+    }
+    int start = 0;
+    int end = value.length();
+    while (start < end && (value.charAt(start) == ' ' || value.charAt(start) == '\t')) {
+      start++;
+    }
+    while (end > start && (value.charAt(end - 1) == ' ' || value.charAt(end - 1) == '\t')) {
+      end--;
+    }
+    return value.substring(start, end);
+  }
+
+  /** A client's value for a message: at most 24 characters, printable ASCII only, in quotes. */
+  static String quote(String value) {
+    StringBuilder b = new StringBuilder("'");
+    int n = Math.min(value.length(), 24);
+    for (int i = 0; i < n; i++) {
+      char c = value.charAt(i);
+      b.append(c >= 0x20 && c < 0x7f ? c : '?');
+    }
+    return b.append(value.length() > n ? "...'" : "'").toString();
+  }
+}

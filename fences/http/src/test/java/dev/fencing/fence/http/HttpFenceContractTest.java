@@ -1,0 +1,411 @@
+package dev.fencing.fence.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The HTTP fence's contract (DESIGN.md sections 4 and 5) through a real server and the JDK's HTTP client: subclasses
+ * bring the server and its filter. The backend records the requests that reach it, so each test also sees what the
+ * fence let through.
+ */
+abstract class HttpFenceContractTest {
+
+  static final String LOCK = "ledger";
+
+  final Backend backend = new Backend();
+  final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      .connectTimeout(Duration.ofSeconds(5)).build();
+  private final List<FencedServer> servers = new ArrayList<>();
+
+  /** A server with {@code fence} in front of {@link #backend}. */
+  abstract FencedServer start(HttpFence fence) throws Exception;
+
+  /** The store the contract tests run on; the JDBC ITs bring theirs. */
+  FenceStore newStore() {
+    return new InMemoryFenceStore();
+  }
+
+  @AfterEach
+  void stopServers() {
+    for (FencedServer s : servers) {
+      s.close();
+    }
+  }
+
+  FencedServer serve(HttpFence fence) throws Exception {
+    FencedServer s = start(fence);
+    servers.add(s);
+    return s;
+  }
+
+  HttpFence fence(FencePolicy.Builder policy) {
+    return new HttpFence(policy.build(), newStore());
+  }
+
+  static FencePolicy.Builder policy() {
+    return FencePolicy.forLocks(LOCK).paths("/api");
+  }
+
+  /** A request builder for {@code method path} with a small body, plus any headers given as name, value pairs. */
+  static HttpRequest request(FencedServer s, String method, String path, String... headers) {
+    HttpRequest.Builder b = HttpRequest.newBuilder(s.uri().resolve(path)).timeout(Duration.ofSeconds(30))
+        .method(method, method.equals("GET") || method.equals("HEAD") ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString("{\"amount\":1}"));
+    for (int i = 0; i < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
+    }
+    return b.build();
+  }
+
+  HttpResponse<String> send(HttpRequest request) throws Exception {
+    return client.send(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  HttpResponse<String> post(FencedServer s, long token, String... extraHeaders) throws Exception {
+    List<String> h = new ArrayList<>(List.of(TokenHeaders.TOKEN, Long.toString(token), TokenHeaders.LOCK, LOCK));
+    h.addAll(List.of(extraHeaders));
+    return send(request(s, "POST", "/api/orders", h.toArray(String[]::new)));
+  }
+
+  @Test
+  void acceptsTheCurrentTokenAndHigherOnes() throws Exception {
+    HttpFence fence = fence(policy());
+    FencedServer s = serve(fence);
+    assertThat(post(s, 5).statusCode()).isEqualTo(200);
+    assertThat(post(s, 5).statusCode()).isEqualTo(200);
+    assertThat(send(request(s, "PUT", "/api/orders/1", TokenHeaders.TOKEN, "7", TokenHeaders.LOCK, LOCK))
+        .statusCode()).isEqualTo(200);
+    assertThat(send(request(s, "PATCH", "/api/orders/1", TokenHeaders.TOKEN, "7", TokenHeaders.LOCK, LOCK))
+        .statusCode()).isEqualTo(200);
+    assertThat(send(request(s, "DELETE", "/api/orders/1", TokenHeaders.TOKEN, "9223372036854775807",
+        TokenHeaders.LOCK, LOCK)).statusCode()).isEqualTo(200);
+    assertThat(backend.entries()).extracting(Backend.Entry::token)
+        .containsExactly("5", "5", "7", "7", "9223372036854775807");
+    assertThat(fence.store().current(LOCK)).isEqualTo(Long.MAX_VALUE);
+  }
+
+  @Test
+  void aLowerTokenGets409WithTheProblemAndTheFenceStays() throws Exception {
+    HttpFence fence = fence(policy());
+    FencedServer s = serve(fence);
+    assertThat(post(s, 7).statusCode()).isEqualTo(200);
+    HttpResponse<String> r = post(s, 5);
+    assertThat(r.statusCode()).isEqualTo(409);
+    assertThat(r.headers().allValues("Content-Type")).containsExactly("application/problem+json");
+    assertThat(r.headers().allValues(TokenHeaders.REJECTED)).containsExactly("stale-token");
+    Map<String, Object> problem = Json.object(r.body());
+    assertThat(problem).containsOnlyKeys("type", "title", "status", "detail", "lock", "token", "currentToken");
+    assertThat(problem).containsEntry("type", "urn:fencing:problem:stale-token")
+        .containsEntry("title", "Stale fencing token").containsEntry("status", 409L).containsEntry("lock", LOCK)
+        .containsEntry("token", 5L).containsEntry("currentToken", 7L);
+    assertThat((String) problem.get("detail"))
+        .isEqualTo("token 5 for lock 'ledger' is lower than the fence token 7: a newer lock holder has been here, "
+            + "this request comes from a stale one");
+    assertThat(fence.store().current(LOCK)).isEqualTo(7);
+    assertThat(backend.entries()).extracting(Backend.Entry::token).containsExactly("7");
+    assertThat(fence.metrics().count(LOCK, Rejection.STALE_TOKEN)).isEqualTo(1);
+    assertThat(fence.metrics().prometheusText())
+        .contains("fencing_fence_rejections_total{fence=\"http\",lock=\"ledger\",reason=\"stale_token\"} 1\n");
+  }
+
+  @Test
+  void aMissingTokenOnAFencedRouteGets428() throws Exception {
+    HttpFence fence = fence(policy());
+    FencedServer s = serve(fence);
+    assertThat(post(s, 3).statusCode()).isEqualTo(200);
+    for (HttpRequest req : List.of(request(s, "POST", "/api/orders"),
+        request(s, "DELETE", "/api/orders/1", TokenHeaders.LOCK, LOCK))) {
+      HttpResponse<String> r = send(req);
+      assertThat(r.statusCode()).isEqualTo(428);
+      assertThat(r.headers().firstValue(TokenHeaders.REJECTED)).hasValue("missing-token");
+      assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+      Map<String, Object> problem = Json.object(r.body());
+      assertThat(problem).containsEntry("type", "urn:fencing:problem:missing-token").containsEntry("status", 428L)
+          .containsEntry("token", null).containsEntry("currentToken", null);
+    }
+    assertThat(fence.store().current(LOCK)).isEqualTo(3);
+    assertThat(backend.entries()).hasSize(1);
+    assertThat(fence.metrics().count(LOCK, Rejection.MISSING_TOKEN)).isEqualTo(2);
+  }
+
+  @Test
+  void malformedHeadersGet400AndNeverMoveTheFence() throws Exception {
+    HttpFence fence = fence(policy());
+    FencedServer s = serve(fence);
+    assertThat(post(s, 50).statusCode()).isEqualTo(200);
+    String t = TokenHeaders.TOKEN;
+    String l = TokenHeaders.LOCK;
+    Map<String, String[]> cases = new java.util.LinkedHashMap<>();
+    cases.put("non-numeric", new String[] {t, "abc", l, LOCK});
+    cases.put("hex", new String[] {t, "0x40", l, LOCK});
+    cases.put("decimal point", new String[] {t, "60.0", l, LOCK});
+    cases.put("negative", new String[] {t, "-60", l, LOCK});
+    cases.put("signed", new String[] {t, "+60", l, LOCK});
+    cases.put("zero", new String[] {t, "0", l, LOCK});
+    cases.put("leading zero", new String[] {t, "060", l, LOCK});
+    cases.put("above int64", new String[] {t, "9223372036854775808", l, LOCK});
+    cases.put("oversized", new String[] {t, "9".repeat(40), l, LOCK});
+    cases.put("oversized header", new String[] {t, "9".repeat(4000), l, LOCK});
+    cases.put("empty", new String[] {t, "", l, LOCK});
+    cases.put("whitespace only", new String[] {t, "   ", l, LOCK});
+    cases.put("inner whitespace", new String[] {t, "6 0", l, LOCK});
+    cases.put("duplicated", new String[] {t, "60", t, "70", l, LOCK});
+    cases.put("duplicated equal", new String[] {t, "60", t, "60", l, LOCK});
+    cases.put("comma-joined", new String[] {t, "60, 70", l, LOCK});
+    cases.put("no lock", new String[] {t, "60"});
+    cases.put("other lock", new String[] {t, "60", l, "billing"});
+    cases.put("duplicated lock", new String[] {t, "60", l, LOCK, l, LOCK});
+    SoftAssertions soft = new SoftAssertions();
+    for (Map.Entry<String, String[]> c : cases.entrySet()) {
+      HttpResponse<String> r = send(request(s, "POST", "/api/orders", c.getValue()));
+      soft.assertThat(r.statusCode()).as(c.getKey() + ": " + r.body()).isEqualTo(400);
+      soft.assertThat(r.headers().firstValue("Content-Type")).as(c.getKey()).hasValue("application/problem+json");
+      boolean lockCase = c.getKey().contains("lock");
+      soft.assertThat(r.headers().firstValue(TokenHeaders.REJECTED)).as(c.getKey())
+          .hasValue(lockCase ? "unknown-lock" : "malformed-token");
+      Map<String, Object> problem = Json.object(r.body());
+      soft.assertThat(problem).as(c.getKey()).containsOnlyKeys("type", "title", "status", "detail", "lock", "token",
+          "currentToken");
+      soft.assertThat(problem.get("status")).as(c.getKey()).isEqualTo(400L);
+      soft.assertThat(problem.get("token")).as(c.getKey()).isEqualTo(lockCase ? 60L : null);
+      soft.assertThat(((String) problem.get("detail")).length()).as(c.getKey()).isLessThan(200);
+      soft.assertThat(fence.store().current(LOCK)).as(c.getKey()).isEqualTo(50);
+    }
+    soft.assertAll();
+    assertThat(backend.entries()).hasSize(1);
+    assertThat(post(s, 50).statusCode()).isEqualTo(200);
+    assertThat(post(s, 49).statusCode()).isEqualTo(409);
+    assertThat(fence.metrics().count(LOCK, Rejection.MALFORMED_TOKEN)).isEqualTo(cases.size() - 3);
+    assertThat(fence.metrics().count(LOCK, Rejection.UNKNOWN_LOCK)).isEqualTo(3);
+  }
+
+  @Test
+  void safeMethodsAndUnfencedPathsPassUntouched() throws Exception {
+    HttpFence fence = fence(policy());
+    FencedServer s = serve(fence);
+    assertThat(post(s, 10).statusCode()).isEqualTo(200);
+    assertThat(send(request(s, "GET", "/api/orders")).statusCode()).isEqualTo(200);
+    assertThat(send(request(s, "GET", "/api/orders", TokenHeaders.TOKEN, "3", TokenHeaders.LOCK, LOCK))
+        .statusCode()).isEqualTo(200);
+    assertThat(send(request(s, "HEAD", "/api/orders", TokenHeaders.TOKEN, "junk")).statusCode()).isEqualTo(200);
+    assertThat(send(request(s, "OPTIONS", "/api/orders")).statusCode()).isEqualTo(200);
+    assertThat(send(request(s, "POST", "/public/orders")).statusCode()).isEqualTo(200);
+    assertThat(send(request(s, "POST", "/apiary", TokenHeaders.TOKEN, "1", TokenHeaders.LOCK, LOCK)).statusCode())
+        .isEqualTo(200);
+    assertThat(send(request(s, "POST", "/public/../api/orders")).statusCode()).isEqualTo(428);
+    assertThat(fence.store().current(LOCK)).isEqualTo(10);
+    assertThat(backend.entries()).hasSize(7);
+    assertThat(fence.metrics().samples()).filteredOn(x -> x.reason().equals("missing_token"))
+        .extracting(FenceMetrics.Sample::value).containsExactly(1L);
+  }
+
+  @Test
+  void permissiveModeLetsMissingTokensThroughButNotMalformedOrStaleOnes() throws Exception {
+    HttpFence fence = fence(policy().permissive(true));
+    FencedServer s = serve(fence);
+    assertThat(send(request(s, "POST", "/api/orders")).statusCode()).isEqualTo(200);
+    assertThat(post(s, 8).statusCode()).isEqualTo(200);
+    assertThat(send(request(s, "POST", "/api/orders")).statusCode()).isEqualTo(200);
+    assertThat(send(request(s, "POST", "/api/orders", TokenHeaders.TOKEN, "x", TokenHeaders.LOCK, LOCK))
+        .statusCode()).isEqualTo(400);
+    assertThat(post(s, 7).statusCode()).isEqualTo(409);
+    assertThat(fence.store().current(LOCK)).isEqualTo(8);
+  }
+
+  @Test
+  void strictModeNeedsANewTokenForEachRequest() throws Exception {
+    HttpFence fence = fence(policy().strict(true));
+    FencedServer s = serve(fence);
+    assertThat(post(s, 5).statusCode()).isEqualTo(200);
+    HttpResponse<String> again = post(s, 5);
+    assertThat(again.statusCode()).isEqualTo(409);
+    assertThat(Json.object(again.body())).containsEntry("currentToken", 5L);
+    assertThat((String) Json.object(again.body()).get("detail")).contains("strict mode");
+    assertThat(post(s, 6).statusCode()).isEqualTo(200);
+    assertThat(post(s, 5).statusCode()).isEqualTo(409);
+  }
+
+  @Test
+  void requestsWithTheSameTokenRunTogether() throws Exception {
+    HttpFence fence = fence(policy());
+    FencedServer s = serve(fence);
+    assertThat(post(s, 4).statusCode()).isEqualTo(200);
+    int n = 8;
+    backend.barrier(n);
+    List<CompletableFuture<HttpResponse<String>>> all = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      all.add(client.sendAsync(request(s, "POST", "/api/orders", TokenHeaders.TOKEN, "4", TokenHeaders.LOCK, LOCK,
+          Backend.BARRIER, "1"), HttpResponse.BodyHandlers.ofString()));
+    }
+    // Each handler waits at a barrier for all 8: they only get there if the fence lets them run at the same time.
+    for (CompletableFuture<HttpResponse<String>> f : all) {
+      assertThat(f.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void aHigherTokenWaitsForRequestsWithTheOldOneAndLowerTokensAreRefusedAtOnce() throws Exception {
+    HttpFence fence = fence(policy());
+    FencedServer s = serve(fence);
+    CompletableFuture<HttpResponse<String>> old = client.sendAsync(request(s, "POST", "/api/orders",
+        TokenHeaders.TOKEN, "5", TokenHeaders.LOCK, LOCK, Backend.HOLD, "old"), HttpResponse.BodyHandlers.ofString());
+    assertThat(backend.awaitArrival("old", 10_000)).isTrue();
+    CompletableFuture<HttpResponse<String>> next = client.sendAsync(request(s, "POST", "/api/orders",
+        TokenHeaders.TOKEN, "6", TokenHeaders.LOCK, LOCK), HttpResponse.BodyHandlers.ofString());
+    waitUntil(() -> fence.store().current(LOCK) == 6);
+    HttpResponse<String> late = post(s, 5);
+    assertThat(late.statusCode()).isEqualTo(409);
+    assertThat(Json.object(late.body())).containsEntry("currentToken", 6L);
+    Thread.sleep(300);
+    assertThat(next).isNotDone();
+    assertThat(backend.entries()).extracting(Backend.Entry::token).containsExactly("5");
+    backend.release("old");
+    assertThat(old.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    assertThat(next.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    assertThat(backend.entries()).extracting(Backend.Entry::token).containsExactly("5", "6");
+  }
+
+  @Test
+  void aHigherTokenThatWaitsTooLongGets503AndLeavesTheFenceAdvanced() throws Exception {
+    HttpFence fence = fence(policy().drainTimeout(Duration.ofMillis(300)));
+    FencedServer s = serve(fence);
+    CompletableFuture<HttpResponse<String>> old = client.sendAsync(request(s, "POST", "/api/orders",
+        TokenHeaders.TOKEN, "5", TokenHeaders.LOCK, LOCK, Backend.HOLD, "stuck"), HttpResponse.BodyHandlers.ofString());
+    assertThat(backend.awaitArrival("stuck", 10_000)).isTrue();
+    HttpResponse<String> r = post(s, 6);
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(r.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(r.headers().firstValue(TokenHeaders.REJECTED)).isEmpty();
+    assertThat(Json.object(r.body())).containsEntry("type", "urn:fencing:problem:drain-timeout");
+    assertThat(fence.metrics().count(LOCK, Rejection.DRAIN_TIMEOUT)).isEqualTo(1);
+    backend.release("stuck");
+    assertThat(old.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    assertThat(post(s, 6).statusCode()).isEqualTo(200);
+    assertThat(post(s, 5).statusCode()).isEqualTo(409);
+  }
+
+  @Test
+  void aFailingStoreRefusesWith503() throws Exception {
+    FenceStore broken = new FenceStore() {
+      @Override
+      public Verdict check(String lock, long token, boolean strict) {
+        throw new FenceStoreException("database down", null);
+      }
+
+      @Override
+      public long current(String lock) {
+        return 0;
+      }
+    };
+    HttpFence fence = new HttpFence(policy().build(), broken);
+    FencedServer s = serve(fence);
+    HttpResponse<String> r = post(s, 1);
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(Json.object(r.body())).containsEntry("type", "urn:fencing:problem:store-unavailable")
+        .containsEntry("token", 1L);
+    assertThat(r.body()).doesNotContain("database down");
+    assertThat(backend.entries()).isEmpty();
+    assertThat(fence.metrics().count(LOCK, Rejection.STORE_UNAVAILABLE)).isEqualTo(1);
+  }
+
+  /**
+   * 64 threads send rounds of requests with random tokens from a narrow window that moves up with each request, so
+   * that same, higher and lower tokens overlap all the time; handlers record the order in which they start (under the
+   * fence). Checker: in that order no token is lower than one before it.
+   */
+  @Test
+  void concurrentRequestsWithMixedTokensNeverAcceptALowerTokenAfterAHigherOne() throws Exception {
+    HttpFence fence = fence(policy());
+    FencedServer s = serve(fence);
+    int threads = 64;
+    int rounds = 4;
+    int perRound = 6;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    CyclicBarrier start = new CyclicBarrier(threads);
+    ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
+    AtomicInteger accepted = new AtomicInteger();
+    AtomicInteger refused = new AtomicInteger();
+    long began = System.nanoTime();
+    try {
+      List<Future<?>> futures = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        futures.add(pool.submit(() -> {
+          ThreadLocalRandom random = ThreadLocalRandom.current();
+          for (int round = 0; round < rounds; round++) {
+            start.await(30, TimeUnit.SECONDS);
+            for (int i = 0; i < perRound; i++) {
+              long token = 1 + round * perRound + i + random.nextInt(3);
+              HttpResponse<String> r = send(request(s, "POST", "/api/orders", TokenHeaders.TOKEN,
+                  Long.toString(token), TokenHeaders.LOCK, LOCK, Backend.SLEEP_MICROS,
+                  Integer.toString(random.nextInt(400))));
+              if (r.statusCode() == 200) {
+                accepted.incrementAndGet();
+              } else if (r.statusCode() == 409) {
+                refused.incrementAndGet();
+                Object current = Json.object(r.body()).get("currentToken");
+                if (!(current instanceof Long) || (Long) current <= token) {
+                  problems.add("409 for " + token + " with currentToken " + current);
+                }
+              } else {
+                problems.add(r.statusCode() + " for " + token + ": " + r.body());
+              }
+            }
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : futures) {
+        f.get(5, TimeUnit.MINUTES);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    List<Backend.Entry> history = backend.entries();
+    long highest = 0;
+    for (Backend.Entry e : history) {
+      long token = Long.parseLong(e.token());
+      if (token < highest) {
+        problems.add("token " + token + " accepted (handler #" + e.seq() + ") after token " + highest);
+      }
+      highest = Math.max(highest, token);
+    }
+    System.out.printf("[concurrency] %s: %d requests, %d accepted, %d refused as stale, %d ms%n",
+        getClass().getSimpleName(), threads * rounds * perRound, accepted.get(), refused.get(),
+        (System.nanoTime() - began) / 1_000_000);
+    assertThat(problems).isEmpty();
+    assertThat(history).hasSize(accepted.get());
+    assertThat(accepted.get() + refused.get()).isEqualTo(threads * rounds * perRound);
+    assertThat(refused.get()).isPositive();
+    assertThat(fence.store().current(LOCK)).isEqualTo(highest);
+    assertThat(fence.metrics().count(LOCK, Rejection.STALE_TOKEN)).isEqualTo(refused.get());
+  }
+
+  static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("condition not met within 10 s");
+      }
+      Thread.sleep(5);
+    }
+  }
+}

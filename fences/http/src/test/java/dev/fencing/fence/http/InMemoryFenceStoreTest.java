@@ -1,0 +1,64 @@
+package dev.fencing.fence.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.fence.http.Verdict.Outcome;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.Test;
+
+class InMemoryFenceStoreTest {
+
+  @Test
+  void acceptsEqualAdvancesOnHigherRejectsLower() {
+    InMemoryFenceStore store = new InMemoryFenceStore();
+    assertThat(store.current("ledger")).isZero();
+    assertThat(store.check("ledger", 5)).isEqualTo(Verdict.advanced(5));
+    assertThat(store.check("ledger", 5)).isEqualTo(Verdict.accepted(5));
+    assertThat(store.check("ledger", 4)).isEqualTo(Verdict.stale(4, 5));
+    assertThat(store.check("ledger", 9)).isEqualTo(Verdict.advanced(9));
+    assertThat(store.check("other", 1)).isEqualTo(Verdict.advanced(1));
+    assertThat(store.current("ledger")).isEqualTo(9);
+  }
+
+  @Test
+  void strictModeAcceptsEachTokenOnce() {
+    InMemoryFenceStore store = new InMemoryFenceStore();
+    assertThat(store.check("ledger", 5, true).outcome()).isEqualTo(Outcome.ADVANCED);
+    assertThat(store.check("ledger", 5, true)).isEqualTo(Verdict.stale(5, 5));
+    assertThat(store.check("ledger", 6, true).outcome()).isEqualTo(Outcome.ADVANCED);
+  }
+
+  @Test
+  void concurrentMixedTokensEndAtTheHighestAndEachAdvanceIsUnique() throws Exception {
+    InMemoryFenceStore store = new InMemoryFenceStore();
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    try {
+      List<Future<List<Verdict>>> futures = new ArrayList<>();
+      for (int t = 0; t < 8; t++) {
+        futures.add(pool.submit(() -> {
+          List<Verdict> out = new ArrayList<>();
+          for (int i = 0; i < 20_000; i++) {
+            out.add(store.check("ledger", 1 + ThreadLocalRandom.current().nextInt(1000)));
+          }
+          return out;
+        }));
+      }
+      List<Verdict> all = new ArrayList<>();
+      for (Future<List<Verdict>> f : futures) {
+        all.addAll(f.get());
+      }
+      long max = all.stream().mapToLong(Verdict::token).max().orElseThrow();
+      assertThat(store.current("ledger")).isEqualTo(max);
+      assertThat(all.stream().filter(v -> v.outcome() == Outcome.ADVANCED).map(Verdict::token))
+          .doesNotHaveDuplicates();
+      assertThat(all).filteredOn(v -> v.outcome() == Outcome.STALE).allMatch(v -> v.current() > v.token());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}

@@ -1,0 +1,222 @@
+package dev.fencing.fence.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencing.fence.http.Verdict.Outcome;
+import dev.fencing.fence.sql.SqlFence;
+import dev.fencing.fence.sql.SqlFenceInstaller;
+import dev.fencing.fence.sql.SqlStates;
+import dev.fencing.fence.sql.TableName;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link JdbcFenceStore} against a real database: the store's own contract, and that it shares the fence with the SQL
+ * fence of fences/sql in both directions, including its locking (an advance waits for SQL transactions that passed
+ * with the old token). Subclasses bring the database.
+ */
+abstract class JdbcFenceStoreIT {
+
+  private static final AtomicInteger NAMES = new AtomicInteger();
+
+  abstract TestDatabase db();
+
+  record Names(String table, String lock) {
+  }
+
+  static Names names() {
+    int n = NAMES.incrementAndGet();
+    return new Names("orders_" + n + "_" + System.nanoTime() % 100000, "ledger-" + n);
+  }
+
+  JdbcFenceStore store() {
+    return new JdbcFenceStore(db().dataSource());
+  }
+
+  /** A table with the SQL fence of {@code lock} installed (table mode, strict). */
+  void fencedTable(Names n) throws SQLException {
+    try (Connection c = db().connect()) {
+      TestDatabase.exec(c, "CREATE TABLE " + n.table() + " (id INT PRIMARY KEY, amount INT NOT NULL)");
+      new SqlFenceInstaller(c).install(new SqlFence(TableName.parse(n.table()), n.lock(), false, false));
+    }
+  }
+
+  /** An autocommit SQL write with {@code token}, as a service running the agent would make it. */
+  void sqlWrite(Names n, long token, int id) throws SQLException {
+    try (Connection c = db().connect()) {
+      db().session(c, n.lock(), token);
+      TestDatabase.exec(c, "INSERT INTO " + n.table() + " (id, amount) VALUES (" + id + ", 1)");
+    }
+  }
+
+  @Test
+  void acceptsEqualWithoutWritingAdvancesOnHigherRejectsLower() throws Exception {
+    db().createFenceTable();
+    JdbcFenceStore store = store();
+    String lock = names().lock();
+    assertThat(store.current(lock)).isZero();
+    assertThat(store.check(lock, 5)).isEqualTo(Verdict.advanced(5));
+    Timestamp written = updatedAt(lock);
+    assertThat(written).isNotNull();
+    Thread.sleep(20);
+    assertThat(store.check(lock, 5)).isEqualTo(Verdict.accepted(5));
+    assertThat(updatedAt(lock)).isEqualTo(written);
+    assertThat(store.check(lock, 4)).isEqualTo(Verdict.stale(4, 5));
+    assertThat(store.check(lock, Long.MAX_VALUE)).isEqualTo(Verdict.advanced(Long.MAX_VALUE));
+    assertThat(store.current(lock)).isEqualTo(Long.MAX_VALUE);
+    String strict = names().lock();
+    assertThat(store.check(strict, 3, true).outcome()).isEqualTo(Outcome.ADVANCED);
+    assertThat(store.check(strict, 3, true)).isEqualTo(Verdict.stale(3, 3));
+    assertThat(store.check(strict, 4, true).outcome()).isEqualTo(Outcome.ADVANCED);
+  }
+
+  @Test
+  void concurrentMixedChecksEndAtTheHighestAndEachAdvanceHappensOnce() throws Exception {
+    db().createFenceTable();
+    JdbcFenceStore store = store();
+    String lock = names().lock();
+    ExecutorService pool = Executors.newFixedThreadPool(12);
+    try {
+      List<Future<List<Verdict>>> futures = new ArrayList<>();
+      for (int t = 0; t < 12; t++) {
+        futures.add(pool.submit(() -> {
+          List<Verdict> out = new ArrayList<>();
+          for (int i = 0; i < 40; i++) {
+            out.add(store.check(lock, 1 + i + ThreadLocalRandom.current().nextInt(20)));
+          }
+          return out;
+        }));
+      }
+      List<Verdict> all = new ArrayList<>();
+      for (Future<List<Verdict>> f : futures) {
+        all.addAll(f.get(2, TimeUnit.MINUTES));
+      }
+      long max = all.stream().mapToLong(Verdict::token).max().orElseThrow();
+      assertThat(store.current(lock)).isEqualTo(max);
+      assertThat(all.stream().filter(v -> v.outcome() == Outcome.ADVANCED).map(Verdict::token))
+          .doesNotHaveDuplicates();
+      assertThat(all).filteredOn(v -> v.outcome() == Outcome.STALE).allMatch(v -> v.current() > v.token());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aTokenAdvancedByTheSqlFenceIsTheHttpFencesToo() throws Exception {
+    Names n = names();
+    fencedTable(n);
+    sqlWrite(n, 20, 1);
+    JdbcFenceStore store = store();
+    assertThat(store.check(n.lock(), 19)).isEqualTo(Verdict.stale(19, 20));
+    assertThat(store.check(n.lock(), 20)).isEqualTo(Verdict.accepted(20));
+  }
+
+  /**
+   * Through a real server: the HTTP fence advances to 10, after which the SQL fence refuses token 9 with FN001
+   * (MariaDB: this needs the store to have written the stripes, which that fence compares with).
+   */
+  @Test
+  void aTokenAdvancedThroughHttpMakesALowerTokenSqlWriteFailWithFn001() throws Exception {
+    Names n = names();
+    fencedTable(n);
+    sqlWrite(n, 9, 1);
+    HttpFence fence = new HttpFence(FencePolicy.forLocks(n.lock()).build(), store());
+    HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    try (FencedServer s = FencedServer.jdk(fence, new Backend())) {
+      HttpResponse<String> r = client.send(post(s, n.lock(), 10), HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThatThrownBy(() -> sqlWrite(n, 9, 2)).isInstanceOf(SQLException.class)
+          .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo(SqlStates.STALE_TOKEN))
+          .hasMessageContaining("current fence token is 10");
+      sqlWrite(n, 10, 3);
+      sqlWrite(n, 11, 4);
+      HttpResponse<String> stale = client.send(post(s, n.lock(), 10), HttpResponse.BodyHandlers.ofString());
+      assertThat(stale.statusCode()).isEqualTo(409);
+      assertThat(Json.object(stale.body())).containsEntry("currentToken", 11L);
+    }
+    assertThat(ids(n)).containsExactly(1, 3, 4);
+  }
+
+  /**
+   * A SQL transaction that passed the fence with token 5 is still open: checks of 5 pass at once and in parallel (they
+   * take no lock), an advance to 6 waits for that transaction, as the SQL fence's own advance does; afterwards the
+   * SQL fence refuses 5.
+   */
+  @Test
+  void anAdvanceWaitsForSqlTransactionsWithTheOldTokenWhileSameTokenChecksDoNot() throws Exception {
+    Names n = names();
+    fencedTable(n);
+    sqlWrite(n, 5, 1);
+    JdbcFenceStore store = store();
+    try (Connection inFlight = db().connect()) {
+      db().session(inFlight, n.lock(), 5);
+      inFlight.setAutoCommit(false);
+      TestDatabase.exec(inFlight, "INSERT INTO " + n.table() + " (id, amount) VALUES (2, 1)");
+
+      ExecutorService pool = Executors.newFixedThreadPool(8);
+      try {
+        List<Future<Verdict>> same = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+          same.add(pool.submit(() -> store.check(n.lock(), 5)));
+        }
+        for (Future<Verdict> f : same) {
+          assertThat(f.get(10, TimeUnit.SECONDS)).isEqualTo(Verdict.accepted(5));
+        }
+        CompletableFuture<Verdict> advance = CompletableFuture.supplyAsync(() -> store.check(n.lock(), 6), pool);
+        Thread.sleep(500);
+        assertThat(advance).isNotDone();
+        inFlight.commit();
+        assertThat(advance.get(20, TimeUnit.SECONDS)).isEqualTo(Verdict.advanced(6));
+      } finally {
+        pool.shutdownNow();
+      }
+    }
+    assertThatThrownBy(() -> sqlWrite(n, 5, 3))
+        .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo(SqlStates.STALE_TOKEN));
+    assertThat(ids(n)).containsExactly(1, 2);
+  }
+
+  static HttpRequest post(FencedServer s, String lock, long token) {
+    return HttpRequest.newBuilder(s.uri().resolve("/orders")).POST(HttpRequest.BodyPublishers.ofString("x"))
+        .header(TokenHeaders.TOKEN, Long.toString(token)).header(TokenHeaders.LOCK, lock).build();
+  }
+
+  private Timestamp updatedAt(String lock) throws SQLException {
+    try (Connection c = db().connect();
+        PreparedStatement ps = c.prepareStatement("SELECT updated_at FROM fencing_fence WHERE lock_name = ?")) {
+      ps.setString(1, lock);
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).isTrue();
+        return rs.getTimestamp(1);
+      }
+    }
+  }
+
+  private List<Integer> ids(Names n) throws SQLException {
+    List<Integer> out = new ArrayList<>();
+    try (Connection c = db().connect();
+        ResultSet rs = c.createStatement().executeQuery("SELECT id FROM " + n.table() + " ORDER BY id")) {
+      while (rs.next()) {
+        out.add(rs.getInt(1));
+      }
+    }
+    return out;
+  }
+}

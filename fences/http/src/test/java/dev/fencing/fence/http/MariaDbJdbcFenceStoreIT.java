@@ -1,0 +1,27 @@
+package dev.fencing.fence.http;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/** {@link JdbcFenceStore} on a real MariaDB spawned by the test harness. */
+class MariaDbJdbcFenceStoreIT extends JdbcFenceStoreIT {
+
+  private static TestDatabase db;
+
+  @BeforeAll
+  static void start() {
+    db = TestDatabase.mariadb();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (db != null) {
+      db.close();
+    }
+  }
+
+  @Override
+  TestDatabase db() {
+    return db;
+  }
+}
