@@ -57,8 +57,8 @@ class HttpUrlConnectionIT {
 
       assertThat(stdin.run("URLC POST " + fenced.base() + "/stale")).isEqualTo("STATUS 409");
       assertThat(fenced.received).containsExactly("POST /stale " + pair);
-      // (Counting the 409 on this client is not done yet: see the issue note.)
       assertThat(Http.get("http://127.0.0.1:" + port + "/metrics"))
+          .contains("fencing_rejections_total{channel=\"http\",lock=\"urlc\",reason=\"stale_token\"} 1.0")
           .contains("fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"urlc\",outcome=\"blocked\"} 1.0");
     }
   }

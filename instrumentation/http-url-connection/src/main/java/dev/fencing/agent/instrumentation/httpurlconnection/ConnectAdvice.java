@@ -20,7 +20,7 @@ public final class ConnectAdvice {
   private ConnectAdvice() {}
 
   @Advice.OnMethodEnter
-  public static boolean enter(@Advice.This HttpURLConnection connection,
+  public static boolean enter(@Advice.This Object self,
       @Advice.FieldValue("connected") boolean connected, @Advice.FieldValue("connecting") boolean connecting)
       throws FencingBlockedException {
     if (!ReentryGuard.enter()) {
@@ -29,6 +29,7 @@ public final class ConnectAdvice {
     if (connected || connecting) {
       return true;
     }
+    HttpURLConnection connection = (HttpURLConnection) self; // typed Object: see ResponseCodeAdvice
     URL url = connection.getURL();
     Decision d = Fencing.http().decide(connection.getRequestMethod(), url.getProtocol(), url.getHost(), url.getPort());
     if (d.isBlock()) {

@@ -20,38 +20,39 @@ public final class SqlClassifier {
       return Kind.WRITE;
     }
     int i = skipNoise(sql, 0);
-    String word = keyword(sql, i);
-    switch (word) {
-      case "SELECT":
-        // SELECT ... INTO new_table creates a table (PostgreSQL, H2); SELECT ... INTO @var / variables is MySQL-only
-        // and harmless, but rare enough to treat the whole form as a write.
-        return containsWord(sql, i, "INTO") ? Kind.WRITE : Kind.READ;
-      case "SHOW":
-      case "DESCRIBE":
-      case "DESC":
-      case "VALUES":
-      case "TABLE":
-        return Kind.READ;
-      case "EXPLAIN":
-        return containsWord(sql, i, "ANALYZE") ? Kind.WRITE : Kind.READ; // EXPLAIN ANALYZE executes the statement
-      case "WITH":
-        // A CTE is a read unless one of its parts modifies data.
-        return containsWord(sql, i, "INSERT") || containsWord(sql, i, "UPDATE") || containsWord(sql, i, "DELETE")
-            || containsWord(sql, i, "MERGE") ? Kind.WRITE : Kind.READ;
-      case "BEGIN":
-      case "START":
-      case "COMMIT":
-      case "END":
-      case "ROLLBACK":
-      case "SAVEPOINT":
-      case "RELEASE":
-      case "SET":
-      case "RESET":
-      case "USE":
-        return Kind.CONTROL;
-      default:
-        return Kind.WRITE;
+    // Word tests in place (regionMatches): classifying a statement allocates nothing.
+    if (word(sql, i, "SELECT")) {
+      // SELECT ... INTO new_table creates a table (PostgreSQL, H2); SELECT ... INTO @var is MySQL-only and harmless,
+      // but rare enough to treat the whole form as a write.
+      return containsWord(sql, i, "INTO") ? Kind.WRITE : Kind.READ;
     }
+    if (word(sql, i, "SHOW") || word(sql, i, "DESCRIBE") || word(sql, i, "DESC") || word(sql, i, "VALUES")
+        || word(sql, i, "TABLE")) {
+      return Kind.READ;
+    }
+    if (word(sql, i, "EXPLAIN")) {
+      return containsWord(sql, i, "ANALYZE") ? Kind.WRITE : Kind.READ; // EXPLAIN ANALYZE executes the statement
+    }
+    if (word(sql, i, "WITH")) {
+      // A CTE is a read unless one of its parts modifies data.
+      return containsWord(sql, i, "INSERT") || containsWord(sql, i, "UPDATE") || containsWord(sql, i, "DELETE")
+          || containsWord(sql, i, "MERGE") ? Kind.WRITE : Kind.READ;
+    }
+    for (String control : CONTROL) {
+      if (word(sql, i, control)) {
+        return Kind.CONTROL;
+      }
+    }
+    return Kind.WRITE;
+  }
+
+  private static final String[] CONTROL = {
+      "BEGIN", "START", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE", "SET", "RESET", "USE"};
+
+  /** {@code word} at {@code i}, ignoring case, followed by a non-letter. */
+  private static boolean word(String s, int i, String word) {
+    int end = i + word.length();
+    return s.regionMatches(true, i, word, 0, word.length()) && (end == s.length() || !Character.isLetter(s.charAt(end)));
   }
 
   /** Skips whitespace, comments ({@code --}, {@code /* *}{@code /}) and opening parentheses. */
@@ -72,14 +73,6 @@ public final class SqlClassifier {
       }
     }
     return i;
-  }
-
-  private static String keyword(String s, int i) {
-    int end = i;
-    while (end < s.length() && Character.isLetter(s.charAt(end)) && end - i < 16) {
-      end++;
-    }
-    return s.substring(i, end).toUpperCase(java.util.Locale.ROOT);
   }
 
   /** A whole word anywhere after {@code from}, ignoring case (string literals are not parsed: errs toward write). */
