@@ -209,6 +209,15 @@ public final class LeaseKeeper implements AutoCloseable {
     }
 
     void end(LossReason reason) {
+      if (reason == LossReason.KEY_DELETED || reason == LossReason.LEASE_REVOKED) {
+        synchronized (this) {
+          if (state.now() - deadline >= 0) {
+            // etcd's news arrived after our own deadline (a paused process waking up to the deletion of its key):
+            // the lease had already expired locally, and that is the loss to report.
+            reason = lastKeepAliveError != null ? LossReason.KEEPALIVE_FAILED : LossReason.DEADLINE_PASSED;
+          }
+        }
+      }
       ended.complete(reason);
     }
   }
