@@ -124,8 +124,8 @@ public final class LeaseDemo {
     System.out.printf(Locale.ROOT, "  %-9s %-9s %d%n", a.name, finalA.state(), finalA.token());
     System.out.printf(Locale.ROOT, "  %-9s %-9s %d%n", b.name, finalB.state(), finalB.token());
     System.out.println();
-    say("Issues #3 (JDBC), #4 (HTTP) and #5 (Kafka) make the agent tag every JDBC statement, HTTP request and Kafka"
-        + " record with this token, and block them once the lease is EXPIRED.");
+    say("With this token the agent tags every JDBC write and HTTP request (JDK HttpClient, HttpURLConnection), and"
+        + " blocks them once the lease is EXPIRED; the SQL and HTTP fences reject stale tokens. Kafka comes next.");
     say("The story held: one holder at a time, a higher token after the takeover, and the old holder knew it had lost.");
   }
 
