@@ -245,9 +245,4 @@ public final class LeaseKeeper implements AutoCloseable {
       p.close();
     }
   }
-
-  /** The provider in use, once connected (doctor and status use it read-only). */
-  public LeaseProvider provider() {
-    return provider;
-  }
 }

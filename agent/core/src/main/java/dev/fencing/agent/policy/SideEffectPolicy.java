@@ -10,7 +10,6 @@ import dev.fencing.agent.token.Grant;
 import dev.fencing.agent.token.LeasePhase;
 import dev.fencing.agent.token.TokenState;
 import dev.fencing.agent.token.TokenView;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The decision table of DESIGN.md section 4: (token state, write?, fenced destination?) → tag, pass or block.
@@ -148,9 +147,5 @@ public final class SideEffectPolicy implements SideEffectGate {
       Thread.currentThread().interrupt();
     }
     return blocked;
-  }
-
-  public long standbyTimeoutMillis() {
-    return TimeUnit.NANOSECONDS.toMillis(standbyTimeoutNanos);
   }
 }

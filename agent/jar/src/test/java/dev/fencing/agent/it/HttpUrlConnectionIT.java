@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.it.JavaHttpClientIT.RecordingServer;
 import dev.fencing.agent.it.JavaHttpClientIT.Stdin;
-import dev.fencing.agent.it.apps.HttpApp;
 import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.EtcdCluster;
 import dev.fencing.testing.EtcdNode;
@@ -28,12 +27,8 @@ class HttpUrlConnectionIT {
     int port = Ports.freePort();
     try (EtcdCluster etcd = EtcdCluster.single(); RecordingServer open = new RecordingServer();
         RecordingServer fenced = new RecordingServer();
-        AgentJvm app = AgentJvm.builder().javaHome(javaHome).name("urlc-java" + AgentProcesses.javaVersion(javaHome))
-            .agentArgs("lock=urlc,lease.ttl=3s,lease.safety-margin=500ms,http.port=" + port + ",fenced.http=127.0.0.1:"
-                + fenced.server.getAddress().getPort() + ",etcd.endpoints=" + etcd.endpoints())
-            .classpath(AgentProcesses.appClasspath()).mainClass(HttpApp.class.getName()).start()) {
+        AgentJvm app = JavaHttpClientIT.startApp(javaHome, "urlc", "urlc", port, fenced, etcd)) {
       Stdin stdin = new Stdin(app);
-      app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
       String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
       String pair = "token=[" + token + "] lock=[urlc]";
 

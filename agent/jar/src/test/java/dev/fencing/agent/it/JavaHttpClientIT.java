@@ -72,12 +72,8 @@ class JavaHttpClientIT {
     int port = Ports.freePort();
     try (EtcdCluster etcd = EtcdCluster.single(); RecordingServer open = new RecordingServer();
         RecordingServer fenced = new RecordingServer();
-        AgentJvm app = AgentJvm.builder().javaHome(javaHome).name("http-java" + AgentProcesses.javaVersion(javaHome))
-            .agentArgs("lock=web,lease.ttl=3s,lease.safety-margin=500ms,http.port=" + port + ",fenced.http=127.0.0.1:"
-                + fenced.server.getAddress().getPort() + ",etcd.endpoints=" + etcd.endpoints())
-            .classpath(AgentProcesses.appClasspath()).mainClass(HttpApp.class.getName()).start()) {
+        AgentJvm app = startApp(javaHome, "http", "web", port, fenced, etcd)) {
       Stdin stdin = new Stdin(app);
-      app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
       String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
       String pair = "token=[" + token + "] lock=[web]";
 
@@ -111,6 +107,19 @@ class JavaHttpClientIT {
           .contains("fencing_rejections_total{channel=\"http\",lock=\"web\",reason=\"stale_token\"} 1.0")
           .contains("fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"web\",outcome=\"blocked\"} 2.0");
     }
+  }
+
+  /**
+   * The HTTP app with the agent (lock {@code lock}, 3 s lease, status on {@code port}), {@code fenced} listed in
+   * fencing.fenced.http; returns once the app has started.
+   */
+  static AgentJvm startApp(Path javaHome, String name, String lock, int port, RecordingServer fenced, EtcdCluster etcd) {
+    AgentJvm app = AgentJvm.builder().javaHome(javaHome).name(name + "-java" + AgentProcesses.javaVersion(javaHome))
+        .agentArgs("lock=" + lock + ",lease.ttl=3s,lease.safety-margin=500ms,http.port=" + port
+            + ",fenced.http=127.0.0.1:" + fenced.server.getAddress().getPort() + ",etcd.endpoints=" + etcd.endpoints())
+        .classpath(AgentProcesses.appClasspath()).mainClass(HttpApp.class.getName()).start();
+    app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+    return app;
   }
 
   /** Writes commands to the app and reads its answers in order. */
