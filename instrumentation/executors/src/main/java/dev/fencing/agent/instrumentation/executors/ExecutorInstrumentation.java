@@ -40,6 +40,11 @@ final class ExecutorInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public String bootClassName() {
+    return className;
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return named(className);
   }

@@ -23,6 +23,8 @@ public final class ExecutorsInstrumentationModule implements InstrumentationModu
         // outlive the request in a job that runs forever.
         ExecutorInstrumentation.of("java.util.concurrent.ScheduledThreadPoolExecutor", "schedule"),
         ExecutorInstrumentation.of("java.util.concurrent.ForkJoinPool", "execute", "submit"),
+        // CompletableFuture's async stages run here when the common pool has a parallelism of 1 (2 cores or fewer).
+        ExecutorInstrumentation.of("java.util.concurrent.CompletableFuture$ThreadPerTaskExecutor", "execute"),
         ExecutorInstrumentation.of("java.util.concurrent.ThreadPerTaskExecutor", "execute"));
   }
 
