@@ -55,7 +55,7 @@ class CrossHopIT {
           .name("downstream-java" + AgentProcesses.javaVersion(javaHome))
           .agentArgs("lease.enabled=false,http.port=" + servicePort)
           .classpath(AgentProcesses.appClasspath() + File.pathSeparator + AgentProcesses.libraries("jetty-",
-              "jakarta.servlet-api", "slf4j-api", "HikariCP", "postgresql"))
+              "jakarta.servlet-api", "slf4j-api", "HikariCP", "postgresql", "fencing-fence-http"))
           .mainClass(DownstreamServiceApp.class.getName()).args(url).start()) {
         Matcher m = PORTS.matcher(service.awaitOutput("APP STARTED", Duration.ofSeconds(30)));
         assertThat(m.find()).as(service.output()).isTrue();
@@ -73,6 +73,7 @@ class CrossHopIT {
           assertThat(fenceToken(url)).isEqualTo(tokenA);
           assertThat(stdinA.run("SEND POST " + servlet + "/executor?amount=2")).startsWith("STATUS 200");
           assertThat(stdinA.run("SEND POST " + jdk + "/async?amount=3")).startsWith("STATUS 200");
+          assertThat(stdinA.run("SEND POST " + jdk + "/fenced/direct?amount=4")).startsWith("STATUS 200");
 
           // A request without a token (not from a worker): the pooled session must not lend it A's token.
           assertThat(post(jdk + "/direct?amount=100")).isEqualTo(500);
@@ -87,6 +88,7 @@ class CrossHopIT {
             assertThat(tokenB).isGreaterThan(tokenA);
             assertThat(stdinB.run("SEND POST " + servlet + "/async?amount=10")).startsWith("STATUS 200");
             assertThat(fenceToken(url)).isEqualTo(tokenB);
+            assertThat(stdinB.run("SEND POST " + jdk + "/fenced/direct?amount=5")).startsWith("STATUS 200");
 
             // A wakes up: its requests reach the service (a fenced destination), but the database rejects every
             // write made on their behalf, on every path.
@@ -96,13 +98,19 @@ class CrossHopIT {
             }
             assertThat(service.output()).contains("WRITE jdk/direct SQLSTATE FN001", "WRITE servlet/direct SQLSTATE FN001",
                 "WRITE jdk/executor SQLSTATE FN001", "WRITE servlet/async SQLSTATE FN001");
+            // With the HTTP fence in front, the stale request stops at the fence: 409, counted on both sides.
+            assertThat(stdinA.run("SEND POST " + jdk + "/fenced/direct?amount=666")).startsWith("STATUS 409");
+            assertThat(Http.get("http://127.0.0.1:" + portA + "/metrics"))
+                .contains("fencing_rejections_total{channel=\"http\",lock=\"xhop\",reason=\"stale_token\"} 1.0");
+            assertThat(Http.get(jdk + "/fence-metrics"))
+                .contains("fencing_fence_rejections_total{fence=\"http\",lock=\"xhop\",reason=\"stale_token\"} 1");
             assertThat(stdinB.run("SEND POST " + jdk + "/executor?amount=20")).startsWith("STATUS 200");
           }
         }
-        assertThat(query(url, "SELECT count(*) || ' ' || sum(amount) FROM ledger")).isEqualTo("5 36");
+        assertThat(query(url, "SELECT count(*) || ' ' || sum(amount) FROM ledger")).isEqualTo("7 45");
         String metrics = Http.get("http://127.0.0.1:" + servicePort + "/metrics");
         assertThat(metrics)
-            .contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"true\",lock=\"none\",outcome=\"tagged\"} 9.0")
+            .contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"true\",lock=\"none\",outcome=\"tagged\"} 11.0")
             .contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"true\",lock=\"none\",outcome=\"passed\"} 1.0")
             .contains("fencing_rejections_total{channel=\"jdbc\",lock=\"none\",reason=\"stale_token\"} 4.0");
       }

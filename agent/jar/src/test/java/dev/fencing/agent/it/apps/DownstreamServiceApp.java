@@ -3,6 +3,10 @@ package dev.fencing.agent.it.apps;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import com.zaxxer.hikari.HikariConfig;
+import dev.fencing.fence.http.FenceHttpFilter;
+import dev.fencing.fence.http.FencePolicy;
+import dev.fencing.fence.http.HttpFence;
+import dev.fencing.fence.http.InMemoryFenceStore;
 import com.zaxxer.hikari.HikariDataSource;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -26,7 +30,9 @@ import org.eclipse.jetty.server.ServerConnector;
  * A downstream service with no fencing code and no HTTP fence: each POST inserts one row into {@code ledger} through
  * a one-connection HikariCP pool, served by the JDK HttpServer and by a Jetty servlet. Paths: {@code /direct} writes
  * on the request thread, {@code /executor} on a thread pool, {@code /async} in a CompletableFuture on the common
- * pool. Answers 200 "OK", or 500 "SQLSTATE <state>" (also printed as {@code WRITE <path> <state>}).
+ * pool. Answers 200 "OK", or 500 "SQLSTATE <state>" (also printed as {@code WRITE <path> <state>}). The JDK server's
+ * {@code /fenced/...} paths sit behind the HTTP fence (lock xhop, in-memory store); {@code GET /fence-metrics} shows
+ * its counters.
  * Args: jdbc URL. Prints {@code APP STARTED jdk=<port> servlet=<port>}.
  */
 public final class DownstreamServiceApp {
@@ -73,7 +79,7 @@ public final class DownstreamServiceApp {
     pool = new HikariDataSource(config);
 
     HttpServer jdk = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-    jdk.createContext("/", (HttpExchange ex) -> {
+    com.sun.net.httpserver.HttpHandler handler = (HttpExchange ex) -> {
       ex.getRequestBody().readAllBytes();
       String outcome;
       try {
@@ -83,6 +89,16 @@ public final class DownstreamServiceApp {
       }
       byte[] body = outcome.getBytes(StandardCharsets.UTF_8);
       ex.sendResponseHeaders(outcome.equals("OK") ? 200 : 500, body.length);
+      try (OutputStream out = ex.getResponseBody()) {
+        out.write(body);
+      }
+    };
+    jdk.createContext("/", handler);
+    HttpFence fence = new HttpFence(FencePolicy.forLocks("xhop").build(), new InMemoryFenceStore());
+    jdk.createContext("/fenced/", handler).getFilters().add(new FenceHttpFilter(fence));
+    jdk.createContext("/fence-metrics", ex -> {
+      byte[] body = fence.metrics().prometheusText().getBytes(StandardCharsets.UTF_8);
+      ex.sendResponseHeaders(200, body.length);
       try (OutputStream out = ex.getResponseBody()) {
         out.write(body);
       }
