@@ -32,10 +32,14 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The OkHttp hook against real JDK HttpServers (one fenced, one not), on the oldest 4.x, the latest 4.x and the latest
- * 5.x: every OkHttp version on this build's Java, the oldest and the newest on Java 25.
+ * 5.x: every OkHttp version on this build's Java, the oldest and the newest on Java 25; and the newest once more as a
+ * named module (5.x ships a module-info), where the advice inlined into module okhttp3 must still reach the agent.
  */
 class OkHttpIT {
-  /** (Java home, OkHttp version) pairs; the versions and their jars come from agent/jar/pom.xml. */
+  private static final String CLASS_PATH = "class path";
+  private static final String MODULE_PATH = "module path";
+
+  /** (Java home, OkHttp version, path) triples; the versions and their jars come from agent/jar/pom.xml. */
   static Stream<Arguments> matrix() {
     List<String> versions = Arrays.asList(System.getProperty("fencing.it.okhttp.versions", "").split(","));
     if (versions.isEmpty() || versions.get(0).isBlank()) {
@@ -43,15 +47,17 @@ class OkHttpIT {
     }
     List<Path> homes = AgentProcesses.javaHomes();
     List<Arguments> runs = new ArrayList<>();
+    String newest = versions.get(versions.size() - 1);
     for (String v : versions) {
-      runs.add(Arguments.of(homes.get(0), v));
+      runs.add(Arguments.of(homes.get(0), v, CLASS_PATH));
     }
     for (Path other : homes.subList(1, homes.size())) {
-      runs.add(Arguments.of(other, versions.get(0)));
+      runs.add(Arguments.of(other, versions.get(0), CLASS_PATH));
       if (versions.size() > 1) {
-        runs.add(Arguments.of(other, versions.get(versions.size() - 1)));
+        runs.add(Arguments.of(other, newest, CLASS_PATH));
       }
     }
+    runs.add(Arguments.of(homes.get(0), newest, MODULE_PATH));
     return runs.stream();
   }
 
@@ -103,13 +109,13 @@ class OkHttpIT {
     }
   }
 
-  @ParameterizedTest(name = "{1} on {0}")
+  @ParameterizedTest(name = "{1} on {0}, {2}")
   @MethodSource("matrix")
-  void everyAttemptCarriesThePairOnceAndUnsafeOnesAreBlockedAfterExpiryUnlessFenced(Path javaHome, String version)
-      throws Exception {
+  void everyAttemptCarriesThePairOnceAndUnsafeOnesAreBlockedAfterExpiryUnlessFenced(Path javaHome, String version,
+      String path) throws Exception {
     int port = Ports.freePort();
     try (EtcdCluster etcd = EtcdCluster.single(); Server open = new Server(); Server fenced = new Server();
-        AgentJvm app = startApp(javaHome, version, port, fenced, etcd)) {
+        AgentJvm app = startApp(javaHome, version, path, port, fenced, etcd)) {
       Stdin stdin = new Stdin(app);
       String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
       String pair = "token=[" + token + "] lock=[ok] chains=[1][1]";
@@ -149,15 +155,27 @@ class OkHttpIT {
     }
   }
 
-  /** The OkHttp app on {@code version}'s jars with the agent (lock "ok", 3 s lease, {@code fenced} fenced). */
-  private static AgentJvm startApp(Path javaHome, String version, int port, Server fenced, EtcdCluster etcd) {
-    AgentJvm app = AgentJvm.builder().javaHome(javaHome)
-        .name("okhttp-" + version + "-java" + AgentProcesses.javaVersion(javaHome))
+  /**
+   * The OkHttp app on {@code version}'s jars (on the class path, or as modules resolved from the module path) with the
+   * agent (lock "ok", 3 s lease, {@code fenced} fenced).
+   */
+  private static AgentJvm startApp(Path javaHome, String version, String path, int port, Server fenced,
+      EtcdCluster etcd) {
+    AgentJvm.Builder builder = AgentJvm.builder().javaHome(javaHome)
+        .name("okhttp-" + version + "-java" + AgentProcesses.javaVersion(javaHome)
+            + (path.equals(MODULE_PATH) ? "-modules" : ""))
         .agentArgs("lock=ok,lease.ttl=3s,lease.safety-margin=500ms,http.port=" + port
             + ",fenced.http=127.0.0.1:" + fenced.server.getAddress().getPort() + ",etcd.endpoints=" + etcd.endpoints())
-        .classpath(AgentProcesses.appClasspath() + File.pathSeparator + okHttpClasspath(version))
-        .mainClass(OkHttpApp.class.getName()).start();
-    app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+        .mainClass(OkHttpApp.class.getName());
+    if (path.equals(MODULE_PATH)) {
+      builder.jvmArg("--module-path").jvmArg(okHttpClasspath(version)).jvmArg("--add-modules").jvmArg("okhttp3")
+          .classpath(AgentProcesses.appClasspath());
+    } else {
+      builder.classpath(AgentProcesses.appClasspath() + File.pathSeparator + okHttpClasspath(version));
+    }
+    AgentJvm app = builder.start();
+    assertThat(app.awaitOutput("APP STARTED", Duration.ofSeconds(20)))
+        .contains("OkHttp module: " + (path.equals(MODULE_PATH) ? "okhttp3" : "null"));
     return app;
   }
 
@@ -172,7 +190,8 @@ class OkHttpIT {
       }
       return cp;
     } catch (IOException e) {
-      throw new UncheckedIOException(dir + " is missing: run `mvn verify -pl agent/jar`, which copies the OkHttp jars", e);
+      throw new UncheckedIOException(dir + " is missing: run `mvn verify -pl agent/jar`, which copies the OkHttp jars",
+          e);
     }
   }
 }

@@ -29,6 +29,8 @@ public final class OkHttpApp {
         .addNetworkInterceptor(chain -> chain.proceed(chain.request().newBuilder().header("X-Network", "1").build()))
         .build();
     MediaType text = MediaType.parse("text/plain");
+    // null on the class path; okhttp3 when OkHttp 5 is resolved from the module path
+    System.out.println("OkHttp module: " + OkHttpClient.class.getModule().getName());
     System.out.println("APP STARTED");
     System.out.flush();
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
