@@ -148,9 +148,13 @@ class OkHttpIT {
       // Fenced service: the POST goes out with the last token, the fence answers 409, the agent counts it once.
       assertThat(stdin.run("SYNC POST " + fenced.base() + "/stale")).startsWith("STATUS 409");
       assertThat(fenced.received).containsExactly("POST /stale " + pair);
+      // One decision per attempt: 5 writes went out to the open server (the 408'd PATCH twice), 2 were blocked.
+      String sideEffects = "fencing_side_effects_total{channel=\"http\",fenced=";
       assertThat(Http.get("http://127.0.0.1:" + port + "/metrics"))
           .contains("fencing_rejections_total{channel=\"http\",lock=\"ok\",reason=\"stale_token\"} 1.0")
-          .contains("fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"ok\",outcome=\"blocked\"} 2.0");
+          .contains(sideEffects + "\"false\",lock=\"ok\",outcome=\"tagged\"} 5.0")
+          .contains(sideEffects + "\"false\",lock=\"ok\",outcome=\"blocked\"} 2.0")
+          .contains(sideEffects + "\"true\",lock=\"ok\",outcome=\"tagged\"} 1.0");
       assertThat(app.output()).doesNotContain("could not instrument");
     }
   }
