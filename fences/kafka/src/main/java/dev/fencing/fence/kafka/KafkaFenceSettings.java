@@ -168,9 +168,12 @@ public final class KafkaFenceSettings {
     return policy.permissive() ? Missing.PASS : Missing.QUARANTINE;
   }
 
-  /** Whether records of {@code topic} are fenced. */
+  /**
+   * Whether records of {@code topic} are fenced. Never the dead-letter topic's: they still carry the stale headers,
+   * and a consumer reading it (e.g. by pattern) would otherwise send them around again.
+   */
   public boolean fences(String topic) {
-    return topics == null || topics.contains(topic);
+    return (topics == null || topics.contains(topic)) && !topic.equals(deadLetterTopic);
   }
 
   public Store store() {

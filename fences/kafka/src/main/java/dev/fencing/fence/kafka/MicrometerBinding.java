@@ -4,6 +4,8 @@ import dev.fencing.fence.http.Rejection;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Publishes {@link KafkaFenceMetrics} as Micrometer FunctionCounters reading the same adders. Loaded only when
@@ -25,9 +27,14 @@ final class MicrometerBinding {
     }
   }
 
-  /** Registers every series of {@code lock} in Micrometer's global registry (idempotent). */
+  /** Locks already in the global registry: a second consumer of a lock shares its series. */
+  private static final Set<String> BOUND = ConcurrentHashMap.newKeySet();
+
+  /** Registers every series of {@code lock} in Micrometer's global registry, once per JVM. */
   static void bind(KafkaFenceMetrics metrics, String lock) {
-    bind(Metrics.globalRegistry, metrics, lock);
+    if (BOUND.add(lock)) {
+      bind(Metrics.globalRegistry, metrics, lock);
+    }
   }
 
   static void bind(MeterRegistry registry, KafkaFenceMetrics metrics, String lock) {
