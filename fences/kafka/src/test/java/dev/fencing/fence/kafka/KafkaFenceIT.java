@@ -270,6 +270,29 @@ class KafkaFenceIT {
   }
 
   @Test
+  void anUnreachableStoreQuarantinesInsteadOfLettingRecordsThrough() throws Exception {
+    String topic = topic(1);
+    String dlq = topic + "-dlq";
+    String lock = "store-down";
+    Map<String, Object> extra = Map.of(KafkaFenceSettings.DLQ_TOPIC, dlq,
+        KafkaFenceSettings.JDBC_URL, "jdbc:postgresql://127.0.0.1:" + closedPort() + "/postgres?user=postgres"
+            + "&connectTimeout=2");
+    try (KafkaConsumer<String, String> consumer = consumer("g-" + topic, lock, topic, extra)) {
+      send(topic, 0, lock, "7", "a");
+      send(topic, 0, lock, "8", "b");
+      assertThat(drain(consumer)).isEmpty();
+    }
+    assertThat(KafkaFenceMetrics.global().rejections(lock, Rejection.STORE_UNAVAILABLE)).isEqualTo(2);
+    List<ConsumerRecord<String, String>> dead = readAll(dlq, 2);
+    assertThat(dead).extracting(ConsumerRecord::value).containsExactly("a", "b");
+    assertThat(dead).allSatisfy(r -> {
+      assertThat(header(r, DeadLetters.REJECTED)).isEqualTo("store-unavailable");
+      assertThat(header(r, DeadLetters.DETAIL)).contains("the fence store could not check the token for lock "
+          + "'store-down'");
+    });
+  }
+
+  @Test
   void aConsumerWithoutLocksFailsAtConstructionNamingTheKey() {
     Map<String, Object> config = new HashMap<>(baseConfig("g-none"));
     config.put("interceptor.classes", FencingConsumerInterceptor.class.getName());
