@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What the demo and the test command need besides a JDK 17 and Maven, checked (and installed where Debian can) so that a
 # fresh machine gets a clear instruction instead of a failure deep inside a run: a real etcd, PostgreSQL 15 and MariaDB
-# (the SQL fence tests), since nothing is mocked, and (with --java25) the JDK 25 the integration tests also run the agent
-# on.
+# (the SQL fence tests) and promtool (the dashboard and alert tests), since nothing is mocked, and (with --java25) the
+# JDK 25 the integration tests also run the agent on.
 set -euo pipefail
 need_java25=false
 [ "${1:-}" = "--java25" ] && need_java25=true
@@ -45,6 +45,20 @@ if [ "${#db_packages[@]}" -gt 0 ]; then
   fi
   [ -x /usr/lib/postgresql/15/bin/initdb ] || fail "postgresql is installed but /usr/lib/postgresql/15/bin/initdb is" \
     "missing: the tests need PostgreSQL 15 (Debian 12)"
+fi
+
+# The dashboards module checks the alert rules and every dashboard query with promtool (Debian package prometheus,
+# which also brings the server the live monitoring test runs; nothing is started as a service here).
+if ! command -v promtool >/dev/null 2>&1; then
+  [ "$(id -u)" -eq 0 ] || fail "promtool is not installed and installing it needs root: run" \
+    "'apt-get update && apt-get install -y prometheus' as root, then try again"
+  command -v apt-get >/dev/null 2>&1 || fail "promtool is not installed and there is no apt-get:" \
+    "install Prometheus 2.x (promtool on PATH, or PROMTOOL=<path>) by hand"
+  echo "prerequisites: installing promtool (Debian package prometheus)" >&2
+  if ! { apt-get -q update && DEBIAN_FRONTEND=noninteractive apt-get -q install -y prometheus; }; then
+    fail "installing prometheus with apt-get failed (see above)"
+  fi
+  command -v promtool >/dev/null 2>&1 || fail "prometheus is installed but 'promtool' is still not on PATH"
 fi
 
 $need_java25 || exit 0
