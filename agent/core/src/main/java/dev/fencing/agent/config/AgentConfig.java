@@ -40,10 +40,16 @@ public final class AgentConfig {
     return (T) values.get(key);
   }
 
-  /** The lock name; "(unset)" when missing (then {@link #problems()} says so). */
+  /** False when this JVM only propagates inbound tokens (fencing.lease.enabled=false). */
+  public boolean leaseEnabled() {
+    Boolean b = get(ConfigKey.LEASE_ENABLED);
+    return b == null || b;
+  }
+
+  /** The lock name; "(unset)" when missing (then {@link #problems()} says so), "none" without a lease. */
   public String lock() {
     String lock = get(ConfigKey.LOCK);
-    return lock == null ? "(unset)" : lock;
+    return lock != null ? lock : leaseEnabled() ? "(unset)" : "none";
   }
 
   public List<URI> etcdEndpoints() {

@@ -6,7 +6,8 @@ package dev.fencing.agent.config;
  * ({@code java -jar fencing-agent.jar config} prints it).
  */
 public enum ConfigKey {
-  LOCK("lock", "name", "(required)", "Name of the lock this JVM campaigns for; every JVM with the same name contends for one lease."),
+  LOCK("lock", "name", "(required)", "Name of the lock this JVM campaigns for; every JVM with the same name contends for one lease (not needed with fencing.lease.enabled=false)."),
+  LEASE_ENABLED("lease.enabled", "true|false", "true", "false: this JVM campaigns for no lease (no lock, no etcd): its side effects carry the token an inbound request or record brought (cross-hop propagation) and pass untagged otherwise."),
   ETCD_ENDPOINTS("etcd.endpoints", "URL list", "http://127.0.0.1:2379", "etcd client URLs, separated by commas or semicolons."),
   ETCD_USER("etcd.user", "name", "(none)", "etcd user for authentication; needs fencing.etcd.password-file."),
   ETCD_PASSWORD_FILE("etcd.password-file", "path", "(none)", "File holding the etcd password (first line). Passwords are never taken inline."),
@@ -34,7 +35,7 @@ public enum ConfigKey {
   SHUTDOWN_TIMEOUT("shutdown.timeout", "duration", "2s", "Longest time the JVM shutdown waits for the lease to be revoked in etcd."),
   LOG_LEVEL("log.level", "error|warn|info|debug|trace", "info", "Agent log level; the agent logs one-line messages to standard error (trace adds the bundled libraries' own debug output)."),
   CONFIG_FILE("config.file", "path", "(none)", "A properties file with more fencing.* keys (lowest precedence)."),
-  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, okhttp, kafka-clients) on or off.");
+  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, okhttp, kafka-clients; inbound tokens: servlet, jdk-http-server, executors) on or off.");
 
   public static final String PREFIX = "fencing.";
 

@@ -167,7 +167,9 @@ public final class ConfigLoader {
   private static AgentConfig parse(Map<String, Raw> raw, List<String> problems) {
     Parser p = new Parser(raw, problems);
     Map<ConfigKey, Object> v = new EnumMap<>(ConfigKey.class);
-    v.put(ConfigKey.LOCK, p.lock());
+    boolean leaseEnabled = p.flag(ConfigKey.LEASE_ENABLED, true);
+    v.put(ConfigKey.LEASE_ENABLED, leaseEnabled);
+    v.put(ConfigKey.LOCK, p.lock(leaseEnabled));
     v.put(ConfigKey.ETCD_ENDPOINTS, p.endpoints());
     v.put(ConfigKey.ETCD_USER, p.text(ConfigKey.ETCD_USER, null));
     v.put(ConfigKey.ETCD_PASSWORD_FILE, p.file(ConfigKey.ETCD_PASSWORD_FILE));
@@ -247,9 +249,12 @@ public final class ConfigLoader {
       problems.add(k.property() + "='" + r.value + "' (" + r.source + "): expected " + expected);
     }
 
-    String lock() {
+    String lock(boolean required) {
       Raw r = raw(ConfigKey.LOCK);
       if (r == null) {
+        if (!required) {
+          return null;
+        }
         problems.add(ConfigKey.LOCK.property() + " is not set: expected the lock name, e.g. -Dfencing.lock=ledger or -javaagent:fencing-agent.jar=lock=ledger");
         return null;
       }
@@ -435,6 +440,12 @@ public final class ConfigLoader {
       }
       problem(ConfigKey.LOG_LEVEL, r, "one of error, warn, info, debug, trace");
       return "info";
+    }
+
+    boolean flag(ConfigKey k, boolean fallback) {
+      Raw r = raw(k);
+      Boolean b = r == null ? null : bool(k.key(), r);
+      return b == null ? fallback : b;
     }
 
     Boolean bool(String key, Raw r) {

@@ -173,6 +173,32 @@ final class FencingTransformer implements ClassFileTransformer {
     }
   }
 
+  /**
+   * Premain: boot classes named by an instrumentation ({@link TypeInstrumentation#bootClassName}) that the JVM loaded
+   * before the transformer was registered are retransformed. Matched by name only, so ByteBuddy loads only when
+   * there is such a class.
+   */
+  void retransformEarlyBootClasses(Instrumentation inst) {
+    java.util.Set<String> names = new java.util.HashSet<>();
+    for (Entry e : entries) {
+      if (e.type.bootClassName() != null) {
+        names.add(e.type.bootClassName());
+      }
+    }
+    if (names.isEmpty()) {
+      return;
+    }
+    for (Class<?> c : inst.getAllLoadedClasses()) {
+      if (c.getClassLoader() == null && names.contains(c.getName()) && inst.isModifiableClass(c)) {
+        try {
+          inst.retransformClasses(c);
+        } catch (Throwable t) {
+          LOG.warn("could not retransform " + c.getName(), t);
+        }
+      }
+    }
+  }
+
   /** Naive byte search; markers are short and most class files are a few kilobytes. */
   static boolean contains(byte[] haystack, byte[] needle) {
     byte first = needle[0];

@@ -35,6 +35,11 @@ public final class InstrumentationInstaller {
       inst.addTransformer(transformer, true);
       if (dynamic) {
         transformer.retransformLoaded(inst);
+        transformer.retransformEarlyBootClasses(inst);
+      } else {
+        // Off premain: a handful of JDK classes at most, but retransforming loads ByteBuddy.
+        dev.fencing.agent.threads.AgentThreads.newThread(() -> transformer.retransformEarlyBootClasses(inst),
+            "fencing-agent-retransform").start();
       }
     }
     return installed;

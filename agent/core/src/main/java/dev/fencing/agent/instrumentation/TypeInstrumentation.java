@@ -22,6 +22,14 @@ public interface TypeInstrumentation {
     return false;
   }
 
+  /**
+   * For instrumentations of one boot class by name (the JDK's executors): the class name, so the agent can find it
+   * among classes the JVM loaded before premain (Java 25 loads ForkJoinPool that early) and retransform it.
+   */
+  default String bootClassName() {
+    return null;
+  }
+
   void transform(Transformer transformer);
 
   /** Collects (methods, advice class) pairs; advice is inlined, so it may only use bootstrap-visible classes. */

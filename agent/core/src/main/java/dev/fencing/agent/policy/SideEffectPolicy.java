@@ -5,6 +5,7 @@ import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.ReentryGuard;
 import dev.fencing.agent.bootstrap.SideEffectGate;
+import dev.fencing.agent.bootstrap.TokenContext;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.token.Grant;
 import dev.fencing.agent.token.LeasePhase;
@@ -44,6 +45,7 @@ public final class SideEffectPolicy implements SideEffectGate {
   private final boolean failOpen;
   private final boolean expiredTag;
   private final boolean standbyWait;
+  private final boolean noLease;
   private final long standbyTimeoutNanos;
   private final SideEffectCounters counters;
   private volatile Decisions decisions;
@@ -51,11 +53,17 @@ public final class SideEffectPolicy implements SideEffectGate {
   public SideEffectPolicy(AgentConfig config, TokenState state, SideEffectCounters counters) {
     this(state, counters, config.mode() == AgentConfig.Mode.OBSERVE, config.failMode() == AgentConfig.FailMode.OPEN,
         config.expiredFenced() == AgentConfig.ExpiredFenced.TAG, config.standby() == AgentConfig.Standby.WAIT,
-        config.standbyTimeout().toNanos());
+        config.standbyTimeout().toNanos(), !config.leaseEnabled());
   }
 
   SideEffectPolicy(TokenState state, SideEffectCounters counters, boolean observe, boolean failOpen, boolean expiredTag,
       boolean standbyWait, long standbyTimeoutNanos) {
+    this(state, counters, observe, failOpen, expiredTag, standbyWait, standbyTimeoutNanos, false);
+  }
+
+  SideEffectPolicy(TokenState state, SideEffectCounters counters, boolean observe, boolean failOpen, boolean expiredTag,
+      boolean standbyWait, long standbyTimeoutNanos, boolean noLease) {
+    this.noLease = noLease;
     this.state = state;
     this.counters = counters;
     this.observe = observe;
@@ -71,6 +79,15 @@ public final class SideEffectPolicy implements SideEffectGate {
     if (ReentryGuard.isAgentThread()) {
       return decisions.pass; // the agent's own traffic is never fenced, nor counted
     }
+    Decision inbound = TokenContext.current();
+    if (inbound != null) {
+      // Work done for an inbound request or record carries the caller's token, valid or not: the caller's fence
+      // (or the database's) judges it. This JVM's own lease is about its own work.
+      if (write) {
+        counters.record(channel, fenced, inbound);
+      }
+      return inbound;
+    }
     Decision d = evaluate(write, fenced);
     if (d.isBlock() && standbyWait && waitable(d.reason())) {
       d = awaitLease(write, fenced, d);
@@ -83,6 +100,9 @@ public final class SideEffectPolicy implements SideEffectGate {
 
   /** The table itself, without waiting or counting. */
   Decision evaluate(boolean write, boolean fenced) {
+    if (noLease) {
+      return decisions.pass; // fencing.lease.enabled=false: nothing of its own to tag or block
+    }
     TokenView v = state.view();
     LeasePhase phase = v.phaseAt(state.now());
     Decisions c = decisionsFor(v.grant());

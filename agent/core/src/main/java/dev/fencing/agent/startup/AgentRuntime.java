@@ -41,6 +41,10 @@ final class AgentRuntime {
       if (!config.valid()) {
         return; // FAILED; the endpoint still tells why
       }
+      if (!config.leaseEnabled()) {
+        LOG.info("started without a lease (fencing.lease.enabled=false): side effects carry inbound tokens only");
+        return;
+      }
       state.loadPersisted();
       keeper = new LeaseKeeper(config, state, () -> new EtcdLeaseProvider(config));
       Runtime.getRuntime().addShutdownHook(AgentThreads.newThread(this::shutdown, "fencing-agent-shutdown"));

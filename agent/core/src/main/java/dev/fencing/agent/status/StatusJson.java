@@ -17,7 +17,7 @@ public final class StatusJson {
     Grant g = v.grant();
     StringBuilder sb = new StringBuilder(512).append('{');
     field(sb, "lock", state.lock());
-    field(sb, "state", phase.name());
+    field(sb, "state", config.leaseEnabled() ? phase.name() : "NO_LEASE");
     sb.append("\"token\":").append(g == null ? 0 : g.token()).append(',');
     sb.append("\"highestSeenToken\":").append(state.highestSeen()).append(',');
     sb.append("\"leaseRemainingMs\":").append(phase == LeasePhase.HOLDING ? Math.max(0, (g.deadlineNanos() - now) / 1_000_000) : 0).append(',');

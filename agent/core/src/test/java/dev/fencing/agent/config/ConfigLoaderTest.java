@@ -112,6 +112,16 @@ class ConfigLoaderTest {
   // ---- each source ----
 
   @Test
+  void withoutALeaseNoLockIsNeeded() {
+    AgentConfig c = load("lease.enabled=false");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.leaseEnabled()).isFalse();
+    assertThat(c.lock()).isEqualTo("none");
+    assertOneProblemMentioning(load("lease.enabled=maybe"), "fencing.lease.enabled='maybe'", "expected true or false");
+  }
+
+  @Test
   void readsAgentArguments() {
     AgentConfig c = load("lock=ledger,fencing.lease.ttl=20s");
 

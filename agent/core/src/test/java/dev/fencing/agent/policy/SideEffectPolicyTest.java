@@ -530,4 +530,37 @@ class SideEffectPolicyTest {
 
     assertThat(message).contains("http", "'" + LOCK + "'", "token none", BlockReason.STANDBY.description());
   }
+
+  // ---- cross-hop propagation ----
+
+  @ParameterizedTest
+  @EnumSource(Scenario.class)
+  void anInboundTokenIsCarriedWhateverThisJvmsOwnLeaseSays(Scenario scenario) {
+    arrange(scenario);
+    Object scope = dev.fencing.agent.bootstrap.TokenContext.enter("orders", "7");
+    try {
+      Decision d = write(enforce(), true);
+      assertThat(d.isTag()).isTrue();
+      assertThat(d.lock()).isEqualTo("orders");
+      assertThat(d.token()).isEqualTo(7);
+      assertThat(counters.count(Channel.JDBC, true, Outcome.TAGGED)).isEqualTo(1);
+    } finally {
+      dev.fencing.agent.bootstrap.TokenContext.exit(scope);
+    }
+    assertThat(write(enforce(), true).lock()).isEqualTo(LOCK);
+  }
+
+  @Test
+  void withoutALeaseEverythingPassesUntaggedOutsideAnInboundRequest() {
+    SideEffectPolicy noLease = new SideEffectPolicy(state, counters, false, false, true, false, 0, true);
+
+    assertPass(write(noLease, true));
+    assertPass(read(noLease, false));
+    Object scope = dev.fencing.agent.bootstrap.TokenContext.enter("orders", "7");
+    try {
+      assertThat(read(noLease, false).tokenText()).isEqualTo("7");
+    } finally {
+      dev.fencing.agent.bootstrap.TokenContext.exit(scope);
+    }
+  }
 }

@@ -96,6 +96,23 @@ final class AgentProcesses {
     }
   }
 
+  /**
+   * Jars of the test's own class path whose file names start with one of {@code prefixes} (e.g. "jetty-"), joined as a
+   * class path for a forked app; fails naming the prefix that matched nothing.
+   */
+  static String libraries(String... prefixes) {
+    List<String> jars = new java.util.ArrayList<>();
+    for (String prefix : prefixes) {
+      List<String> found = java.util.Arrays.stream(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+          .filter(e -> e.endsWith(".jar") && Path.of(e).getFileName().toString().startsWith(prefix)).toList();
+      if (found.isEmpty()) {
+        throw new IllegalStateException("no jar starting with '" + prefix + "' on the test class path: add it as a test dependency of agent/jar");
+      }
+      jars.addAll(found);
+    }
+    return String.join(java.io.File.pathSeparator, jars);
+  }
+
   static String javaVersion(Path javaHome) {
     return javaHome.toString().contains("25") ? "25" : "17";
   }

@@ -16,6 +16,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -26,10 +28,14 @@ class JavaHttpClientIT {
     return AgentProcesses.javaHomes();
   }
 
-  /** A real server recording what it received: "METHOD path token=[...] lock=[...]". */
+  /**
+   * A real server recording what it received: "METHOD path token=[...] lock=[...]". /redirect answers 307 to /ok,
+   * /stale a fence's 409, /flaky/... 503 with Retry-After the first time each path is asked for (clients retry it).
+   */
   static final class RecordingServer implements AutoCloseable {
     final HttpServer server;
     final List<String> received = new CopyOnWriteArrayList<>();
+    private final Set<String> flaky = ConcurrentHashMap.newKeySet();
 
     RecordingServer() throws IOException {
       server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
@@ -41,6 +47,9 @@ class JavaHttpClientIT {
         if (path.equals("/redirect")) {
           ex.getResponseHeaders().set("Location", "/ok");
           ex.sendResponseHeaders(307, -1);
+        } else if (path.startsWith("/flaky/") && flaky.add(path)) {
+          ex.getResponseHeaders().set("Retry-After", "1");
+          ex.sendResponseHeaders(503, -1);
         } else if (path.equals("/stale")) {
           ex.getResponseHeaders().set("Fencing-Rejected", "stale-token");
           byte[] body = "{\"status\":409}".getBytes(StandardCharsets.UTF_8);

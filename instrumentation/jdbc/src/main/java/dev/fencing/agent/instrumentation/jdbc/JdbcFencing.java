@@ -22,6 +22,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * forgotten on rollback, since a rollback may undo it.
  */
 final class JdbcFencing implements JdbcHook {
+  /** No token equals it: the next tagged write sets the pair again, the next untagged one clears it. */
+  private static final long UNKNOWN_TOKEN = -1;
+
   /** SQLSTATE of a write the agent blocked before it reached the database. */
   static final String BLOCKED_SQLSTATE = "FN003";
   static final String STALE_SQLSTATE = "FN001";
@@ -38,7 +41,9 @@ final class JdbcFencing implements JdbcHook {
   private static final class SessionState {
     final SessionDialect dialect;
     final boolean fenced;
+    /** The lock last set on the session; null while the session carries no pair. */
     volatile String carriedLock;
+    /** The token last set; {@link #UNKNOWN_TOKEN} after a failure or rollback may have undone it. */
     volatile long carriedToken;
 
     SessionState(SessionDialect dialect, boolean fenced) {
@@ -101,6 +106,12 @@ final class JdbcFencing implements JdbcHook {
         session.dialect.setPair(physical, d.lock(), d.token());
         session.carriedLock = d.lock();
         session.carriedToken = d.token();
+      } else if (write && !d.isTag() && session.carriedLock != null) {
+        // An untagged write (no lease of our own, fail-mode open) after a tagged one on this session: the session
+        // must not still vouch for the earlier token (an inbound request's, or a lost lease's).
+        session.dialect.clearPair(physical);
+        session.carriedLock = null;
+        session.carriedToken = 0;
       }
       return OUTERMOST;
     } catch (SQLException e) {
@@ -134,7 +145,7 @@ final class JdbcFencing implements JdbcHook {
         // A failed statement may abort the transaction and, with it, the session pair set inside it.
         SessionState s = sessions.get(physical(((Statement) statement).getConnection()));
         if (s != null) {
-          s.carriedLock = null;
+          s.carriedToken = UNKNOWN_TOKEN;
         }
       } catch (SQLException | RuntimeException ignored) {
         // closed statement: nothing to forget
@@ -147,7 +158,7 @@ final class JdbcFencing implements JdbcHook {
     try {
       SessionState s = sessions.get(physical((Connection) connection));
       if (s != null) {
-        s.carriedLock = null;
+        s.carriedToken = UNKNOWN_TOKEN;
       }
     } catch (SQLException | RuntimeException ignored) {
       // nothing to forget

@@ -18,6 +18,14 @@ enum SessionDialect {
         ps.executeQuery().close();
       }
     }
+
+    @Override
+    void clearPair(Connection c) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT set_config('fencing.lock', '', false), set_config('fencing.token', '', false)")) {
+        ps.executeQuery().close();
+      }
+    }
   },
   /** User variables @fencing_lock / @fencing_token. */
   MYSQL {
@@ -26,6 +34,13 @@ enum SessionDialect {
       try (PreparedStatement ps = c.prepareStatement("SET @fencing_lock = ?, @fencing_token = ?")) {
         ps.setString(1, lock);
         ps.setLong(2, token);
+        ps.execute();
+      }
+    }
+
+    @Override
+    void clearPair(Connection c) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement("SET @fencing_lock = NULL, @fencing_token = NULL")) {
         ps.execute();
       }
     }
@@ -42,14 +57,29 @@ enum SessionDialect {
         t.execute();
       }
     }
+
+    @Override
+    void clearPair(Connection c) throws SQLException {
+      try (PreparedStatement l = c.prepareStatement("SET @fencing_lock = NULL");
+          PreparedStatement t = c.prepareStatement("SET @fencing_token = NULL")) {
+        l.execute();
+        t.execute();
+      }
+    }
   },
   /** A database the agent cannot tag: writes are decided (and blocked) but carry no token. */
   UNKNOWN {
     @Override
     void setPair(Connection c, String lock, long token) {}
+
+    @Override
+    void clearPair(Connection c) {}
   };
 
   abstract void setPair(Connection c, String lock, long token) throws SQLException;
+
+  /** Forgets the pair, so an untagged write on a pooled connection cannot borrow an earlier caller's token. */
+  abstract void clearPair(Connection c) throws SQLException;
 
   static SessionDialect of(String jdbcUrl) {
     String u = jdbcUrl == null ? "" : jdbcUrl.toLowerCase(Locale.ROOT);

@@ -1,0 +1,173 @@
+package dev.fencing.agent.bootstrap;
+
+import java.util.concurrent.Callable;
+
+/**
+ * Cross-hop propagation: the (lock, token) an inbound request or record carried, current for the work done on it.
+ * While set on a thread, that thread's side effects carry it instead of this JVM's own lease, so a service's database
+ * writes are fenced with the token of the worker that asked for them. Set by the inbound hooks (servlet, JDK
+ * HttpServer, Kafka consumer), carried into executor tasks by {@link #wrap}, always restored when the work ends.
+ * java.base types only.
+ */
+public final class TokenContext {
+  /** Longest lock name accepted (the agent's own lock names are limited the same way). */
+  static final int MAX_LOCK_LENGTH = 128;
+
+  private static final ThreadLocal<Decision> CURRENT = new ThreadLocal<>();
+  /** {@link #enter} set a context on a thread that had none: {@link #exit} removes it. */
+  private static final Object NONE = new Object();
+
+  private TokenContext() {}
+
+  /** The inbound decision (a TAG with the inbound lock and token) current on this thread, or null. */
+  public static Decision current() {
+    return CURRENT.get();
+  }
+
+  /**
+   * Makes (lock, token) current on this thread when both are well formed (a lock name of letters, digits, '.', '_',
+   * '-'; a decimal token in 1..2^63-1); otherwise changes nothing. Returns what {@link #exit} must be given. Allocates
+   * one decision per inbound request, not per side effect. Null means nothing changed (advice that could not read the
+   * request returns null too).
+   */
+  public static Object enter(String lock, String token) {
+    long t = parseToken(token);
+    if (t <= 0 || !validLock(lock)) {
+      return null;
+    }
+    Decision previous = CURRENT.get();
+    if (previous != null && previous.token() == t && previous.lock().equals(lock)) {
+      return null; // nested entry for the same request (filter chains, servlet forwarding)
+    }
+    CURRENT.set(Decision.tag(lock, t));
+    return previous == null ? NONE : previous;
+  }
+
+  /** Restores what was current before the matching {@link #enter}. */
+  public static void exit(Object scope) {
+    if (scope == null) {
+      return;
+    }
+    if (!(scope instanceof Decision)) {
+      CURRENT.remove();
+    } else {
+      CURRENT.set((Decision) scope);
+    }
+  }
+
+  /** The task, carrying this thread's inbound token into whichever thread runs it; the task itself when none. */
+  public static Runnable wrap(Runnable task) {
+    Decision d = CURRENT.get();
+    if (d == null || task == null || task instanceof PropagatingRunnable) {
+      return task;
+    }
+    return new PropagatingRunnable(task, d);
+  }
+
+  /** The callable, carrying this thread's inbound token; the callable itself when none. */
+  public static <T> Callable<T> wrap(Callable<T> task) {
+    Decision d = CURRENT.get();
+    if (d == null || task == null || task instanceof PropagatingCallable) {
+      return task;
+    }
+    return new PropagatingCallable<>(task, d);
+  }
+
+  static Object install(Decision d) {
+    Decision previous = CURRENT.get();
+    CURRENT.set(d);
+    return previous == null ? NONE : previous;
+  }
+
+  /** A decimal int64 above 0 with no sign, spaces or leading '+'; -1 for anything else. */
+  public static long parseToken(String text) {
+    if (text == null) {
+      return -1;
+    }
+    int n = text.length();
+    if (n == 0 || n > 19) {
+      return -1;
+    }
+    long value = 0;
+    for (int i = 0; i < n; i++) {
+      char c = text.charAt(i);
+      if (c < '0' || c > '9') {
+        return -1;
+      }
+      int digit = c - '0';
+      if (value > (Long.MAX_VALUE - digit) / 10) {
+        return -1; // above 2^63-1
+      }
+      value = value * 10 + digit;
+    }
+    return value > 0 ? value : -1;
+  }
+
+  /** The lock-name rule of fencing.lock: 1..128 of [A-Za-z0-9._-]. */
+  public static boolean validLock(String lock) {
+    if (lock == null || lock.isEmpty() || lock.length() > MAX_LOCK_LENGTH) {
+      return false;
+    }
+    for (int i = 0; i < lock.length(); i++) {
+      char c = lock.charAt(i);
+      boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
+          || c == '-';
+      if (!ok) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** A task handed to an executor under an inbound token. */
+  static final class PropagatingRunnable implements Runnable {
+    private final Runnable task;
+    private final Decision context;
+
+    PropagatingRunnable(Runnable task, Decision context) {
+      this.task = task;
+      this.context = context;
+    }
+
+    @Override
+    public void run() {
+      Object scope = install(context);
+      try {
+        task.run();
+      } finally {
+        exit(scope);
+      }
+    }
+
+    @Override
+    public String toString() {
+      return task.toString();
+    }
+  }
+
+  /** A callable handed to an executor under an inbound token. */
+  static final class PropagatingCallable<T> implements Callable<T> {
+    private final Callable<T> task;
+    private final Decision context;
+
+    PropagatingCallable(Callable<T> task, Decision context) {
+      this.task = task;
+      this.context = context;
+    }
+
+    @Override
+    public T call() throws Exception {
+      Object scope = install(context);
+      try {
+        return task.call();
+      } finally {
+        exit(scope);
+      }
+    }
+
+    @Override
+    public String toString() {
+      return task.toString();
+    }
+  }
+}

@@ -1,0 +1,82 @@
+package dev.fencing.agent.bootstrap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class TokenContextTest {
+  @AfterEach
+  void clean() {
+    TokenContext.exit(new Object()); // removes whatever a failed test left
+  }
+
+  @Test
+  void enterMakesThePairCurrentAndExitRestoresThePreviousOne() {
+    assertThat(TokenContext.current()).isNull();
+    Object outer = TokenContext.enter("ledger", "42");
+    assertThat(TokenContext.current().lock()).isEqualTo("ledger");
+    assertThat(TokenContext.current().tokenText()).isEqualTo("42");
+    assertThat(TokenContext.current().isTag()).isTrue();
+
+    Object same = TokenContext.enter("ledger", "42");
+    assertThat(same).as("nested entry for the same request changes nothing").isNull();
+    Object inner = TokenContext.enter("orders", "7");
+    assertThat(TokenContext.current().lock()).isEqualTo("orders");
+    TokenContext.exit(inner);
+    TokenContext.exit(same);
+    assertThat(TokenContext.current().token()).isEqualTo(42);
+    TokenContext.exit(outer);
+    assertThat(TokenContext.current()).isNull();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "0", "-1", "+1", " 1", "1 ", "12a", "9223372036854775808", "99999999999999999999",
+      "1.0", "0x10", "١٢"})
+  void malformedTokensChangeNothing(String token) {
+    assertThat(TokenContext.enter("ledger", token)).isNull();
+    assertThat(TokenContext.current()).isNull();
+    assertThat(TokenContext.parseToken(token)).isEqualTo(-1);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "a b", "a/b", "ü", "x\n"})
+  void malformedLocksChangeNothing(String lock) {
+    assertThat(TokenContext.enter(lock, "5")).isNull();
+    assertThat(TokenContext.current()).isNull();
+  }
+
+  @Test
+  void boundaries() {
+    assertThat(TokenContext.parseToken("9223372036854775807")).isEqualTo(Long.MAX_VALUE);
+    assertThat(TokenContext.parseToken("1")).isEqualTo(1);
+    assertThat(TokenContext.parseToken(null)).isEqualTo(-1);
+    assertThat(TokenContext.validLock("a".repeat(128))).isTrue();
+    assertThat(TokenContext.validLock("a".repeat(129))).isFalse();
+    assertThat(TokenContext.validLock(null)).isFalse();
+  }
+
+  @Test
+  void wrappedTasksRunUnderTheSubmittersPairAndLeaveTheRunningThreadClean() throws Exception {
+    Runnable plain = () -> {};
+    assertThat(TokenContext.wrap(plain)).as("no context: the task itself").isSameAs(plain);
+
+    AtomicReference<String> seen = new AtomicReference<>();
+    Object scope = TokenContext.enter("ledger", "9");
+    Runnable wrapped = TokenContext.wrap(() -> seen.set(TokenContext.current().tokenText()));
+    Callable<String> callable = TokenContext.wrap(() -> TokenContext.current().lock());
+    assertThat(TokenContext.wrap(wrapped)).as("wrapped once").isSameAs(wrapped);
+    TokenContext.exit(scope);
+
+    Thread t = new Thread(wrapped);
+    t.start();
+    t.join();
+    assertThat(seen.get()).isEqualTo("9");
+    assertThat(callable.call()).isEqualTo("ledger");
+    assertThat(TokenContext.current()).as("restored after the task").isNull();
+  }
+}

@@ -1,0 +1,136 @@
+package dev.fencing.agent.it.apps;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import com.zaxxer.hikari.HikariConfig;
+import dev.fencing.fence.http.FenceHttpFilter;
+import dev.fencing.fence.http.FencePolicy;
+import dev.fencing.fence.http.HttpFence;
+import dev.fencing.fence.http.InMemoryFenceStore;
+import com.zaxxer.hikari.HikariDataSource;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+
+/**
+ * A downstream service with no fencing code and no HTTP fence: each POST inserts one row into {@code ledger} through
+ * a one-connection HikariCP pool, served by the JDK HttpServer and by a Jetty servlet. Paths: {@code /direct} writes
+ * on the request thread, {@code /executor} on a thread pool, {@code /async} in a CompletableFuture on the common
+ * pool. Answers 200 "OK", or 500 "SQLSTATE <state>" (also printed as {@code WRITE <path> <state>}). The JDK server's
+ * {@code /fenced/...} paths sit behind the HTTP fence (lock xhop, in-memory store); {@code GET /fence-metrics} shows
+ * its counters.
+ * Args: jdbc URL. Prints {@code APP STARTED jdk=<port> servlet=<port>}.
+ */
+public final class DownstreamServiceApp {
+  private DownstreamServiceApp() {}
+
+  private static HikariDataSource pool;
+  private static final ExecutorService EXECUTOR = Executors.newFixedThreadPool(2);
+
+  /** Runs the write where the path says; returns "OK" or "SQLSTATE <state>". */
+  static String write(String path, int amount) throws Exception {
+    CompletableFuture<String> result;
+    if (path.endsWith("/executor")) {
+      result = CompletableFuture.completedFuture(EXECUTOR.submit(() -> insert(amount)).get());
+    } else if (path.endsWith("/async")) {
+      result = CompletableFuture.supplyAsync(() -> insert(amount));
+    } else {
+      result = CompletableFuture.completedFuture(insert(amount));
+    }
+    String outcome = result.get();
+    System.out.println("WRITE " + path + " " + outcome);
+    System.out.flush();
+    return outcome;
+  }
+
+  static String insert(int amount) {
+    try (Connection c = pool.getConnection();
+        PreparedStatement ps = c.prepareStatement("INSERT INTO ledger (amount) VALUES (?)")) {
+      ps.setInt(1, amount);
+      ps.executeUpdate();
+      return "OK";
+    } catch (SQLException e) {
+      return "SQLSTATE " + e.getSQLState();
+    }
+  }
+
+  static int amount(String query) {
+    return query == null ? 1 : Integer.parseInt(query.replace("amount=", ""));
+  }
+
+  public static void main(String[] args) throws Exception {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(args[0]);
+    config.setMaximumPoolSize(1); // one physical session: a later request must not inherit an earlier token
+    pool = new HikariDataSource(config);
+
+    HttpServer jdk = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    com.sun.net.httpserver.HttpHandler handler = (HttpExchange ex) -> {
+      ex.getRequestBody().readAllBytes();
+      String outcome;
+      try {
+        outcome = write("jdk" + ex.getRequestURI().getPath(), amount(ex.getRequestURI().getQuery()));
+      } catch (Exception e) {
+        outcome = "ERROR " + e;
+      }
+      byte[] body = outcome.getBytes(StandardCharsets.UTF_8);
+      ex.sendResponseHeaders(outcome.equals("OK") ? 200 : 500, body.length);
+      try (OutputStream out = ex.getResponseBody()) {
+        out.write(body);
+      }
+    };
+    jdk.createContext("/", handler);
+    HttpFence fence = new HttpFence(FencePolicy.forLocks("xhop").build(), new InMemoryFenceStore());
+    jdk.createContext("/fenced/", handler).getFilters().add(new FenceHttpFilter(fence));
+    jdk.createContext("/fence-metrics", ex -> {
+      byte[] body = fence.metrics().prometheusText().getBytes(StandardCharsets.UTF_8);
+      ex.sendResponseHeaders(200, body.length);
+      try (OutputStream out = ex.getResponseBody()) {
+        out.write(body);
+      }
+    });
+    jdk.setExecutor(Executors.newFixedThreadPool(2));
+    jdk.start();
+
+    Server jetty = new Server();
+    ServerConnector connector = new ServerConnector(jetty);
+    connector.setHost("127.0.0.1");
+    connector.setPort(0);
+    jetty.addConnector(connector);
+    ServletContextHandler context = new ServletContextHandler("/");
+    context.addServlet(new ServletHolder(new HttpServlet() {
+      @Override
+      protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+        req.getInputStream().readAllBytes();
+        String outcome;
+        try {
+          outcome = write("servlet" + req.getRequestURI(), amount(req.getQueryString()));
+        } catch (Exception e) {
+          outcome = "ERROR " + e;
+        }
+        resp.setStatus(outcome.equals("OK") ? 200 : 500);
+        resp.getWriter().write(outcome);
+      }
+    }), "/*");
+    jetty.setHandler(context);
+    jetty.start();
+
+    System.out.println("APP STARTED jdk=" + jdk.getAddress().getPort() + " servlet=" + connector.getLocalPort());
+    System.out.flush();
+    Thread.currentThread().join();
+  }
+}

@@ -1,0 +1,29 @@
+package dev.fencing.agent.instrumentation.jdkhttpserver;
+
+import dev.fencing.agent.bootstrap.TokenContext;
+import dev.fencing.agent.instrumentation.AgentContext;
+import dev.fencing.agent.instrumentation.InstrumentationModule;
+import dev.fencing.agent.instrumentation.TypeInstrumentation;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** Inbound tokens on the JDK's HttpServer. Switch: fencing.instrumentation.jdk-http-server.enabled. */
+public final class JdkHttpServerInstrumentationModule implements InstrumentationModule {
+  @Override
+  public String name() {
+    return "jdk-http-server";
+  }
+
+  @Override
+  public List<TypeInstrumentation> typeInstrumentations() {
+    return List.of(new FilterChainInstrumentation());
+  }
+
+  @Override
+  public void install(AgentContext context) {
+    // Advice inlined into jdk.httpserver refers to the bootstrap part (the boot loader's unnamed module).
+    ModuleLayer.boot().findModule("jdk.httpserver").ifPresent(m -> context.instrumentation()
+        .redefineModule(m, Set.of(TokenContext.class.getModule()), Map.of(), Map.of(), Set.of(), Map.of()));
+  }
+}

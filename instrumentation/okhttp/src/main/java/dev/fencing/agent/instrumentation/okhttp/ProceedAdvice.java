@@ -1,0 +1,65 @@
+package dev.fencing.agent.instrumentation.okhttp;
+
+import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.agent.bootstrap.Decision;
+import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.bootstrap.FencingBlockedException;
+import dev.fencing.agent.bootstrap.HttpHook;
+import java.util.List;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.implementation.bytecode.assign.Assigner;
+import okhttp3.HttpUrl;
+import okhttp3.Request;
+import okhttp3.Response;
+import okhttp3.internal.http.BridgeInterceptor;
+
+/**
+ * On RealInterceptorChain.proceed (see {@link RealInterceptorChainInstrumentation}); acts only when the interceptor
+ * about to run is the BridgeInterceptor, i.e. once per attempt. Tags a copy of the request ({@code header} replaces,
+ * so the pair is carried exactly once; the caller's Request is immutable and untouched); blocks by throwing
+ * FencingBlockedException, an IOException, before ConnectInterceptor opens any connection: execute() throws it,
+ * enqueue() hands it to Callback.onFailure. RetryAndFollowUpInterceptor does not retry it (no exchange has failed).
+ * Each attempt's response is checked for a fence's 409 on the way back; the response is returned unchanged.
+ *
+ * <p>Inlined into OkHttp, so it may name okhttp3 classes in its body (resolved by the application's loader), but its
+ * method signatures use JDK types only: the agent's loader, which reads them, cannot see OkHttp. Only methods that
+ * OkHttp 4.0 through 5.x all have (Java names of Kotlin properties: method(), url(), code()). No lambdas.
+ */
+public final class ProceedAdvice {
+  private ProceedAdvice() {}
+
+  /** Returns true when this proceed enters the bridge stage (the exit then looks at the response). */
+  @Advice.OnMethodEnter
+  public static boolean enter(@Advice.FieldValue("interceptors") List<?> interceptors,
+      @Advice.FieldValue("index") int index,
+      @Advice.Argument(value = 0, readOnly = false, typing = Assigner.Typing.DYNAMIC) Object request)
+      throws FencingBlockedException {
+    if (index >= interceptors.size() || !(interceptors.get(index) instanceof BridgeInterceptor)) {
+      return false;
+    }
+    Request r = (Request) request;
+    HttpUrl url = r.url();
+    Decision d = Fencing.http().decide(r.method(), url.scheme(), url.host(), url.port());
+    if (d.isBlock()) {
+      throw new FencingBlockedException(Channel.HTTP, d);
+    }
+    if (d.isTag()) {
+      request = r.newBuilder()
+          .header(HttpHook.TOKEN_HEADER, d.tokenText())
+          .header(HttpHook.LOCK_HEADER, d.lock())
+          .build();
+    }
+    return true;
+  }
+
+  @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
+  public static void exit(@Advice.Enter boolean bridge,
+      @Advice.Return(typing = Assigner.Typing.DYNAMIC) Object response) {
+    if (bridge && response != null) {
+      Response r = (Response) response;
+      if (r.code() == 409) {
+        Fencing.http().responded(409, r.header(HttpHook.REJECTED_HEADER));
+      }
+    }
+  }
+}
