@@ -60,8 +60,13 @@ final class FencingTransformer implements ClassFileTransformer {
       List<AsmVisitorWrapper> v = visitors;
       if (v == null) {
         ClassFileLocator agentClasses = ClassFileLocator.ForClassLoader.of(FencingTransformer.class.getClassLoader());
+        // Advice described from its class file, never through reflection: reflection links (verifies) the advice
+        // class in the agent's loader, which fails when its code uses the instrumented library's types (Kafka's
+        // KafkaException passed as an Exception), classes only the application's loader can see.
+        TypePool advicePool = TypePool.Default.WithLazyResolution.of(agentClasses);
         List<AsmVisitorWrapper> built = new ArrayList<>();
-        type.transform((methods, advice) -> built.add(Advice.to(advice, agentClasses).on(methods)));
+        type.transform((methods, advice) -> built.add(
+            Advice.to(advicePool.describe(advice.getName()).resolve(), agentClasses).on(methods)));
         v = built;
         visitors = v;
       }
