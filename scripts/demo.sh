@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The one-command demo: builds the project, then tells the split-brain story with a real etcd and two worker JVMs
-# running the agent. Exits 0 when the story held, 1 with the reason when it did not.
+# The one-command demo: builds what it needs (the agent jar, the sample apps, the demo), then tells the split-brain
+# story with real etcd, PostgreSQL and Kafka on loopback, the inventory service, the audit consumer and two ledger
+# workers running the agent. Options: --observe (agent in observe mode), --prometheus (show the stale-write alert
+# firing; needs /usr/bin/prometheus). Exits 0 when the story held, 1 with the reason when it did not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/prerequisites.sh
-mvn -B -q install -DskipTests
-# The harness's main code needs nothing but the JDK, so the two class directories are the whole classpath.
-exec java -cp sample-apps/lease-demo/target/classes:testing/harness/target/classes dev.fencing.demo.LeaseDemo
+mvn -B -q install -DskipTests -pl sample-apps/demo -am
+exec java -cp "sample-apps/demo/target/classes:$(cat sample-apps/demo/target/runtime-classpath.txt)" \
+  dev.fencing.demo.Demo "$@"

@@ -50,7 +50,7 @@ public final class FencingConsumerInterceptor<K, V> implements ConsumerIntercept
     FenceStore store = store(settings);
     try {
       this.fence = new RecordFence(settings, store, metrics);
-      if (settings.micrometer() && MicrometerBinding.available()) {
+      if (settings.micrometer() && micrometerAvailable()) {
         for (String lock : settings.locks()) {
           MicrometerBinding.bind(metrics, lock);
         }
@@ -66,6 +66,20 @@ public final class FencingConsumerInterceptor<K, V> implements ConsumerIntercept
         settings.strict() ? ", strict" : "", settings.missing() == KafkaFenceSettings.Missing.PASS ? "passed"
             : "quarantined", settings.deadLetterTopic() == null ? "dropped"
             : "sent to " + settings.deadLetterTopic());
+  }
+
+  /**
+   * Whether Micrometer can be loaded by the fence's class loader. Checked here, not in {@link MicrometerBinding}: the
+   * JVM verifies a class when it is first used, and verifying that one loads Micrometer's types (a consumer without
+   * Micrometer would fail with NoClassDefFoundError).
+   */
+  private static boolean micrometerAvailable() {
+    try {
+      Class.forName("io.micrometer.core.instrument.Metrics", false, FencingConsumerInterceptor.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
   }
 
   private FenceStore store(KafkaFenceSettings settings) {

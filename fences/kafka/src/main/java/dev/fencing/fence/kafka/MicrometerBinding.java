@@ -9,22 +9,13 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Publishes {@link KafkaFenceMetrics} as Micrometer FunctionCounters reading the same adders. Loaded only when
- * Micrometer is on the consumer's class path (the interceptor checks first), so the fence never needs it. Names
+ * Micrometer is on the consumer's class path (the interceptor checks first, outside this class: verifying this class
+ * loads Micrometer's types), so the fence never needs it. Names
  * without {@code _total}: registries for Prometheus add it to counters.
  */
 final class MicrometerBinding {
 
   private MicrometerBinding() {
-  }
-
-  /** Whether Micrometer can be loaded by the fence's class loader. */
-  static boolean available() {
-    try {
-      Class.forName("io.micrometer.core.instrument.Metrics", false, MicrometerBinding.class.getClassLoader());
-      return true;
-    } catch (ClassNotFoundException | LinkageError e) {
-      return false;
-    }
   }
 
   /** Locks already in the global registry: a second consumer of a lock shares its series. */

@@ -1,0 +1,227 @@
+package dev.fencing.demo;
+
+import dev.fencing.demo.DatabaseState.Row;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+
+/**
+ * The claims the demo makes, each checked against what the databases, the consumer, the webhook and the metrics
+ * say, independently of what the workers reported where possible. The story holds when every check passes.
+ */
+final class EndStateChecks {
+
+  /** One claim, whether it held, and the evidence. */
+  record Check(String claim, boolean ok, String evidence) {}
+
+  private final Facts f;
+  private final List<Check> checks = new ArrayList<>();
+
+  private EndStateChecks(Facts facts) {
+    this.f = facts;
+  }
+
+  static List<Check> run(Facts facts) {
+    EndStateChecks c = new EndStateChecks(facts);
+    c.holders();
+    c.ledger();
+    c.balances();
+    c.inventory();
+    c.consumer();
+    c.webhook();
+    c.staleAttempts();
+    c.metrics();
+    return c.checks;
+  }
+
+  private void check(String claim, boolean ok, String evidence) {
+    checks.add(new Check(claim, ok, evidence));
+  }
+
+  private void holders() {
+    check("worker-b took over with a higher token, and worker-a never held the lock again",
+        f.tokenB() > f.tokenA() && !f.aWoke().holding() && !f.finalA().holding() && f.finalB().holding()
+            && f.finalB().token() == f.tokenB(),
+        "tokens " + f.tokenA() + " -> " + f.tokenB() + "; worker-a after resuming: " + f.aWoke().state()
+            + ", at the end: " + f.finalA().state() + "; worker-b at the end: " + f.finalB().state() + " "
+            + f.finalB().token());
+  }
+
+  private void ledger() {
+    List<Row> rows = f.db().ledger();
+    check("every ledger entry written after the takeover carries worker-b's token " + f.tokenB(),
+        ordered(rows), tokenSummary(rows));
+    check("every transfer a worker saw commit is in the ledger, and nothing else",
+        sameTransfers(rows, f.a(), SideEffect.JDBC) && sameTransfers(rows, f.b(), SideEffect.JDBC),
+        rows.size() + " entries; worker-a saw " + okCount(f.a(), SideEffect.JDBC) + " commits, worker-b "
+            + okCount(f.b(), SideEffect.JDBC));
+  }
+
+  private void balances() {
+    long total = f.db().balances().values().stream().mapToLong(Long::longValue).sum();
+    long expected = Infrastructure.ACCOUNTS * Infrastructure.OPENING_BALANCE;
+    boolean each = f.db().balances().entrySet().stream().allMatch(e -> e.getValue() == Infrastructure.OPENING_BALANCE
+        + f.db().ledger().stream().mapToLong(r -> (r.to() == e.getKey() ? r.amount() : 0)
+            - (r.from() == e.getKey() ? r.amount() : 0)).sum());
+    check("balances add up: no money created or lost, each account matches its ledger entries",
+        total == expected && each, "total " + total + " (expected " + expected + ") across "
+            + f.db().balances().size() + " accounts; every balance = opening + credits - debits: " + each);
+  }
+
+  private void inventory() {
+    List<Row> rows = f.db().reservations();
+    long amounts = rows.stream().mapToLong(Row::amount).sum();
+    check("every reservation made after the takeover carries worker-b's token; each 201 is one reservation",
+        ordered(rows) && sameTransfers(rows, f.a(), SideEffect.INVENTORY)
+            && sameTransfers(rows, f.b(), SideEffect.INVENTORY) && f.db().stockReserved() == amounts,
+        tokenSummary(rows) + "; stock reserved " + f.db().stockReserved() + " = sum of reservations " + amounts);
+  }
+
+  private void consumer() {
+    Set<String> sent = new TreeSet<>();
+    for (SideEffect e : all()) {
+      if (e.is(SideEffect.KAFKA) && e.ok()) {
+        sent.add(e.worker() + "#" + e.transfer());
+      }
+    }
+    boolean noPhantom = f.consumed().stream().allMatch(c -> sent.contains(c.worker() + "#" + c.transfer()));
+    long staleConsumed = stale().stream().filter(e -> e.is(SideEffect.KAFKA))
+        .filter(e -> f.consumed(e.worker(), e.transfer())).count();
+    boolean holdersConsumed = f.aBeforeFreeze().stream().filter(e -> e.is(SideEffect.KAFKA) && e.ok())
+        .allMatch(e -> f.consumed(e.worker(), e.transfer()))
+        && f.b().stream().filter(e -> e.is(SideEffect.KAFKA) && e.ok() && e.at() >= f.takeoverAt())
+        .allMatch(e -> f.consumed(e.worker(), e.transfer()));
+    check("the audit consumer got every event of the lock holders and none that worker-a sent after resuming",
+        noPhantom && staleConsumed == 0 && holdersConsumed,
+        f.consumed().size() + " events consumed; stale events consumed: " + staleConsumed
+            + "; every consumed event was sent: " + noPhantom + "; every holder's event consumed: " + holdersConsumed);
+  }
+
+  private void webhook() {
+    SideEffect inFlight = f.inFlightAtFreeze();
+    long inFlightCall = inFlight != null && inFlight.is(SideEffect.WEBHOOK)
+        && Verdict.of(inFlight, f).kind() == Verdict.Kind.IN_FLIGHT ? inFlight.transfer() : -1;
+    long fromStaleA = f.webhookCalls().stream().filter(c -> c.worker().equals(Facts.WORKER_A)
+        && c.receivedAt() >= f.resumeAt() && c.transfer() != inFlightCall).count();
+    long staleAttempts = stale().stream().filter(e -> e.is(SideEffect.WEBHOOK)).count();
+    if (f.observe()) {
+      check("observe mode: the webhook received worker-a's stale calls (enforce mode would have blocked them)",
+          fromStaleA == staleAttempts && staleAttempts > 0,
+          fromStaleA + " calls from worker-a after it resumed, of " + staleAttempts + " attempted");
+    } else {
+      check("the webhook received nothing from worker-a after it resumed",
+          fromStaleA == 0 && staleAttempts > 0,
+          fromStaleA + " calls received; worker-a attempted " + staleAttempts + ", all blocked by its agent");
+    }
+  }
+
+  private void staleAttempts() {
+    List<SideEffect> stale = stale();
+    Map<String, Verdict.Kind> expected = Map.of(
+        SideEffect.JDBC, Verdict.Kind.REJECTED_BY_DATABASE,
+        SideEffect.INVENTORY, Verdict.Kind.REJECTED_BY_SERVICE,
+        SideEffect.KAFKA, Verdict.Kind.DROPPED_BY_CONSUMER,
+        SideEffect.WEBHOOK, f.observe() ? Verdict.Kind.ACCEPTED : Verdict.Kind.BLOCKED_BY_AGENT);
+    List<String> wrong = stale.stream().filter(e -> Verdict.of(e, f).kind() != expected.get(e.channel()))
+        .map(e -> "transfer " + e.transfer() + " " + e.channel() + ": " + e.outcome()).toList();
+    Set<String> channels = stale.stream().map(SideEffect::channel).collect(Collectors.toSet());
+    check("every side effect worker-a attempted after resuming was stopped where expected"
+            + " (database, HTTP fence, consumer fence, " + (f.observe() ? "observe: only counted" : "agent") + ")",
+        wrong.isEmpty() && channels.equals(expected.keySet()),
+        stale.size() + " stale side effects on " + new TreeSet<>(channels) + (wrong.isEmpty() ? ""
+            : "; not stopped as expected: " + wrong));
+  }
+
+  private void metrics() {
+    MetricsSnapshot before = f.before();
+    MetricsSnapshot after = f.after();
+    List<SideEffect> stale = stale();
+    long fn001 = stale.stream().filter(e -> "FN001".equals(e.sqlState())).count();
+    long http409 = stale.stream().filter(e -> e.httpStatus() == 409).count();
+    long dropped = stale.stream().filter(e -> Verdict.of(e, f).kind() == Verdict.Kind.DROPPED_BY_CONSUMER).count();
+    long webhook = stale.stream().filter(e -> e.is(SideEffect.WEBHOOK)).count();
+    String outcome = f.observe() ? "would_block" : "blocked";
+    long agentJdbc = delta(before, after, Facts.WORKER_A, "fencing_rejections_total", "channel", "jdbc",
+        "reason", "stale_token");
+    long agentHttp = delta(before, after, Facts.WORKER_A, "fencing_rejections_total", "channel", "http",
+        "reason", "stale_token");
+    long agentBlocked = delta(before, after, Facts.WORKER_A, "fencing_side_effects_total", "channel", "http",
+        "fenced", "false", "outcome", outcome);
+    long httpFence = delta(before, after, "inventory-service HTTP fence", "fencing_fence_rejections_total",
+        "fence", "http", "reason", "stale_token");
+    long kafkaFence = delta(before, after, "audit-consumer Kafka fence", "fencing_fence_rejections_total",
+        "fence", "kafka", "reason", "stale_token");
+    check("the counters agree with what happened",
+        agentJdbc == fn001 && agentHttp == http409 && agentBlocked == webhook && httpFence == http409
+            && kafkaFence == dropped,
+        "worker-a's agent counted " + agentJdbc + "/" + fn001 + " FN001 rejections, " + agentHttp + "/" + http409
+            + " 409s, " + agentBlocked + "/" + webhook + " webhook calls " + outcome + "; the HTTP fence "
+            + httpFence + "/" + http409 + " and the consumer fence " + kafkaFence + "/" + dropped
+            + " stale rejections (counted/seen)");
+  }
+
+  private static long delta(MetricsSnapshot before, MetricsSnapshot after, String source, String name,
+      String... labels) {
+    return Math.round(after.value(source, name, labels) - before.value(source, name, labels));
+  }
+
+  /** worker-a's side effects after resuming, less the one that was in flight at the freeze if it took effect. */
+  private List<SideEffect> stale() {
+    return f.aAfterResume().stream().filter(e -> Verdict.of(e, f).kind() != Verdict.Kind.IN_FLIGHT).toList();
+  }
+
+  private List<SideEffect> all() {
+    List<SideEffect> all = new ArrayList<>(f.a());
+    all.addAll(f.b());
+    return all;
+  }
+
+  /**
+   * Tokens only go up along the table: every row carries worker-a's or worker-b's token, each worker's rows carry
+   * its own, and no row with the old token follows one with the new.
+   */
+  private boolean ordered(List<Row> rows) {
+    boolean seenB = false;
+    for (Row r : rows) {
+      long expected = r.worker().equals(Facts.WORKER_A) ? f.tokenA() : f.tokenB();
+      if (r.token() != expected || (seenB && r.token() != f.tokenB())) {
+        return false;
+      }
+      seenB |= r.token() == f.tokenB();
+    }
+    return true;
+  }
+
+  private String tokenSummary(List<Row> rows) {
+    return rows.size() + " rows: " + summary(rows, r -> r.token() == f.tokenA(), "token " + f.tokenA()) + ", "
+        + summary(rows, r -> r.token() == f.tokenB(), "token " + f.tokenB()) + ", "
+        + rows.stream().filter(r -> r.token() != f.tokenA() && r.token() != f.tokenB()).count() + " other";
+  }
+
+  private static String summary(List<Row> rows, Predicate<Row> which, String label) {
+    List<Row> match = rows.stream().filter(which).toList();
+    return match.isEmpty() ? "0 with " + label : match.size() + " with " + label + " (ids " + match.get(0).id()
+        + ".." + match.get(match.size() - 1).id() + ")";
+  }
+
+  /** The transfers a worker saw succeed on a channel are exactly that worker's rows. */
+  private static boolean sameTransfers(List<Row> rows, List<SideEffect> effects, String channel) {
+    if (effects.isEmpty()) {
+      return true;
+    }
+    String worker = effects.get(0).worker();
+    Set<Long> seen = effects.stream().filter(e -> e.is(channel) && e.ok()).map(SideEffect::transfer)
+        .collect(Collectors.toCollection(TreeSet::new));
+    Set<Long> stored = rows.stream().filter(r -> r.worker().equals(worker)).map(Row::transfer)
+        .collect(Collectors.toCollection(TreeSet::new));
+    return seen.equals(stored);
+  }
+
+  private static long okCount(List<SideEffect> effects, String channel) {
+    return effects.stream().filter(e -> e.is(channel) && e.ok()).count();
+  }
+}

@@ -1,0 +1,104 @@
+package dev.fencing.demo;
+
+/**
+ * What became of one side effect, in words: a short category (for the per-phase counts) and a sentence (for the
+ * list of the stale holder's attempts). Kafka events and webhook calls are followed to their receivers: an event
+ * the broker acknowledged counts as accepted only if the consumer's code received it.
+ */
+record Verdict(Kind kind, String sentence) {
+
+  enum Kind {
+    ACCEPTED("accepted"),
+    IN_FLIGHT("in flight at the freeze, landed before the takeover"),
+    BLOCKED_BY_AGENT("blocked by its agent"),
+    REJECTED_BY_DATABASE("rejected by PostgreSQL's fence"),
+    REJECTED_BY_SERVICE("refused by the inventory service's HTTP fence"),
+    DROPPED_BY_CONSUMER("dropped by the consumer fence"),
+    FAILED("failed otherwise");
+
+    final String label;
+
+    Kind(String label) {
+      this.label = label;
+    }
+  }
+
+  static Verdict of(SideEffect e, Facts facts) {
+    if (e.blockedByAgent()) {
+      return new Verdict(Kind.BLOCKED_BY_AGENT, "BLOCKED by " + e.worker() + "'s agent before it left the JVM ("
+          + (e.is(SideEffect.WEBHOOK) ? "an unfenced destination" : "no valid lease") + "; the app got "
+          + (e.is(SideEffect.JDBC) ? "a SQLException, SQLSTATE FN003" : e.is(SideEffect.KAFKA)
+              ? "a failed send future (KafkaException)" : "an IOException") + ")");
+    }
+    if (e.equals(facts.inFlightAtFreeze()) && landed(e, facts)) {
+      return new Verdict(Kind.IN_FLIGHT, "accepted: it was IN FLIGHT when worker-a froze (it left before the freeze"
+          + " and was answered after); the fence ordered it before worker-b's first write");
+    }
+    return switch (e.channel()) {
+      case SideEffect.JDBC -> jdbc(e);
+      case SideEffect.INVENTORY -> inventory(e);
+      case SideEffect.KAFKA -> kafka(e, facts);
+      case SideEffect.WEBHOOK -> e.ok()
+          ? new Verdict(Kind.ACCEPTED, "DELIVERED to the webhook, which checks no token"
+              + (facts.observe() ? " (observe mode: the agent let it out and counted it as would_block)" : ""))
+          : failed(e);
+      default -> failed(e);
+    };
+  }
+
+  /** Whether the side effect took effect: committed, answered 2xx, consumed, or received by the webhook. */
+  private static boolean landed(SideEffect e, Facts facts) {
+    return switch (e.channel()) {
+      case SideEffect.KAFKA -> e.ok() && facts.consumed(e.worker(), e.transfer());
+      case SideEffect.WEBHOOK -> e.ok() && facts.webhookReceived(e.worker(), e.transfer());
+      default -> e.ok();
+    };
+  }
+
+  private static Verdict jdbc(SideEffect e) {
+    if (e.ok()) {
+      return new Verdict(Kind.ACCEPTED, "committed");
+    }
+    String state = e.sqlState();
+    if ("FN001".equals(state)) {
+      String detail = e.staleDetail();
+      return new Verdict(Kind.REJECTED_BY_DATABASE, "REJECTED by the fence on bank.account: SQLSTATE FN001, stale "
+          + (detail == null ? "token" : detail) + "; rolled back, no money moved");
+    }
+    if ("FN002".equals(state)) {
+      return new Verdict(Kind.REJECTED_BY_DATABASE, "REJECTED by the fence on bank.account: SQLSTATE FN002, no token;"
+          + " rolled back");
+    }
+    return failed(e);
+  }
+
+  private static Verdict inventory(SideEffect e) {
+    int status = e.httpStatus();
+    if (e.ok()) {
+      return new Verdict(Kind.ACCEPTED, status + ": reserved");
+    }
+    if (status == 409) {
+      return new Verdict(Kind.REJECTED_BY_SERVICE, "409 Conflict from the inventory service's HTTP fence: stale token;"
+          + " nothing reserved");
+    }
+    if (status == 428) {
+      return new Verdict(Kind.REJECTED_BY_SERVICE, "428 from the inventory service's HTTP fence: no token");
+    }
+    return failed(e);
+  }
+
+  private static Verdict kafka(SideEffect e, Facts facts) {
+    if (!e.ok()) {
+      return failed(e);
+    }
+    if (facts.consumed(e.worker(), e.transfer())) {
+      return new Verdict(Kind.ACCEPTED, "sent and consumed by audit-consumer");
+    }
+    return new Verdict(Kind.DROPPED_BY_CONSUMER, "sent to the fenced topic '" + Infrastructure.TOPIC + "', then"
+        + " DROPPED by the consumer fence: the audit consumer's code never saw it");
+  }
+
+  private static Verdict failed(SideEffect e) {
+    return new Verdict(Kind.FAILED, e.outcome());
+  }
+}
