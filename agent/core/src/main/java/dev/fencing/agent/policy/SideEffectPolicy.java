@@ -46,18 +46,25 @@ public final class SideEffectPolicy implements SideEffectGate {
   private final boolean standbyWait;
   private final long standbyTimeoutNanos;
   private final SideEffectCounters counters;
+  private final SideEffectEvents events;
   private volatile Decisions decisions;
 
-  public SideEffectPolicy(AgentConfig config, TokenState state, SideEffectCounters counters) {
-    this(state, counters, config.mode() == AgentConfig.Mode.OBSERVE, config.failMode() == AgentConfig.FailMode.OPEN,
-        config.expiredFenced() == AgentConfig.ExpiredFenced.TAG, config.standby() == AgentConfig.Standby.WAIT,
-        config.standbyTimeout().toNanos());
+  public SideEffectPolicy(AgentConfig config, TokenState state, SideEffectCounters counters, SideEffectEvents events) {
+    this(state, counters, events, config.mode() == AgentConfig.Mode.OBSERVE,
+        config.failMode() == AgentConfig.FailMode.OPEN, config.expiredFenced() == AgentConfig.ExpiredFenced.TAG,
+        config.standby() == AgentConfig.Standby.WAIT, config.standbyTimeout().toNanos());
   }
 
   SideEffectPolicy(TokenState state, SideEffectCounters counters, boolean observe, boolean failOpen, boolean expiredTag,
       boolean standbyWait, long standbyTimeoutNanos) {
+    this(state, counters, SideEffectEvents.NONE, observe, failOpen, expiredTag, standbyWait, standbyTimeoutNanos);
+  }
+
+  SideEffectPolicy(TokenState state, SideEffectCounters counters, SideEffectEvents events, boolean observe,
+      boolean failOpen, boolean expiredTag, boolean standbyWait, long standbyTimeoutNanos) {
     this.state = state;
     this.counters = counters;
+    this.events = events;
     this.observe = observe;
     this.failOpen = failOpen;
     this.expiredTag = expiredTag;
@@ -77,6 +84,9 @@ public final class SideEffectPolicy implements SideEffectGate {
     }
     if (write) {
       counters.record(channel, fenced, d);
+    }
+    if (d.reason() != null) {
+      events.blocked(channel, fenced, d); // off the tagging path: only blocks and observe-mode would-blocks
     }
     return d;
   }
