@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What the demo and the test command need besides a JDK 17 and Maven, checked (and installed where Debian can) so that a
 # fresh machine gets a clear instruction instead of a failure deep inside a run: a real etcd, PostgreSQL 15 and MariaDB
-# (the SQL fence tests), since nothing is mocked, and (with --java25) the JDK 25 the integration tests also run the agent
-# on.
+# (the SQL fence tests) and promtool (the metrics tests), since nothing is mocked, and (with --java25) the JDK 25 the
+# integration tests also run the agent on.
 set -euo pipefail
 need_java25=false
 [ "${1:-}" = "--java25" ] && need_java25=true
@@ -29,8 +29,9 @@ if ! command -v etcd >/dev/null 2>&1 || ! command -v etcdctl >/dev/null 2>&1; th
 fi
 
 # The SQL fence tests (fences/sql) spawn PostgreSQL 15 and MariaDB from the Debian binaries, as the harness does etcd;
-# nothing is started as a service.
+# nothing is started as a service. The metrics tests check the agent's /metrics with promtool (Debian 'prometheus').
 db_packages=()
+command -v promtool >/dev/null 2>&1 || db_packages+=(prometheus)
 [ -x /usr/lib/postgresql/15/bin/initdb ] && [ -x /usr/lib/postgresql/15/bin/pg_ctl ] || db_packages+=(postgresql)
 { [ -x /usr/sbin/mariadbd ] || command -v mariadbd >/dev/null 2>&1; } && command -v mariadb-install-db >/dev/null 2>&1 \
   || db_packages+=(mariadb-server)
@@ -38,7 +39,7 @@ if [ "${#db_packages[@]}" -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || fail "${db_packages[*]} not installed and installing needs root: run" \
     "'apt-get update && apt-get install -y ${db_packages[*]}' as root, then try again"
   command -v apt-get >/dev/null 2>&1 || fail "${db_packages[*]} not installed and there is no apt-get:" \
-    "install PostgreSQL 15 (binaries in /usr/lib/postgresql/15/bin) and MariaDB 10.11 by hand"
+    "install PostgreSQL 15 (binaries in /usr/lib/postgresql/15/bin), MariaDB 10.11 and promtool (Prometheus 2.x) by hand"
   echo "prerequisites: installing ${db_packages[*]} (Debian packages)" >&2
   if ! { apt-get -q update && DEBIAN_FRONTEND=noninteractive apt-get -q install -y "${db_packages[@]}"; }; then
     fail "installing ${db_packages[*]} with apt-get failed (see above)"

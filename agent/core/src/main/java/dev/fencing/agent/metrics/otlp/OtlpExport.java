@@ -11,9 +11,11 @@ import io.opentelemetry.api.metrics.MeterProvider;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.exporter.otlp.http.metrics.OtlpHttpMetricExporter;
 import io.opentelemetry.exporter.otlp.http.metrics.OtlpHttpMetricExporterBuilder;
+import io.opentelemetry.sdk.common.InternalTelemetryVersion;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.export.PeriodicMetricReader;
 import io.opentelemetry.sdk.resources.Resource;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -39,6 +41,7 @@ public final class OtlpExport {
   private static final AgentLog LOG = AgentLog.get(OtlpExport.class);
   /** JUL keeps loggers weakly: the configured one must stay referenced, or its handler is lost. */
   private static volatile Logger sdkLogger;
+  private static final Duration EXPORT_TIMEOUT = Duration.ofSeconds(10);
 
   private final SdkMeterProvider provider;
   private final ExecutorService sender;
@@ -61,7 +64,12 @@ public final class OtlpExport {
     settings.headers().forEach(exporter::addHeader);
     PeriodicMetricReader reader = PeriodicMetricReader.builder(exporter.build())
         .setInterval(settings.interval())
+        // The reader's default (the interval) would give up on the first export of a short interval, which loads the
+        // exporter's classes and opens the connection; the exporter's own HTTP timeout is 10 s.
+        .setExporterTimeout(settings.interval().compareTo(EXPORT_TIMEOUT) > 0 ? settings.interval() : EXPORT_TIMEOUT)
         .setExecutor(Executors.newSingleThreadScheduledExecutor(AgentThreads.factory("fencing-agent-otlp")))
+        // LATEST would add the SDK's own otel.sdk.* series to the export: only the agent's series go out.
+        .setInternalTelemetryVersion(InternalTelemetryVersion.LEGACY)
         .build();
     SdkMeterProvider provider = SdkMeterProvider.builder().setResource(resource).registerMetricReader(reader).build();
     register(provider.get("dev.fencing.agent"), series);
