@@ -23,7 +23,15 @@ public final class RejectionCounters {
 
   private final LongAdder[] adders = new LongAdder[Channel.values().length * Reason.values().length];
 
+  private final SideEffectEvents events;
+
   public RejectionCounters() {
+    this(SideEffectEvents.NONE);
+  }
+
+  /** Each recorded rejection is also reported to {@code events} (a log line). */
+  public RejectionCounters(SideEffectEvents events) {
+    this.events = events;
     for (int i = 0; i < adders.length; i++) {
       adders[i] = new LongAdder();
     }
@@ -31,6 +39,7 @@ public final class RejectionCounters {
 
   public void record(Channel channel, Reason reason) {
     adders[channel.ordinal() * Reason.values().length + reason.ordinal()].increment();
+    events.rejected(channel, reason);
   }
 
   public long count(Channel channel, Reason reason) {
