@@ -21,7 +21,10 @@ public final class RejectionCounters {
     }
   }
 
-  private final LongAdder[] adders = new LongAdder[Channel.values().length * Reason.values().length];
+  /** Cached: values() clones its array on every call. */
+  private static final int REASONS = Reason.values().length;
+
+  private final LongAdder[] adders = new LongAdder[Channel.values().length * REASONS];
 
   private final SideEffectEvents events;
 
@@ -38,11 +41,11 @@ public final class RejectionCounters {
   }
 
   public void record(Channel channel, Reason reason) {
-    adders[channel.ordinal() * Reason.values().length + reason.ordinal()].increment();
+    adders[channel.ordinal() * REASONS + reason.ordinal()].increment();
     events.rejected(channel, reason);
   }
 
   public long count(Channel channel, Reason reason) {
-    return adders[channel.ordinal() * Reason.values().length + reason.ordinal()].sum();
+    return adders[channel.ordinal() * REASONS + reason.ordinal()].sum();
   }
 }
