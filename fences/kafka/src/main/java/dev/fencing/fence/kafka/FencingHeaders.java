@@ -1,0 +1,79 @@
+package dev.fencing.fence.kafka;
+
+import dev.fencing.fence.http.Rejection;
+import dev.fencing.fence.http.TokenHeaders;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+
+/**
+ * Reads a record's {@code fencing-token} (decimal ASCII) and {@code fencing-lock} (UTF-8) headers (DESIGN.md section
+ * 5) with the HTTP fence's rule ({@link TokenHeaders}), so that one token means the same to every fence: exactly one
+ * token header of 1 to 19 digits without sign or leading zero, 1 to 2^63-1, and exactly one lock header naming a
+ * guarded lock. Anything else is a verdict, never a guess: a duplicated token header could carry an old and a new
+ * token. Values are decoded only up to a bound, so a huge header costs nothing.
+ */
+public final class FencingHeaders {
+
+  public static final String TOKEN = "fencing-token";
+  public static final String LOCK = "fencing-lock";
+  /** Longer token values are malformed without being decoded (TokenHeaders' limit). */
+  static final int MAX_TOKEN_BYTES = 64;
+  /** Lock names have at most 128 characters: a longer value cannot name a guarded lock. */
+  private static final int MAX_LOCK_BYTES = 4 * 128;
+
+  private FencingHeaders() {
+  }
+
+  /** The verdict on a record's headers: valid lock and token, or a rejection with its detail. */
+  public static TokenHeaders.Result read(Headers headers, Set<String> locks) {
+    List<String> tokens = values(headers, TOKEN, MAX_TOKEN_BYTES);
+    List<String> lockValues = values(headers, LOCK, MAX_LOCK_BYTES);
+    int oversized = oversized(headers);
+    if (oversized > 0 && tokens.size() == 1) {
+      TokenHeaders.Result lockOnly = TokenHeaders.parse(List.of("1"), lockValues, locks);
+      return new TokenHeaders.Result(lockOnly.lock(), 0, Rejection.MALFORMED_TOKEN, "oversized " + TOKEN
+          + " header (" + oversized + " bytes): a token has at most " + TokenHeaders.MAX_DIGITS + " digits");
+    }
+    TokenHeaders.Result r = TokenHeaders.parse(tokens, lockValues, locks);
+    if (r.isValid()) {
+      return r;
+    }
+    // The shared parser words its details for HTTP; the record's header names are in lower case.
+    String detail = r.detail().replace(TokenHeaders.TOKEN, TOKEN).replace(TokenHeaders.LOCK, LOCK)
+        .replace("request", "record");
+    return new TokenHeaders.Result(r.lock(), r.token(), r.rejection(), detail);
+  }
+
+  private static List<String> values(Headers headers, String name, int maxBytes) {
+    List<String> out = null;
+    for (Header h : headers.headers(name)) {
+      if (out == null) {
+        out = new ArrayList<>(1);
+      }
+      byte[] v = h.value();
+      if (v == null) {
+        out.add("");
+      } else if (v.length > maxBytes) {
+        out.add("");   // replaced by the oversized verdict (token) or matches no lock (lock)
+      } else {
+        out.add(new String(v, StandardCharsets.UTF_8));
+      }
+    }
+    return out == null ? List.of() : out;
+  }
+
+  /** Byte length of an oversized token header, else 0. */
+  private static int oversized(Headers headers) {
+    for (Header h : headers.headers(TOKEN)) {
+      byte[] v = h.value();
+      if (v != null && v.length > MAX_TOKEN_BYTES) {
+        return v.length;
+      }
+    }
+    return 0;
+  }
+}

@@ -1,0 +1,53 @@
+package dev.fencing.fence.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.fence.http.Rejection;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class KafkaFenceMetricsTest {
+
+  @Test
+  void everyRegisteredLockStartsAtZeroForEveryReasonAndOutcome() {
+    KafkaFenceMetrics m = new KafkaFenceMetrics();
+    m.register("ledger");
+    m.reject("ledger", Rejection.STALE_TOKEN);
+    m.reject("ledger", Rejection.STALE_TOKEN);
+    m.deadLetter("ledger", false);
+    assertThat(m.prometheusText()).isEqualTo("""
+        # HELP fencing_fence_rejections_total Requests, writes or records refused by a fence, by reason.
+        # TYPE fencing_fence_rejections_total counter
+        fencing_fence_rejections_total{fence="kafka",lock="ledger",reason="stale_token"} 2
+        fencing_fence_rejections_total{fence="kafka",lock="ledger",reason="missing_token"} 0
+        fencing_fence_rejections_total{fence="kafka",lock="ledger",reason="malformed_token"} 0
+        fencing_fence_rejections_total{fence="kafka",lock="ledger",reason="unknown_lock"} 0
+        fencing_fence_rejections_total{fence="kafka",lock="ledger",reason="store_unavailable"} 0
+        # HELP fencing_fence_dead_letters_total Records quarantined by the Kafka fence, by dead-letter outcome.
+        # TYPE fencing_fence_dead_letters_total counter
+        fencing_fence_dead_letters_total{fence="kafka",lock="ledger",outcome="sent"} 0
+        fencing_fence_dead_letters_total{fence="kafka",lock="ledger",outcome="failed"} 1
+        """);
+  }
+
+  @Test
+  void theUnknownLockLabelIsUsedOnlyWithSeveralLocks() {
+    assertThat(KafkaFenceMetrics.fallbackLabel(List.of("ledger"))).isEqualTo("ledger");
+    assertThat(KafkaFenceMetrics.fallbackLabel(List.of("a", "b"))).isEqualTo("(unknown)");
+  }
+
+  @Test
+  void micrometerCountersReadTheSameAdders() {
+    KafkaFenceMetrics m = new KafkaFenceMetrics();
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    MicrometerBinding.bind(registry, m, "ledger");
+    m.reject("ledger", Rejection.MALFORMED_TOKEN);
+    String scrape = registry.scrape();
+    assertThat(scrape).contains(
+        "fencing_fence_rejections_total{fence=\"kafka\",lock=\"ledger\",reason=\"malformed_token\"} 1.0",
+        "fencing_fence_rejections_total{fence=\"kafka\",lock=\"ledger\",reason=\"stale_token\"} 0.0",
+        "fencing_fence_dead_letters_total{fence=\"kafka\",lock=\"ledger\",outcome=\"sent\"} 0.0");
+  }
+}
