@@ -10,6 +10,7 @@ public final class Fencing {
   private static volatile boolean started;
   private static volatile JdbcHook jdbc = JdbcHook.NOOP;
   private static volatile HttpHook http = HttpHook.NOOP;
+  private static volatile KafkaHook kafka = KafkaHook.NOOP;
 
   private Fencing() {}
 
@@ -40,6 +41,15 @@ public final class Fencing {
 
   public static void installHttp(HttpHook hook) {
     http = hook;
+  }
+
+  /** The Kafka hook the producer advice calls (the bridge's fallback until the core installs it). */
+  public static KafkaHook kafka() {
+    return kafka;
+  }
+
+  public static void installKafka(KafkaHook hook) {
+    kafka = hook;
   }
 
   public static void install(SideEffectGate newGate) {

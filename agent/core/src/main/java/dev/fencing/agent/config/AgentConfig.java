@@ -130,6 +130,11 @@ public final class AgentConfig {
     return get(ConfigKey.FENCED_HTTP);
   }
 
+  /** Kafka topics configured as fenced: exact names and globs where * matches any run of characters. */
+  public List<String> fencedKafka() {
+    return get(ConfigKey.FENCED_KAFKA);
+  }
+
   /** HTTP methods that are side effects, upper case. */
   public List<String> unsafeHttpMethods() {
     return get(ConfigKey.UNSAFE_HTTP_METHODS);

@@ -30,6 +30,8 @@ public final class ConfigLoader {
   private static final Pattern INSTRUMENTATION = Pattern.compile("instrumentation\\.([a-z0-9][a-z0-9-]*)\\.enabled");
   private static final Pattern ENV_INSTRUMENTATION = Pattern.compile("FENCING_INSTRUMENTATION_([A-Z0-9_]+)_ENABLED");
   private static final Pattern LOCK_NAME = Pattern.compile("[A-Za-z0-9._-]{1,128}");
+  /** A Kafka topic name (legal characters, at most 249) in which * stands for any run of characters. */
+  private static final Pattern TOPIC_PATTERN = Pattern.compile("[A-Za-z0-9._*-]{1,249}");
   /** No setting needs more; longer values would also overflow the nanosecond clock arithmetic. */
   private static final Duration MAX_DURATION = Duration.ofDays(1);
   private static final Map<String, ConfigKey> BY_KEY = new HashMap<>();
@@ -198,6 +200,7 @@ public final class ConfigLoader {
     List<String> methods = p.list(ConfigKey.UNSAFE_HTTP_METHODS);
     v.put(ConfigKey.UNSAFE_HTTP_METHODS, methods.isEmpty() ? List.of("POST", "PUT", "PATCH", "DELETE")
         : methods.stream().map(m -> m.toUpperCase(Locale.ROOT)).toList());
+    v.put(ConfigKey.FENCED_KAFKA, p.topics());
     v.put(ConfigKey.HOLDER_ID, p.text(ConfigKey.HOLDER_ID, null)); // default computed off premain, see AgentConfig
     v.put(ConfigKey.HTTP_PORT, p.port());
     v.put(ConfigKey.HTTP_HOST, p.text(ConfigKey.HTTP_HOST, "127.0.0.1"));
@@ -322,6 +325,19 @@ public final class ConfigLoader {
         }
       }
       return List.copyOf(out);
+    }
+
+    /** Topic names and globs; an invalid entry invalidates the list (no topic fenced: sends block after expiry). */
+    List<String> topics() {
+      List<String> topics = list(ConfigKey.FENCED_KAFKA);
+      for (String t : topics) {
+        if (!TOPIC_PATTERN.matcher(t).matches()) {
+          problem(ConfigKey.FENCED_KAFKA, raw(ConfigKey.FENCED_KAFKA), "Kafka topic names or globs separated by "
+              + "commas: letters, digits, '.', '_', '-', and * for any run of characters ('" + t + "' is not one)");
+          return List.of();
+        }
+      }
+      return topics;
     }
 
     Path path(ConfigKey k) {

@@ -60,14 +60,22 @@ final class FencingTransformer implements ClassFileTransformer {
       List<AsmVisitorWrapper> v = visitors;
       if (v == null) {
         ClassFileLocator agentClasses = ClassFileLocator.ForClassLoader.of(FencingTransformer.class.getClassLoader());
+        // Advice described from its class file, never through reflection: reflection links (verifies) the advice
+        // class in the agent's loader, which fails when its code uses the instrumented library's types (Kafka's
+        // KafkaException passed as an Exception), classes only the application's loader can see.
+        TypePool advicePool = TypePool.Default.WithLazyResolution.of(agentClasses);
         List<AsmVisitorWrapper> built = new ArrayList<>();
-        type.transform((methods, advice) -> built.add(Advice.to(advice, agentClasses).on(methods)));
+        type.transform((methods, advice) -> built.add(
+            Advice.to(advicePool.describe(advice.getName()).resolve(), agentClasses).on(methods)));
         v = built;
         visitors = v;
       }
       return v;
     }
   }
+
+  /** Set while this thread transforms a class. */
+  private static final ThreadLocal<Boolean> TRANSFORMING = new ThreadLocal<>();
 
   private final List<Entry> entries = new ArrayList<>();
 
@@ -98,7 +106,13 @@ final class FencingTransformer implements ClassFileTransformer {
     if (candidates == null) {
       return null;
     }
+    if (TRANSFORMING.get() != null) {
+      // A class loaded while this thread instruments another (ByteBuddy initialising itself, say): transforming it
+      // now would re-enter ByteBuddy half-initialised. It loads unchanged.
+      return null;
+    }
     String name = internalName.replace('/', '.');
+    TRANSFORMING.set(Boolean.TRUE);
     try {
       ClassFileLocator locator = new ClassFileLocator.Compound(ClassFileLocator.Simple.of(name, bytes),
           loader == null ? ClassFileLocator.ForClassLoader.ofBootLoader() : ClassFileLocator.ForClassLoader.of(loader));
@@ -127,6 +141,8 @@ final class FencingTransformer implements ClassFileTransformer {
       // The agent's problem, never the application's: the class loads unchanged.
       LOG.warn("could not instrument " + name, t);
       return null;
+    } finally {
+      TRANSFORMING.remove();
     }
   }
 

@@ -612,6 +612,33 @@ class ConfigLoaderTest {
         .contains("fencing.otlp.headers='justaname'", "expected name=value pairs");
   }
 
+  // ---- fenced Kafka topics ----
+
+  @Test
+  void fencedKafkaTopicsAreNamesAndGlobs() {
+    AgentConfig c = load("lock=ledger,fenced.kafka=ledger-events,audit.*,*-fenced");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.fencedKafka()).containsExactly("ledger-events", "audit.*", "*-fenced");
+    assertThat(load("lock=ledger").fencedKafka()).isEmpty();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"ledger events", "ledger/events", "ledger?", "l[a-z]+"})
+  void invalidFencedKafkaTopicIsAProblemAndNoTopicIsFenced(String topic) {
+    AgentConfig c = loadSysprops("fencing.lock", "ledger", "fencing.fenced.kafka", "ok," + topic);
+
+    assertOneProblemMentioning(c, "fencing.fenced.kafka='ok," + topic + "'", "system property fencing.fenced.kafka",
+        "Kafka topic names or globs", "'" + topic + "' is not one");
+    assertThat(c.fencedKafka()).isEmpty();
+  }
+
+  @Test
+  void fencedKafkaTopicIsLimitedTo249Characters() {
+    assertThat(load("lock=l,fenced.kafka=" + "t".repeat(249)).problems()).isEmpty();
+    assertThat(load("lock=l,fenced.kafka=" + "t".repeat(250)).problems()).hasSize(1);
+  }
+
   // ---- the reference table ----
 
   @Test

@@ -1,0 +1,226 @@
+package dev.fencing.agent.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.agent.it.apps.KafkaApp;
+import dev.fencing.testing.AgentJvm;
+import dev.fencing.testing.EtcdCluster;
+import dev.fencing.testing.EtcdNode;
+import dev.fencing.testing.Http;
+import dev.fencing.testing.KafkaBroker;
+import dev.fencing.testing.Ports;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The KafkaProducer hook against a real broker: records carry the pair exactly once while the lease is held; after
+ * the lease is lost, records to unfenced topics fail through the producer's own error path and never reach the
+ * broker, records to fenced topics arrive with the last token, and transactions with a blocked record cannot commit.
+ * kafka-clients versions: the one the hook is built against (Java 17) and the newest (Java 17 and 25).
+ */
+class KafkaProducerIT {
+  private static KafkaBroker broker;
+
+  @BeforeAll
+  static void startBroker() {
+    broker = KafkaBroker.start();
+  }
+
+  @AfterAll
+  static void stopBroker() {
+    if (broker != null) {
+      broker.close();
+    }
+  }
+
+  static Stream<Arguments> matrix() {
+    List<Path> homes = AgentProcesses.javaHomes();
+    String oldest = System.getProperty("fencing.it.kafka.clients.oldest");
+    String latest = System.getProperty("fencing.it.kafka.clients.latest");
+    return Stream.concat(Stream.of(Arguments.of(oldest, homes.get(0))),
+        homes.stream().map(home -> Arguments.of(latest, home)));
+  }
+
+  /** The kafka-clients jar of {@code version}, copied by the kafka-matrix execution (agent/jar/pom.xml). */
+  static Path clientsJar(String version) {
+    Path jar = Path.of(System.getProperty("fencing.it.kafka.clients.dir"), "kafka-clients-" + version + ".jar");
+    if (!Files.isReadable(jar)) {
+      throw new IllegalStateException(jar + " is missing: run the integration tests through Maven (mvn verify -pl "
+          + "agent/jar), whose kafka-matrix execution copies it from Maven Central");
+    }
+    return jar;
+  }
+
+  @ParameterizedTest(name = "kafka-clients {0} on {1}")
+  @MethodSource("matrix")
+  void recordsCarryThePairOnceAndAreBlockedAfterExpiryUnlessTheTopicIsFenced(String version, Path javaHome)
+      throws Exception {
+    String run = version.replace('.', '_') + "-java" + AgentProcesses.javaVersion(javaHome);
+    String open = "open-" + run;
+    String fenced = "fenced-" + run;
+    String txn = "txn-" + run;
+    for (String topic : List.of(open, fenced, txn)) {
+      broker.createTopic(topic, 1);
+    }
+    int port = Ports.freePort();
+    String classpath = AgentProcesses.appClasspath() + File.pathSeparator + clientsJar(version) + File.pathSeparator
+        + System.getProperty("fencing.it.slf4j.jar");
+    try (EtcdCluster etcd = EtcdCluster.single();
+        AgentJvm app = AgentJvm.builder().javaHome(javaHome).name("kafka-" + run)
+            .agentArgs("lock=orders,lease.ttl=3s,lease.safety-margin=500ms,http.port=" + port
+                + ",fenced.kafka=fenced-*,etcd.endpoints=" + etcd.endpoints())
+            .classpath(classpath).mainClass(KafkaApp.class.getName()).args(broker.bootstrapServers()).start()) {
+      app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+      Stdin stdin = new Stdin(app);
+      String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
+
+      // Holding: every record carries the pair once, whatever headers it came with; the app's own headers stay.
+      assertThat(stdin.run("SEND " + open + " plain plain")).startsWith("OK 0 callerHeaders=[x-app, fencing-token, "
+          + "fencing-lock]");
+      // Read-only headers: the agent sends a copy; the caller's record is left as it was.
+      assertThat(stdin.run("SEND " + open + " readonly readonly")).isEqualTo("OK 1 callerHeaders=[x-app]");
+      assertThat(stdin.run("SEND " + open + " preexisting preexisting")).startsWith("OK 2 ");
+      assertThat(stdin.run("SEND " + open + " resend resend")).startsWith("OK 4 ");
+      assertThat(stdin.run("SENDCB " + open + " callback")).isEqualTo("CB partition=0 offset=5 error=none FUTURE OK 5");
+      assertThat(stdin.run("TXN abort-on-error " + txn + ":t1 " + txn + ":t2")).isEqualTo("TXN sends=[OK, OK] COMMITTED");
+
+      List<ConsumerRecord<String, String>> sent = readAll(open, "read_uncommitted");
+      assertThat(sent).extracting(ConsumerRecord::key)
+          .containsExactly("plain", "readonly", "preexisting", "resend", "resend", "callback");
+      List<ConsumerRecord<String, String>> committed = readAll(txn, "read_committed");
+      assertThat(committed).extracting(ConsumerRecord::key).containsExactly("t1", "t2");
+      for (ConsumerRecord<String, String> r : concat(sent, committed)) {
+        assertThat(headers(r)).as("headers of %s", r.key())
+            .containsExactly("x-app=" + r.key(), "fencing-token=" + token, "fencing-lock=orders");
+      }
+
+      // Lease lost: etcd gone, local deadline passed.
+      for (EtcdNode n : etcd.nodes()) {
+        n.kill();
+      }
+      Http.awaitStatus(port, "\"state\":\"EXPIRED\"", Duration.ofSeconds(10));
+      String blocked = "org.apache.kafka.common.KafkaException: Fencing Agent blocked a kafka side effect: lock "
+          + "'orders', token " + token + ": the lease expired (local deadline passed) (cause "
+          + "dev.fencing.agent.bootstrap.FencingBlockedException)";
+
+      // Unfenced topic: the future and the callback fail, nothing reaches the broker.
+      assertThat(stdin.run("SEND " + open + " late plain")).isEqualTo("ERR " + blocked);
+      assertThat(stdin.run("SENDCB " + open + " late-callback"))
+          .isEqualTo("CB partition=-1 offset=-1 error=" + blocked + " FUTURE ERR " + blocked);
+      assertThat(readAll(open, "read_uncommitted")).extracting(ConsumerRecord::key)
+          .containsExactly("plain", "readonly", "preexisting", "resend", "resend", "callback");
+
+      // Fenced topic: sent with the last token, for the consumer's fence to reject.
+      assertThat(stdin.run("SEND " + fenced + " stale plain")).startsWith("OK 0 ");
+      // A transaction with a blocked record: the app aborts, or its commit fails and it aborts.
+      assertThat(stdin.run("TXN abort-on-error " + fenced + ":tx-abort " + open + ":tx-abort"))
+          .isEqualTo("TXN sends=[OK, ERR " + blocked + "] ABORTED");
+      assertThat(stdin.run("TXN commit-anyway " + fenced + ":tx-commit " + open + ":tx-commit"))
+          .startsWith("TXN sends=[OK, ERR " + blocked + "] COMMIT-FAILED org.apache.kafka.common.")
+          .endsWith(" ABORTED");
+
+      List<ConsumerRecord<String, String>> visible = readAll(fenced, "read_committed");
+      assertThat(visible).extracting(ConsumerRecord::key).containsExactly("stale");
+      assertThat(headers(visible.get(0))).containsExactly("x-app=stale", "fencing-token=" + token, "fencing-lock=orders");
+      // The aborted records did reach the broker (with the last token), but never became visible.
+      assertThat(readAll(fenced, "read_uncommitted")).extracting(ConsumerRecord::key)
+          .containsExactly("stale", "tx-abort", "tx-commit");
+      assertThat(readAll(open, "read_uncommitted")).hasSize(6);
+
+      String metrics = Http.get("http://127.0.0.1:" + port + "/metrics");
+      assertThat(metrics)
+          // plain, readonly, preexisting, resend (2 sends), callback, 2 in the transaction
+          .contains("fencing_side_effects_total{channel=\"kafka\",fenced=\"false\",lock=\"orders\",outcome=\"tagged\"} 8.0")
+          .contains("fencing_side_effects_total{channel=\"kafka\",fenced=\"false\",lock=\"orders\",outcome=\"blocked\"} 4.0")
+          .contains("fencing_side_effects_total{channel=\"kafka\",fenced=\"true\",lock=\"orders\",outcome=\"tagged\"} 3.0")
+          .contains("fencing_side_effects_total{channel=\"kafka\",fenced=\"true\",lock=\"orders\",outcome=\"blocked\"} 0.0");
+    }
+  }
+
+  private static List<ConsumerRecord<String, String>> concat(List<ConsumerRecord<String, String>> a,
+      List<ConsumerRecord<String, String>> b) {
+    List<ConsumerRecord<String, String>> all = new ArrayList<>(a);
+    all.addAll(b);
+    return all;
+  }
+
+  /** The record's headers in order, as key=value (UTF-8). */
+  static List<String> headers(ConsumerRecord<String, String> r) {
+    return StreamSupport.stream(r.headers().spliterator(), false)
+        .map((Header h) -> h.key() + "=" + new String(h.value(), StandardCharsets.UTF_8)).toList();
+  }
+
+  /** Every record of partition 0 of {@code topic} up to its end (for read_committed: the last stable offset). */
+  static List<ConsumerRecord<String, String>> readAll(String topic, String isolation) {
+    TopicPartition tp = new TopicPartition(topic, 0);
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(Map.of("bootstrap.servers",
+        broker.bootstrapServers(), "isolation.level", isolation, "enable.auto.commit", "false"),
+        new StringDeserializer(), new StringDeserializer())) {
+      consumer.assign(List.of(tp));
+      consumer.seekToBeginning(List.of(tp));
+      long end = consumer.endOffsets(List.of(tp)).get(tp);
+      List<ConsumerRecord<String, String>> records = new ArrayList<>();
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (consumer.position(tp) < end) {
+        if (System.nanoTime() > deadline) {
+          throw new AssertionError("could not read " + topic + " up to offset " + end + "; got " + records);
+        }
+        consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+      }
+      return records;
+    }
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Writes commands to the app and reads its answers ("> ..." lines) in order. */
+  static final class Stdin {
+    private final AgentJvm jvm;
+    private int answers;
+
+    Stdin(AgentJvm jvm) {
+      this.jvm = jvm;
+    }
+
+    String run(String command) throws IOException {
+      jvm.process().getOutputStream().write((command + "\n").getBytes(StandardCharsets.UTF_8));
+      jvm.process().getOutputStream().flush();
+      answers++;
+      long end = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (System.nanoTime() < end) {
+        List<String> lines = jvm.output().lines().filter(l -> l.startsWith("> ")).toList();
+        if (lines.size() >= answers) {
+          return lines.get(answers - 1).substring(2);
+        }
+        sleep(20);
+      }
+      throw new AssertionError("no answer to " + command + ":\n" + jvm.output());
+    }
+  }
+}
