@@ -158,6 +158,23 @@ final class FencingTransformer implements ClassFileTransformer {
   /** Dynamic attach: classes loaded before the agent are retransformed through {@link #transform}. */
   void retransformLoaded(Instrumentation inst) {
     List<Class<?>> targets = new ArrayList<>();
+    // Matching initialises ByteBuddy on this thread; classes it loads meanwhile must not be transformed with it.
+    TRANSFORMING.set(Boolean.TRUE);
+    try {
+      collectTargets(inst, targets);
+    } finally {
+      TRANSFORMING.remove();
+    }
+    for (Class<?> c : targets) {
+      try {
+        inst.retransformClasses(c);
+      } catch (Throwable t) {
+        LOG.warn("could not retransform " + c.getName(), t);
+      }
+    }
+  }
+
+  private void collectTargets(Instrumentation inst, List<Class<?>> targets) {
     for (Class<?> c : inst.getAllLoadedClasses()) {
       if (c.getClassLoader() == null || c.isInterface() || c.isArray() || !inst.isModifiableClass(c)
           || c.getName().startsWith("dev.fencing.agent.")) {
@@ -173,13 +190,6 @@ final class FencingTransformer implements ClassFileTransformer {
         }
       } catch (Throwable ignored) {
         // a class whose hierarchy cannot be resolved is not ours to change
-      }
-    }
-    for (Class<?> c : targets) {
-      try {
-        inst.retransformClasses(c);
-      } catch (Throwable t) {
-        LOG.warn("could not retransform " + c.getName(), t);
       }
     }
   }
