@@ -52,8 +52,17 @@ class KafkaConsumerCrossHopIT {
     }
   }
 
+  /** Both client versions and both Java versions in two runs: the oldest client on 17, the latest on 25. */
+  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> matrix() {
+    List<Path> homes = AgentProcesses.javaHomes();
+    return java.util.stream.Stream.of(
+        org.junit.jupiter.params.provider.Arguments.of(System.getProperty("fencing.it.kafka.clients.oldest"), homes.get(0)),
+        org.junit.jupiter.params.provider.Arguments.of(System.getProperty("fencing.it.kafka.clients.latest"),
+            homes.get(homes.size() - 1)));
+  }
+
   @ParameterizedTest(name = "kafka-clients {0} on {1}")
-  @MethodSource("dev.fencing.agent.it.KafkaProducerIT#matrix")
+  @MethodSource("matrix")
   void eachRecordsWritesCarryItsTokenAndAStaleRecordsWriteIsRejected(String version, Path javaHome) throws Exception {
     String db = "xhop_" + version.replace('.', '_') + "_" + AgentProcesses.javaVersion(javaHome);
     String admin = pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "user=" + pg.user();
