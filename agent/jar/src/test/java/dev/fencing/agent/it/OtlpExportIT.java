@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.fencing.agent.it.JavaHttpClientIT.RecordingServer;
-import dev.fencing.agent.it.JavaHttpClientIT.Stdin;
 import dev.fencing.agent.it.apps.HttpApp;
 import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.EtcdCluster;
@@ -167,7 +166,7 @@ class OtlpExportIT {
           .containsExactlyInAnyOrder("lock=otlp,reason=keepalive_failed", "lock=otlp,reason=lease_revoked",
               "lock=otlp,reason=key_deleted", "lock=otlp,reason=deadline_passed");
 
-      Stdin stdin = new Stdin(app);
+      AppStdin stdin = AppStdin.http(app);
       assertThat(stdin.run("SEND POST " + open.base() + "/ok")).startsWith("STATUS 200");
       assertThat(open.received).containsExactly("POST /ok token=[" + token + "] lock=[otlp]");
       String tagged = "channel=http,fenced=false,lock=otlp,outcome=tagged";

@@ -3,7 +3,6 @@ package dev.fencing.agent.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.it.JavaHttpClientIT.RecordingServer;
-import dev.fencing.agent.it.JavaHttpClientIT.Stdin;
 import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.EtcdCluster;
 import dev.fencing.testing.EtcdNode;
@@ -55,7 +54,7 @@ class PrometheusExpositionIT {
         assertThat(first).contains("fencing_lease_losses_total{lock=\"web\",reason=\"" + reason + "\"} 0.0");
       }
 
-      Stdin stdin = new Stdin(app);
+      AppStdin stdin = AppStdin.http(app);
       Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
       assertThat(stdin.run("SEND POST " + open.base() + "/ok")).startsWith("STATUS 200");
       // Two rejections by the fence: counted twice, logged once (one line per kind per fencing.log.event-interval).
