@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What the demo and the test command need besides a JDK 17 and Maven, checked (and installed where Debian can) so that a
 # fresh machine gets a clear instruction instead of a failure deep inside a run: a real etcd, PostgreSQL 15 and MariaDB
-# (the SQL fence tests) and promtool (the dashboard and alert tests), since nothing is mocked, and (with --java25) the
+# (the SQL fence tests) and promtool (the metrics, dashboard and alert tests), since nothing is mocked, and (with --java25) the
 # JDK 25 the integration tests also run the agent on.
 set -euo pipefail
 need_java25=false
@@ -29,8 +29,10 @@ if ! command -v etcd >/dev/null 2>&1 || ! command -v etcdctl >/dev/null 2>&1; th
 fi
 
 # The SQL fence tests (fences/sql) spawn PostgreSQL 15 and MariaDB from the Debian binaries, as the harness does etcd;
-# nothing is started as a service.
+# nothing is started as a service. The metrics tests check the agent's /metrics, and the dashboards module the alert
+# rules and every dashboard query, with promtool (Debian 'prometheus', which also brings the server).
 db_packages=()
+command -v promtool >/dev/null 2>&1 || db_packages+=(prometheus)
 [ -x /usr/lib/postgresql/15/bin/initdb ] && [ -x /usr/lib/postgresql/15/bin/pg_ctl ] || db_packages+=(postgresql)
 { [ -x /usr/sbin/mariadbd ] || command -v mariadbd >/dev/null 2>&1; } && command -v mariadb-install-db >/dev/null 2>&1 \
   || db_packages+=(mariadb-server)
@@ -38,27 +40,14 @@ if [ "${#db_packages[@]}" -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || fail "${db_packages[*]} not installed and installing needs root: run" \
     "'apt-get update && apt-get install -y ${db_packages[*]}' as root, then try again"
   command -v apt-get >/dev/null 2>&1 || fail "${db_packages[*]} not installed and there is no apt-get:" \
-    "install PostgreSQL 15 (binaries in /usr/lib/postgresql/15/bin) and MariaDB 10.11 by hand"
+    "install PostgreSQL 15 (binaries in /usr/lib/postgresql/15/bin), MariaDB 10.11 and promtool (Prometheus 2.x) by hand"
   echo "prerequisites: installing ${db_packages[*]} (Debian packages)" >&2
   if ! { apt-get -q update && DEBIAN_FRONTEND=noninteractive apt-get -q install -y "${db_packages[@]}"; }; then
     fail "installing ${db_packages[*]} with apt-get failed (see above)"
   fi
+  command -v promtool >/dev/null 2>&1 || fail "prometheus is installed but 'promtool' is still not on PATH"
   [ -x /usr/lib/postgresql/15/bin/initdb ] || fail "postgresql is installed but /usr/lib/postgresql/15/bin/initdb is" \
     "missing: the tests need PostgreSQL 15 (Debian 12)"
-fi
-
-# The dashboards module checks the alert rules and every dashboard query with promtool (Debian package prometheus,
-# which also brings the server the live monitoring test runs; nothing is started as a service here).
-if ! command -v promtool >/dev/null 2>&1; then
-  [ "$(id -u)" -eq 0 ] || fail "promtool is not installed and installing it needs root: run" \
-    "'apt-get update && apt-get install -y prometheus' as root, then try again"
-  command -v apt-get >/dev/null 2>&1 || fail "promtool is not installed and there is no apt-get:" \
-    "install Prometheus 2.x (promtool on PATH, or PROMTOOL=<path>) by hand"
-  echo "prerequisites: installing promtool (Debian package prometheus)" >&2
-  if ! { apt-get -q update && DEBIAN_FRONTEND=noninteractive apt-get -q install -y prometheus; }; then
-    fail "installing prometheus with apt-get failed (see above)"
-  fi
-  command -v promtool >/dev/null 2>&1 || fail "prometheus is installed but 'promtool' is still not on PATH"
 fi
 
 $need_java25 || exit 0

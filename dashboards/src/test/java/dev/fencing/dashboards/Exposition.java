@@ -1,6 +1,7 @@
 package dev.fencing.dashboards;
 
 import dev.fencing.agent.metrics.AgentMetrics;
+import dev.fencing.agent.metrics.FencingSeries;
 import dev.fencing.agent.policy.RejectionCounters;
 import dev.fencing.agent.policy.SideEffectCounters;
 import dev.fencing.agent.token.HighestTokenStore;
@@ -41,7 +42,7 @@ final class Exposition {
     if (token > 0) {
       state.granted(token, 1, 7, System.nanoTime() + TimeUnit.HOURS.toNanos(1));
     }
-    return new AgentMetrics(state, new SideEffectCounters(), new RejectionCounters()).scrape();
+    return new AgentMetrics(FencingSeries.of(state, new SideEffectCounters(), new RejectionCounters())).scrape();
   }
 
   /** The HTTP fence's exposition for one guarded lock. */

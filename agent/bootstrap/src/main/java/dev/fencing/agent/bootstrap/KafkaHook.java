@@ -1,7 +1,7 @@
 package dev.fencing.agent.bootstrap;
 
 /**
- * What the Kafka producer advice (inlined into KafkaProducer) calls. Implemented by the agent core; java.base types
+ * What the Kafka client advice (inlined into KafkaProducer, KafkaConsumer and ConsumerRecords) calls. Implemented by the agent core; java.base types
  * only. Every record sent is a side effect (DESIGN.md section 4).
  */
 public interface KafkaHook {
@@ -15,6 +15,18 @@ public interface KafkaHook {
    * path (failed future, callback) by the advice.
    */
   Decision decide(String topic);
+
+  /**
+   * Cross-hop propagation for consumers: the iterator over a poll's records, wrapped so that while the application
+   * processes a record (from next() to the following next(), the end of the iteration or the next poll), the record's
+   * (fencing-lock, fencing-token) are current on the polling thread ({@link TokenContext}).
+   */
+  default java.util.Iterator<?> consumed(java.util.Iterator<?> records) {
+    return records;
+  }
+
+  /** A new poll on this thread: processing of the previous batch's last record is over. */
+  default void polled() {}
 
   /** Before the core installs the real hook: the bridge's fallback (fail-mode), no topic fenced. */
   KafkaHook NOOP = new KafkaHook() {

@@ -160,6 +160,29 @@ public final class AgentConfig {
     return get(ConfigKey.HTTP_HOST);
   }
 
+  /** The OTLP endpoint set with fencing.otlp.endpoint, as given; null when unset (otel.* settings may apply). */
+  public URI otlpEndpoint() {
+    return get(ConfigKey.OTLP_ENDPOINT);
+  }
+
+  /** fencing.otlp.headers, decoded; empty when unset. */
+  public Map<String, String> otlpHeaders() {
+    return get(ConfigKey.OTLP_HEADERS);
+  }
+
+  public Duration otlpInterval() {
+    return get(ConfigKey.OTLP_INTERVAL);
+  }
+
+  public Duration logEventInterval() {
+    return get(ConfigKey.LOG_EVENT_INTERVAL);
+  }
+
+  /** True when {@code key} was set in one of the sources (not left at its default). */
+  public boolean isSet(ConfigKey key) {
+    return sources.containsKey(key.key());
+  }
+
   public Duration shutdownTimeout() {
     return get(ConfigKey.SHUTDOWN_TIMEOUT);
   }
@@ -186,6 +209,14 @@ public final class AgentConfig {
     }
     if (v instanceof Duration) {
       return Durations.format((Duration) v);
+    }
+    if (v instanceof Map) {
+      // Header values may be credentials: names only.
+      StringBuilder sb = new StringBuilder();
+      for (Object name : ((Map<?, ?>) v).keySet()) {
+        sb.append(sb.length() == 0 ? "" : ",").append(name).append("=***");
+      }
+      return sb.length() == 0 ? "(none)" : sb.toString();
     }
     if (v instanceof Enum) {
       return ((Enum<?>) v).name().toLowerCase(java.util.Locale.ROOT);

@@ -32,8 +32,12 @@ public enum ConfigKey {
   HOLDER_ID("holder.id", "text", "hostname/pid", "Identity of this process, stored in the lock key and shown by status and doctor."),
   HTTP_PORT("http.port", "port", "(off)", "Port of the agent's HTTP endpoint (GET /status, GET /metrics); 0 picks a free port."),
   HTTP_HOST("http.host", "address", "127.0.0.1", "Address the HTTP endpoint binds to."),
-  SHUTDOWN_TIMEOUT("shutdown.timeout", "duration", "2s", "Longest time the JVM shutdown waits for the lease to be revoked in etcd."),
+  OTLP_ENDPOINT("otlp.endpoint", "URL", "(off)", "OTLP/HTTP (protobuf) receiver the metrics are pushed to, e.g. http://collector:4318 (/v1/metrics is appended unless the path ends with it); when unset, otel.exporter.otlp[.metrics].endpoint or OTEL_EXPORTER_OTLP[_METRICS]_ENDPOINT; off when none is set."),
+  OTLP_HEADERS("otlp.headers", "name=value list", "(none)", "Headers of every OTLP export request (e.g. Authorization=Bearer%20abc), comma-separated, values URL-encoded; when unset and the endpoint comes from otel.*, otel.exporter.otlp[.metrics].headers or OTEL_EXPORTER_OTLP[_METRICS]_HEADERS."),
+  OTLP_INTERVAL("otlp.interval", "duration", "60s", "Time between OTLP exports; when unset, otel.metric.export.interval (milliseconds) or OTEL_METRIC_EXPORT_INTERVAL."),
+  SHUTDOWN_TIMEOUT("shutdown.timeout", "duration", "2s", "Longest time the JVM shutdown waits for the lease to be revoked in etcd and the last OTLP export."),
   LOG_LEVEL("log.level", "error|warn|info|debug|trace", "info", "Agent log level; the agent logs one-line messages to standard error (trace adds the bundled libraries' own debug output)."),
+  LOG_EVENT_INTERVAL("log.event-interval", "duration", "10s", "At most one log line per kind of blocked or rejected side effect (channel and reason) in this period; the next such line counts those left out. 0 logs each one."),
   CONFIG_FILE("config.file", "path", "(none)", "A properties file with more fencing.* keys (lowest precedence)."),
   INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, okhttp, kafka-clients; inbound tokens: servlet, jdk-http-server, executors) on or off.");
 

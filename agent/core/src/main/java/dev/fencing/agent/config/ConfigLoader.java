@@ -95,6 +95,13 @@ public final class ConfigLoader {
         continue;
       }
       String key = stripPrefix(part.substring(0, eq).trim());
+      if (ConfigKey.OTLP_HEADERS.key().equals(lastKey) && !BY_KEY.containsKey(key)
+          && !INSTRUMENTATION.matcher(key).matches()) {
+        // "otlp.headers=a=1,b=2": a segment naming no key is the next header.
+        Raw prev = raw.get(lastKey);
+        raw.put(lastKey, new Raw(prev.value + "," + part.trim(), prev.source));
+        continue;
+      }
       lastKey = accept(key, part.substring(eq + 1).trim(), "agent argument " + key, raw, problems) ? key : null;
     }
   }
@@ -197,8 +204,12 @@ public final class ConfigLoader {
     v.put(ConfigKey.HOLDER_ID, p.text(ConfigKey.HOLDER_ID, null)); // default computed off premain, see AgentConfig
     v.put(ConfigKey.HTTP_PORT, p.port());
     v.put(ConfigKey.HTTP_HOST, p.text(ConfigKey.HTTP_HOST, "127.0.0.1"));
+    v.put(ConfigKey.OTLP_ENDPOINT, p.otlpEndpoint());
+    v.put(ConfigKey.OTLP_HEADERS, p.nameValues(ConfigKey.OTLP_HEADERS));
+    v.put(ConfigKey.OTLP_INTERVAL, p.duration(ConfigKey.OTLP_INTERVAL, Duration.ofSeconds(60), Duration.ofMillis(100)));
     v.put(ConfigKey.SHUTDOWN_TIMEOUT, p.duration(ConfigKey.SHUTDOWN_TIMEOUT, Duration.ofSeconds(2), Duration.ZERO));
     v.put(ConfigKey.LOG_LEVEL, p.logLevel());
+    v.put(ConfigKey.LOG_EVENT_INTERVAL, p.duration(ConfigKey.LOG_EVENT_INTERVAL, Duration.ofSeconds(10), Duration.ZERO));
     v.put(ConfigKey.CONFIG_FILE, p.path(ConfigKey.CONFIG_FILE));
     p.pairs(v);
 
@@ -427,6 +438,36 @@ public final class ConfigLoader {
       }
       problem(ConfigKey.HTTP_PORT, r, "a port from 0 to 65535, or off");
       return null;
+    }
+
+    URI otlpEndpoint() {
+      Raw r = raw(ConfigKey.OTLP_ENDPOINT);
+      if (r == null) {
+        return null;
+      }
+      try {
+        URI u = new URI(r.value.trim());
+        if (("http".equals(u.getScheme()) || "https".equals(u.getScheme())) && u.getHost() != null) {
+          return u;
+        }
+      } catch (java.net.URISyntaxException e) {
+        // reported below
+      }
+      problem(ConfigKey.OTLP_ENDPOINT, r, "an http or https URL such as http://collector:4318");
+      return null;
+    }
+
+    Map<String, String> nameValues(ConfigKey k) {
+      Raw r = raw(k);
+      if (r == null) {
+        return Map.of();
+      }
+      try {
+        return NameValueList.parse(r.value);
+      } catch (IllegalArgumentException e) {
+        problem(k, r, "name=value pairs separated by commas, values percent-encoded (" + e.getMessage() + ")");
+        return Map.of();
+      }
     }
 
     String logLevel() {

@@ -74,6 +74,9 @@ final class FencingTransformer implements ClassFileTransformer {
     }
   }
 
+  /** Set while this thread transforms a class. */
+  private static final ThreadLocal<Boolean> TRANSFORMING = new ThreadLocal<>();
+
   private final List<Entry> entries = new ArrayList<>();
 
   void add(TypeInstrumentation type) {
@@ -103,7 +106,13 @@ final class FencingTransformer implements ClassFileTransformer {
     if (candidates == null) {
       return null;
     }
+    if (TRANSFORMING.get() != null) {
+      // A class loaded while this thread instruments another (ByteBuddy initialising itself, say): transforming it
+      // now would re-enter ByteBuddy half-initialised. It loads unchanged.
+      return null;
+    }
     String name = internalName.replace('/', '.');
+    TRANSFORMING.set(Boolean.TRUE);
     try {
       ClassFileLocator locator = new ClassFileLocator.Compound(ClassFileLocator.Simple.of(name, bytes),
           loader == null ? ClassFileLocator.ForClassLoader.ofBootLoader() : ClassFileLocator.ForClassLoader.of(loader));
@@ -132,6 +141,8 @@ final class FencingTransformer implements ClassFileTransformer {
       // The agent's problem, never the application's: the class loads unchanged.
       LOG.warn("could not instrument " + name, t);
       return null;
+    } finally {
+      TRANSFORMING.remove();
     }
   }
 
@@ -147,6 +158,23 @@ final class FencingTransformer implements ClassFileTransformer {
   /** Dynamic attach: classes loaded before the agent are retransformed through {@link #transform}. */
   void retransformLoaded(Instrumentation inst) {
     List<Class<?>> targets = new ArrayList<>();
+    // Matching initialises ByteBuddy on this thread; classes it loads meanwhile must not be transformed with it.
+    TRANSFORMING.set(Boolean.TRUE);
+    try {
+      collectTargets(inst, targets);
+    } finally {
+      TRANSFORMING.remove();
+    }
+    for (Class<?> c : targets) {
+      try {
+        inst.retransformClasses(c);
+      } catch (Throwable t) {
+        LOG.warn("could not retransform " + c.getName(), t);
+      }
+    }
+  }
+
+  private void collectTargets(Instrumentation inst, List<Class<?>> targets) {
     for (Class<?> c : inst.getAllLoadedClasses()) {
       if (c.getClassLoader() == null || c.isInterface() || c.isArray() || !inst.isModifiableClass(c)
           || c.getName().startsWith("dev.fencing.agent.")) {
@@ -162,13 +190,6 @@ final class FencingTransformer implements ClassFileTransformer {
         }
       } catch (Throwable ignored) {
         // a class whose hierarchy cannot be resolved is not ours to change
-      }
-    }
-    for (Class<?> c : targets) {
-      try {
-        inst.retransformClasses(c);
-      } catch (Throwable t) {
-        LOG.warn("could not retransform " + c.getName(), t);
       }
     }
   }

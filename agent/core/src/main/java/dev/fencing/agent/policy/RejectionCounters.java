@@ -21,19 +21,31 @@ public final class RejectionCounters {
     }
   }
 
-  private final LongAdder[] adders = new LongAdder[Channel.values().length * Reason.values().length];
+  /** Cached: values() clones its array on every call. */
+  private static final int REASONS = Reason.values().length;
+
+  private final LongAdder[] adders = new LongAdder[Channel.values().length * REASONS];
+
+  private final SideEffectEvents events;
 
   public RejectionCounters() {
+    this(SideEffectEvents.NONE);
+  }
+
+  /** Each recorded rejection is also reported to {@code events} (a log line). */
+  public RejectionCounters(SideEffectEvents events) {
+    this.events = events;
     for (int i = 0; i < adders.length; i++) {
       adders[i] = new LongAdder();
     }
   }
 
   public void record(Channel channel, Reason reason) {
-    adders[channel.ordinal() * Reason.values().length + reason.ordinal()].increment();
+    adders[channel.ordinal() * REASONS + reason.ordinal()].increment();
+    events.rejected(channel, reason);
   }
 
   public long count(Channel channel, Reason reason) {
-    return adders[channel.ordinal() * Reason.values().length + reason.ordinal()].sum();
+    return adders[channel.ordinal() * REASONS + reason.ordinal()].sum();
   }
 }

@@ -29,7 +29,10 @@ public final class SideEffectCounters {
     }
   }
 
-  private final LongAdder[] adders = new LongAdder[Channel.values().length * 2 * Outcome.values().length];
+  /** Cached: values() clones its array on every call, which the hot path must not pay for. */
+  private static final int OUTCOMES = Outcome.values().length;
+
+  private final LongAdder[] adders = new LongAdder[Channel.values().length * 2 * OUTCOMES];
 
   public SideEffectCounters() {
     for (int i = 0; i < adders.length; i++) {
@@ -38,7 +41,7 @@ public final class SideEffectCounters {
   }
 
   private static int index(Channel channel, boolean fenced, Outcome outcome) {
-    return (channel.ordinal() * 2 + (fenced ? 1 : 0)) * Outcome.values().length + outcome.ordinal();
+    return (channel.ordinal() * 2 + (fenced ? 1 : 0)) * OUTCOMES + outcome.ordinal();
   }
 
   public static Outcome outcomeOf(Decision d) {

@@ -48,24 +48,31 @@ public final class SideEffectPolicy implements SideEffectGate {
   private final boolean noLease;
   private final long standbyTimeoutNanos;
   private final SideEffectCounters counters;
+  private final SideEffectEvents events;
   private volatile Decisions decisions;
 
-  public SideEffectPolicy(AgentConfig config, TokenState state, SideEffectCounters counters) {
-    this(state, counters, config.mode() == AgentConfig.Mode.OBSERVE, config.failMode() == AgentConfig.FailMode.OPEN,
-        config.expiredFenced() == AgentConfig.ExpiredFenced.TAG, config.standby() == AgentConfig.Standby.WAIT,
-        config.standbyTimeout().toNanos(), !config.leaseEnabled());
+  public SideEffectPolicy(AgentConfig config, TokenState state, SideEffectCounters counters, SideEffectEvents events) {
+    this(state, counters, events, config.mode() == AgentConfig.Mode.OBSERVE,
+        config.failMode() == AgentConfig.FailMode.OPEN, config.expiredFenced() == AgentConfig.ExpiredFenced.TAG,
+        config.standby() == AgentConfig.Standby.WAIT, config.standbyTimeout().toNanos(), !config.leaseEnabled());
   }
 
   SideEffectPolicy(TokenState state, SideEffectCounters counters, boolean observe, boolean failOpen, boolean expiredTag,
       boolean standbyWait, long standbyTimeoutNanos) {
-    this(state, counters, observe, failOpen, expiredTag, standbyWait, standbyTimeoutNanos, false);
+    this(state, counters, SideEffectEvents.NONE, observe, failOpen, expiredTag, standbyWait, standbyTimeoutNanos, false);
   }
 
   SideEffectPolicy(TokenState state, SideEffectCounters counters, boolean observe, boolean failOpen, boolean expiredTag,
       boolean standbyWait, long standbyTimeoutNanos, boolean noLease) {
+    this(state, counters, SideEffectEvents.NONE, observe, failOpen, expiredTag, standbyWait, standbyTimeoutNanos, noLease);
+  }
+
+  SideEffectPolicy(TokenState state, SideEffectCounters counters, SideEffectEvents events, boolean observe,
+      boolean failOpen, boolean expiredTag, boolean standbyWait, long standbyTimeoutNanos, boolean noLease) {
     this.noLease = noLease;
     this.state = state;
     this.counters = counters;
+    this.events = events;
     this.observe = observe;
     this.failOpen = failOpen;
     this.expiredTag = expiredTag;
@@ -94,6 +101,9 @@ public final class SideEffectPolicy implements SideEffectGate {
     }
     if (write) {
       counters.record(channel, fenced, d);
+    }
+    if (d.reason() != null) {
+      events.blocked(channel, fenced, d); // off the tagging path: only blocks and observe-mode would-blocks
     }
     return d;
   }

@@ -1,20 +1,27 @@
 package dev.fencing.agent.startup;
 
-import dev.fencing.agent.threads.AgentThreads;
 import dev.fencing.agent.config.AgentConfig;
+import dev.fencing.agent.config.ConfigKey;
 import dev.fencing.agent.lease.EtcdLeaseProvider;
 import dev.fencing.agent.lease.LeaseKeeper;
 import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.metrics.AgentMetrics;
+import dev.fencing.agent.metrics.FencingSeries;
+import dev.fencing.agent.metrics.otlp.OtlpExport;
+import dev.fencing.agent.metrics.otlp.OtlpSettings;
 import dev.fencing.agent.policy.RejectionCounters;
 import dev.fencing.agent.policy.SideEffectCounters;
 import dev.fencing.agent.status.StatusJson;
 import dev.fencing.agent.status.StatusServer;
+import dev.fencing.agent.threads.AgentThreads;
 import dev.fencing.agent.token.TokenState;
+import java.util.List;
 
 /** The agent's running parts, started on a daemon thread after premain returned. */
 final class AgentRuntime {
   private static final AgentLog LOG = AgentLog.get(AgentRuntime.class);
+  /** Beyond fencing.shutdown.timeout, for the threads to notice and return. */
+  private static final long SHUTDOWN_SLACK_MILLIS = 200;
 
   private final AgentConfig config;
   private final TokenState state;
@@ -23,6 +30,7 @@ final class AgentRuntime {
   private final long premainNanos;
   private volatile LeaseKeeper keeper;
   private volatile StatusServer server;
+  private volatile OtlpExport otlp;
 
   AgentRuntime(AgentConfig config, TokenState state, SideEffectCounters counters, RejectionCounters rejections,
       long premainNanos) {
@@ -35,9 +43,13 @@ final class AgentRuntime {
 
   void start() {
     try {
+      Runtime.getRuntime().addShutdownHook(AgentThreads.newThread(this::shutdown, "fencing-agent-shutdown"));
+      // Metrics even for a misconfigured agent: what it blocks is what the operator needs to see.
+      List<FencingSeries.Series> series = FencingSeries.of(state, counters, rejections);
       if (config.httpPort() >= 0) {
-        startEndpoint();
+        startEndpoint(series);
       }
+      startOtlp(series);
       if (!config.valid()) {
         return; // FAILED; the endpoint still tells why
       }
@@ -47,20 +59,19 @@ final class AgentRuntime {
       }
       state.loadPersisted();
       keeper = new LeaseKeeper(config, state, () -> new EtcdLeaseProvider(config));
-      Runtime.getRuntime().addShutdownHook(AgentThreads.newThread(this::shutdown, "fencing-agent-shutdown"));
       keeper.start();
-      LOG.info("started: lock '" + config.lock() + "', etcd " + config.display(dev.fencing.agent.config.ConfigKey.ETCD_ENDPOINTS)
-          + ", lease ttl " + config.display(dev.fencing.agent.config.ConfigKey.LEASE_TTL) + ", mode "
-          + config.display(dev.fencing.agent.config.ConfigKey.MODE) + ", holder " + config.holderId());
+      LOG.info("started: lock '" + config.lock() + "', etcd " + config.display(ConfigKey.ETCD_ENDPOINTS)
+          + ", lease ttl " + config.display(ConfigKey.LEASE_TTL) + ", mode " + config.display(ConfigKey.MODE)
+          + ", holder " + config.holderId());
     } catch (Throwable t) {
       LOG.error("failed to start; side effects follow fencing.fail-mode", t);
       state.failed("agent failed to start: " + AgentLog.describe(t));
     }
   }
 
-  private void startEndpoint() {
+  private void startEndpoint(List<FencingSeries.Series> series) {
     try {
-      AgentMetrics metrics = new AgentMetrics(state, counters, rejections);
+      AgentMetrics metrics = new AgentMetrics(series);
       server = new StatusServer(config.httpHost(), config.httpPort(),
           () -> StatusJson.render(state, config, premainNanos), metrics::scrape);
       LOG.info("status endpoint on http://" + config.httpHost() + ":" + server.port() + "/status and /metrics");
@@ -70,22 +81,54 @@ final class AgentRuntime {
     }
   }
 
-  /** Gives the lease back within fencing.shutdown.timeout, so a successor need not wait out the TTL. */
-  private void shutdown() {
-    LeaseKeeper k = keeper;
-    if (k == null) {
-      return;
-    }
-    Thread closer = AgentThreads.newThread(k::close, "fencing-agent-release");
-    closer.start();
+  private void startOtlp(List<FencingSeries.Series> series) {
     try {
-      closer.join(config.shutdownTimeout().toMillis() + 200);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      OtlpSettings.Resolution r = OtlpSettings.resolve(config, System.getProperties(), System.getenv());
+      r.warnings().forEach(LOG::warn);
+      OtlpSettings s = r.settings();
+      if (s == null) {
+        return;
+      }
+      otlp = OtlpExport.start(s, series, OtlpExport.resource(System.getProperties(), System.getenv(), config.holderId()));
+      LOG.info("OTLP metrics export to " + s.endpoint() + " every " + s.interval().toMillis() + " ms (from "
+          + s.origin() + ")");
+    } catch (Throwable t) {
+      // Like the endpoint: for operators, never a reason to stop fencing.
+      LOG.error("cannot start the OTLP metrics export", t);
+    }
+  }
+
+  /**
+   * Within fencing.shutdown.timeout: gives the lease back, so a successor need not wait out the TTL, then pushes the
+   * last metrics (which then show the lease released).
+   */
+  private void shutdown() {
+    long deadline = System.nanoTime() + (config.shutdownTimeout().toMillis() + SHUTDOWN_SLACK_MILLIS) * 1_000_000;
+    LeaseKeeper k = keeper;
+    if (k != null) {
+      Thread closer = AgentThreads.newThread(k::close, "fencing-agent-release");
+      closer.start();
+      try {
+        closer.join(Math.max(1, remainingMillis(deadline)));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    OtlpExport o = otlp;
+    if (o != null) {
+      try {
+        o.shutdown(remainingMillis(deadline));
+      } catch (Throwable t) {
+        LOG.warn("OTLP export: last flush failed", t);
+      }
     }
     StatusServer s = server;
     if (s != null) {
       s.close();
     }
+  }
+
+  private static long remainingMillis(long deadlineNanos) {
+    return Math.max(0, (deadlineNanos - System.nanoTime()) / 1_000_000);
   }
 }

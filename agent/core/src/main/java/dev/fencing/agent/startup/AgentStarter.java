@@ -4,6 +4,7 @@ import dev.fencing.agent.threads.AgentThreads;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.config.ConfigLoader;
+import dev.fencing.agent.events.FencingEvents;
 import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.instrumentation.AgentContext;
 import dev.fencing.agent.instrumentation.InstrumentationInstaller;
@@ -29,8 +30,9 @@ public final class AgentStarter {
     AgentLog.setLevel(config.logLevel());
     TokenState state = new TokenState(config.lock(), config.tokenMax(), HighestTokenStore.in(config.stateDir(), config.lock()));
     SideEffectCounters counters = new SideEffectCounters();
-    RejectionCounters rejections = new RejectionCounters();
-    Fencing.install(new SideEffectPolicy(config, state, counters));
+    FencingEvents events = new FencingEvents(config.lock(), config.logEventInterval());
+    RejectionCounters rejections = new RejectionCounters(events);
+    Fencing.install(new SideEffectPolicy(config, state, counters, events));
     if (!config.valid()) {
       for (String problem : config.problems()) {
         LOG.error("invalid configuration: " + problem);

@@ -118,7 +118,7 @@ class ConfigLoaderTest {
     assertThat(c.problems()).isEmpty();
     assertThat(c.leaseEnabled()).isFalse();
     assertThat(c.lock()).isEqualTo("none");
-    assertOneProblemMentioning(load("lease.enabled=maybe"), "fencing.lease.enabled='maybe'", "expected true or false");
+    assertOneProblemMentioning(load("lock=ledger,lease.enabled=maybe"), "fencing.lease.enabled='maybe'", "expected true or false");
   }
 
   @Test
@@ -566,6 +566,50 @@ class ConfigLoaderTest {
     assertThat(c.etcdTlsCa()).isEqualTo(ca);
     assertThat(c.etcdTlsCert()).isEqualTo(cert);
     assertThat(c.etcdTlsKey()).isEqualTo(key);
+  }
+
+  // ---- OTLP and events ----
+
+  @Test
+  void otlpSettingsParseAndHeaderValuesAreNeverDisplayed() {
+    AgentConfig c = load("lock=a,otlp.endpoint=https://collector:4318,otlp.headers=Authorization=Bearer%20s3cr3t,"
+        + "X-Tenant=t1,otlp.interval=15s,log.event-interval=0s");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.otlpEndpoint()).isEqualTo(URI.create("https://collector:4318"));
+    assertThat(c.otlpHeaders()).containsExactly(Map.entry("Authorization", "Bearer s3cr3t"), Map.entry("X-Tenant", "t1"));
+    assertThat(c.display(ConfigKey.OTLP_HEADERS)).isEqualTo("Authorization=***,X-Tenant=***");
+    assertThat(c.otlpInterval()).isEqualTo(Duration.ofSeconds(15));
+    assertThat(c.isSet(ConfigKey.OTLP_INTERVAL)).isTrue();
+    assertThat(c.logEventInterval()).isZero();
+  }
+
+  @Test
+  void otlpDefaultsAreOff() {
+    AgentConfig c = load("lock=a");
+
+    assertThat(c.otlpEndpoint()).isNull();
+    assertThat(c.otlpHeaders()).isEmpty();
+    assertThat(c.otlpInterval()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(c.isSet(ConfigKey.OTLP_INTERVAL)).isFalse();
+    assertThat(c.logEventInterval()).isEqualTo(Duration.ofSeconds(10));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"collector:4318", "ftp://collector", "http://", "not a url"})
+  void invalidOtlpEndpointIsAProblemNamingTheKey(String value) {
+    AgentConfig c = loadSysprops("fencing.lock", "a", "fencing.otlp.endpoint", value);
+
+    assertThat(c.problems()).singleElement().asString()
+        .startsWith("fencing.otlp.endpoint='" + value + "' (system property fencing.otlp.endpoint): expected an http");
+  }
+
+  @Test
+  void malformedOtlpHeadersAreAProblem() {
+    AgentConfig c = loadEnv("FENCING_LOCK", "a", "FENCING_OTLP_HEADERS", "justaname");
+
+    assertThat(c.problems()).singleElement().asString()
+        .contains("fencing.otlp.headers='justaname'", "expected name=value pairs");
   }
 
   // ---- fenced Kafka topics ----

@@ -3,7 +3,6 @@ package dev.fencing.agent.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.it.JavaHttpClientIT.RecordingServer;
-import dev.fencing.agent.it.JavaHttpClientIT.Stdin;
 import dev.fencing.agent.it.apps.ApacheHttpApp;
 import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.EtcdCluster;
@@ -60,7 +59,7 @@ class ApacheHttpClientIT {
       for (String v : versions) {
         assertThat(app.output()).contains("LOADED " + v + " httpclient5-" + v + ".jar");
       }
-      Stdin stdin = new Stdin(app);
+      AppStdin stdin = AppStdin.http(app);
       String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
       String pair = "token=[" + token + "] lock=[apache]";
       String ok = "STATUS 200 callerHeaders=[X-App]";

@@ -2,7 +2,6 @@ package dev.fencing.agent.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.agent.it.JavaHttpClientIT.Stdin;
 import dev.fencing.agent.it.apps.DownstreamServiceApp;
 import dev.fencing.agent.it.apps.HttpApp;
 import dev.fencing.fence.sql.SqlFence;
@@ -65,7 +64,7 @@ class CrossHopIT {
 
         int portA = Ports.freePort();
         try (AgentJvm a = worker(javaHome, "a", portA, etcd, m)) {
-          Stdin stdinA = new Stdin(a);
+          AppStdin stdinA = AppStdin.http(a);
           long tokenA = token(Http.awaitStatus(portA, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)));
 
           // The holder's requests: each write carries its token, whichever thread of the service makes it.
@@ -81,7 +80,7 @@ class CrossHopIT {
 
           int portB = Ports.freePort();
           try (AgentJvm b = worker(javaHome, "b", portB, etcd, m)) {
-            Stdin stdinB = new Stdin(b);
+            AppStdin stdinB = AppStdin.http(b);
             Http.awaitStatus(portB, "\"state\":\"STANDBY\"", Duration.ofSeconds(15));
             a.suspend(); // a long GC pause
             long tokenB = token(Http.awaitStatus(portB, "\"state\":\"HOLDING\"", Duration.ofSeconds(6)));

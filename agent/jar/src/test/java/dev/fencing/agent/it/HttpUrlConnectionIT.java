@@ -3,7 +3,6 @@ package dev.fencing.agent.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.it.JavaHttpClientIT.RecordingServer;
-import dev.fencing.agent.it.JavaHttpClientIT.Stdin;
 import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.EtcdCluster;
 import dev.fencing.testing.EtcdNode;
@@ -28,7 +27,7 @@ class HttpUrlConnectionIT {
     try (EtcdCluster etcd = EtcdCluster.single(); RecordingServer open = new RecordingServer();
         RecordingServer fenced = new RecordingServer();
         AgentJvm app = JavaHttpClientIT.startApp(javaHome, "urlc", "urlc", port, fenced, etcd)) {
-      Stdin stdin = new Stdin(app);
+      AppStdin stdin = AppStdin.http(app);
       String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
       String pair = "token=[" + token + "] lock=[urlc]";
 

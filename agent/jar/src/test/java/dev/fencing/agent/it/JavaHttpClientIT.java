@@ -82,7 +82,7 @@ class JavaHttpClientIT {
     try (EtcdCluster etcd = EtcdCluster.single(); RecordingServer open = new RecordingServer();
         RecordingServer fenced = new RecordingServer();
         AgentJvm app = startApp(javaHome, "http", "web", port, fenced, etcd)) {
-      Stdin stdin = new Stdin(app);
+      AppStdin stdin = AppStdin.http(app);
       String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
       String pair = "token=[" + token + "] lock=[web]";
 
@@ -129,30 +129,5 @@ class JavaHttpClientIT {
         .classpath(AgentProcesses.appClasspath()).mainClass(HttpApp.class.getName()).start();
     app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
     return app;
-  }
-
-  /** Writes commands to the app and reads its answers in order. */
-  static final class Stdin {
-    private final AgentJvm jvm;
-    private int answers;
-
-    Stdin(AgentJvm jvm) {
-      this.jvm = jvm;
-    }
-
-    String run(String command) throws IOException {
-      jvm.process().getOutputStream().write((command + "\n").getBytes(StandardCharsets.UTF_8));
-      jvm.process().getOutputStream().flush();
-      answers++;
-      long end = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-      while (System.nanoTime() < end) {
-        List<String> lines = jvm.output().lines().filter(l -> l.startsWith("STATUS ") || l.startsWith("ERR ")).toList();
-        if (lines.size() >= answers) {
-          return lines.get(answers - 1);
-        }
-        Thread.onSpinWait();
-      }
-      throw new AssertionError("no answer to " + command + ":\n" + jvm.output());
-    }
   }
 }

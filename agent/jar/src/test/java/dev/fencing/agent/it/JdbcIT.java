@@ -10,8 +10,6 @@ import dev.fencing.testing.Http;
 import dev.fencing.testing.Ports;
 import java.io.File;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -28,8 +26,7 @@ class JdbcIT {
   static final class JdbcJvm implements AutoCloseable {
     final AgentJvm jvm;
     final int port;
-    private final OutputStream stdin;
-    private int answers;
+    private final AppStdin stdin;
 
     /** {@code agentArgs} null: no agent at start (to attach one later). */
     JdbcJvm(Path javaHome, String name, String agentArgs, String jdbcUrl, String classpath) {
@@ -37,25 +34,13 @@ class JdbcIT {
       AgentJvm.Builder b = AgentJvm.builder().javaHome(javaHome).name(name + "-java" + AgentProcesses.javaVersion(javaHome))
           .classpath(classpath).mainClass(JdbcApp.class.getName()).args(jdbcUrl);
       jvm = (agentArgs == null ? b.noAgent() : b.agentArgs(agentArgs + ",http.port=" + port)).start();
-      stdin = jvm.process().getOutputStream();
+      stdin = AppStdin.jdbc(jvm);
       jvm.awaitOutput("APP STARTED", Duration.ofSeconds(20));
     }
 
     /** Sends one command and returns its answer line. */
     String run(String command) throws IOException {
-      stdin.write((command + "\n").getBytes(StandardCharsets.UTF_8));
-      stdin.flush();
-      answers++;
-      long end = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-      while (System.nanoTime() < end) {
-        List<String> lines = jvm.output().lines().filter(l -> l.startsWith("OK ") || l.startsWith("ERR ")
-            || l.startsWith("ROW ")).toList();
-        if (lines.size() >= answers) {
-          return lines.get(answers - 1);
-        }
-        Thread.onSpinWait();
-      }
-      throw new AssertionError("no answer to " + command + ":\n" + jvm.output());
+      return stdin.run(command);
     }
 
     @Override

@@ -10,7 +10,6 @@ import dev.fencing.testing.Http;
 import dev.fencing.testing.KafkaBroker;
 import dev.fencing.testing.Ports;
 import java.io.File;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -90,7 +89,7 @@ class KafkaProducerIT {
                 + ",fenced.kafka=fenced-*,etcd.endpoints=" + etcd.endpoints())
             .classpath(classpath).mainClass(KafkaApp.class.getName()).args(broker.bootstrapServers()).start()) {
       app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
-      Stdin stdin = new Stdin(app);
+      AppStdin stdin = AppStdin.marked(app, "> ");
       String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
 
       // Holding: every record carries the pair once, whatever headers it came with; the app's own headers stay.
@@ -196,31 +195,6 @@ class KafkaProducerIT {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);
-    }
-  }
-
-  /** Writes commands to the app and reads its answers ("> ..." lines) in order. */
-  static final class Stdin {
-    private final AgentJvm jvm;
-    private int answers;
-
-    Stdin(AgentJvm jvm) {
-      this.jvm = jvm;
-    }
-
-    String run(String command) throws IOException {
-      jvm.process().getOutputStream().write((command + "\n").getBytes(StandardCharsets.UTF_8));
-      jvm.process().getOutputStream().flush();
-      answers++;
-      long end = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-      while (System.nanoTime() < end) {
-        List<String> lines = jvm.output().lines().filter(l -> l.startsWith("> ")).toList();
-        if (lines.size() >= answers) {
-          return lines.get(answers - 1).substring(2);
-        }
-        sleep(20);
-      }
-      throw new AssertionError("no answer to " + command + ":\n" + jvm.output());
     }
   }
 }

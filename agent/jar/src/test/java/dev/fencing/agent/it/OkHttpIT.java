@@ -3,7 +3,6 @@ package dev.fencing.agent.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.fencing.agent.it.JavaHttpClientIT.Stdin;
 import dev.fencing.agent.it.apps.OkHttpApp;
 import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.EtcdCluster;
@@ -116,7 +115,7 @@ class OkHttpIT {
     int port = Ports.freePort();
     try (EtcdCluster etcd = EtcdCluster.single(); Server open = new Server(); Server fenced = new Server();
         AgentJvm app = startApp(javaHome, version, path, port, fenced, etcd)) {
-      Stdin stdin = new Stdin(app);
+      AppStdin stdin = AppStdin.http(app);
       String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
       String pair = "token=[" + token + "] lock=[ok] chains=[1][1]";
 

@@ -4,6 +4,7 @@ import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.HttpHook;
+import dev.fencing.agent.bootstrap.ReentryGuard;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.policy.RejectionCounters;
 import java.net.http.HttpResponse;
@@ -71,6 +72,9 @@ public final class HttpFencing implements HttpHook {
 
   @Override
   public void observe(CompletableFuture<?> response) {
+    if (ReentryGuard.isAgentThread()) {
+      return; // the agent's own requests (OTLP export): a 409 there is no fence's verdict on this JVM's writes
+    }
     response.whenComplete((r, error) -> {
       if (r instanceof HttpResponse) {
         HttpResponse<?> http = (HttpResponse<?>) r;

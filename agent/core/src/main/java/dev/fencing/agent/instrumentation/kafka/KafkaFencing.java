@@ -40,6 +40,16 @@ public final class KafkaFencing implements KafkaHook {
     return Fencing.decide(Channel.KAFKA, true, fenced(topic));
   }
 
+  @Override
+  public java.util.Iterator<?> consumed(java.util.Iterator<?> records) {
+    return records == null ? null : new RecordTokenIterator<>(records);
+  }
+
+  @Override
+  public void polled() {
+    RecordTokenIterator.endCurrent();
+  }
+
   boolean fenced(String topic) {
     if (topic == null) {
       return false;

@@ -6,7 +6,9 @@ import dev.fencing.agent.instrumentation.TypeInstrumentation;
 import dev.fencing.agent.instrumentation.kafka.KafkaFencing;
 import java.util.List;
 
-/** org.apache.kafka:kafka-clients, the producer. Switch: fencing.instrumentation.kafka-clients.enabled. */
+/**
+ * org.apache.kafka:kafka-clients: the producer (tagging, blocking) and the consumer (the token of the record being
+ * processed becomes current on the polling thread). Switch: fencing.instrumentation.kafka-clients.enabled. */
 public final class KafkaClientsInstrumentationModule implements InstrumentationModule {
   @Override
   public String name() {
@@ -15,7 +17,8 @@ public final class KafkaClientsInstrumentationModule implements InstrumentationM
 
   @Override
   public List<TypeInstrumentation> typeInstrumentations() {
-    return List.of(new KafkaProducerInstrumentation());
+    return List.of(new KafkaProducerInstrumentation(), new ConsumerRecordsInstrumentation(),
+        new KafkaConsumerInstrumentation());
   }
 
   @Override

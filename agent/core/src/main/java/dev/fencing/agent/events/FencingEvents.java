@@ -1,0 +1,76 @@
+package dev.fencing.agent.events;
+
+import dev.fencing.agent.bootstrap.BlockReason;
+import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.agent.bootstrap.Decision;
+import dev.fencing.agent.log.AgentLog;
+import dev.fencing.agent.policy.RejectionCounters;
+import dev.fencing.agent.policy.SideEffectEvents;
+import java.time.Duration;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/**
+ * What an operator should hear about one side effect: it was blocked (or, in observe mode, would have been), or a
+ * fence rejected it. One log line through the agent's own log, rate-limited per (channel, reason) with a count of
+ * those left out, so a standby that keeps trying cannot flood the application's standard error.
+ *
+ * <p>This is the one place the hooks report events to: span events on the application's current trace (when
+ * OpenTelemetry tracing is present) are meant to be added here, beside the log line.
+ */
+public final class FencingEvents implements SideEffectEvents {
+  private static final AgentLog LOG = AgentLog.get(FencingEvents.class);
+  private static final int CHANNELS = Channel.values().length;
+  private static final int BLOCK_SLOTS = CHANNELS * BlockReason.values().length * 2;
+
+  private final String lock;
+  private final EventRateLimiter limiter;
+  private final LongSupplier clock;
+  private final Consumer<String> sink;
+
+  public FencingEvents(String lock, Duration interval) {
+    this(lock, interval.toNanos(), System::nanoTime, LOG::warn);
+  }
+
+  FencingEvents(String lock, long intervalNanos, LongSupplier clock, Consumer<String> sink) {
+    this.lock = lock;
+    this.limiter = new EventRateLimiter(BLOCK_SLOTS + CHANNELS * RejectionCounters.Reason.values().length, intervalNanos);
+    this.clock = clock;
+    this.sink = sink;
+  }
+
+  @Override
+  public void blocked(Channel channel, boolean fenced, Decision d) {
+    BlockReason reason = d.reason();
+    if (reason == null) {
+      return;
+    }
+    int slot = ((channel.ordinal() * BlockReason.values().length) + reason.ordinal()) * 2 + (d.observed() ? 1 : 0);
+    long suppressed = limiter.tryAcquire(slot, clock.getAsLong());
+    if (suppressed == EventRateLimiter.SUPPRESSED) {
+      return;
+    }
+    sink.accept((d.observed() ? "observe mode: would have blocked" : "blocked") + " a " + channel.label()
+        + " side effect to " + (fenced ? "a fenced" : "an unfenced") + " destination: lock '" + lock + "', token "
+        + (d.token() > 0 ? Long.toString(d.token()) : "none") + ", reason " + reason.label() + " ("
+        + reason.description() + ")" + more(suppressed));
+  }
+
+  @Override
+  public void rejected(Channel channel, RejectionCounters.Reason reason) {
+    int slot = BLOCK_SLOTS + channel.ordinal() * RejectionCounters.Reason.values().length + reason.ordinal();
+    long suppressed = limiter.tryAcquire(slot, clock.getAsLong());
+    if (suppressed == EventRateLimiter.SUPPRESSED) {
+      return;
+    }
+    sink.accept("a fence rejected a " + channel.label() + " side effect of lock '" + lock + "': reason " + reason.label()
+        + (reason == RejectionCounters.Reason.STALE_TOKEN
+            ? " (a newer holder has written: this JVM's lease is gone)"
+            : " (the side effect reached a fenced resource without a token)")
+        + more(suppressed));
+  }
+
+  private static String more(long suppressed) {
+    return suppressed > 0 ? " [" + suppressed + " more like it since the last such line]" : "";
+  }
+}

@@ -1,0 +1,139 @@
+package dev.fencing.agent.metrics;
+
+import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.agent.policy.RejectionCounters;
+import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.agent.token.Grant;
+import dev.fencing.agent.token.LeasePhase;
+import dev.fencing.agent.token.LossReason;
+import dev.fencing.agent.token.TokenState;
+import dev.fencing.agent.token.TokenView;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.DoubleSupplier;
+import java.util.function.LongSupplier;
+
+/**
+ * The agent's series (DESIGN.md section 7), defined once: the Prometheus endpoint ({@link AgentMetrics}, Micrometer)
+ * and the OTLP export (OpenTelemetry SDK) are both built from this list, so they cannot drift apart. Every value is
+ * read from the token state or the counters when collected; every known label combination is listed, so it starts at 0.
+ *
+ * <p>Naming: {@link Series#name()} is the Prometheus name without the unit and {@code _total} suffixes. Prometheus
+ * appends both ({@link Series#prometheusName()}); OTLP carries {@link Series#otlpName()} (the name with its unit
+ * suffix, never {@code _total}) and the UCUM unit, which Prometheus' OTLP receiver turns into the same name.
+ */
+public final class FencingSeries {
+  public enum Kind { GAUGE, COUNTER }
+
+  /**
+   * One labelled time series.
+   *
+   * @param labels name, value, name, value, ...
+   * @param asLong the value of an integer series (null for a floating-point one)
+   */
+  public record Point(List<String> labels, DoubleSupplier asDouble, LongSupplier asLong) {
+    static Point ofLong(LongSupplier value, String... labels) {
+      return new Point(List.of(labels), () -> value.getAsLong(), value);
+    }
+
+    static Point ofDouble(DoubleSupplier value, String... labels) {
+      return new Point(List.of(labels), value, null);
+    }
+  }
+
+  /**
+   * @param unit the Prometheus unit suffix ({@code seconds}, {@code ratio}) or null
+   */
+  public record Series(String name, Kind kind, String unit, String help, List<Point> points) {
+    public boolean integer() {
+      return points.get(0).asLong() != null;
+    }
+
+    /** The name in the Prometheus exposition, e.g. fencing_side_effects_total, fencing_lease_remaining_seconds. */
+    public String prometheusName() {
+      return otlpName() + (kind == Kind.COUNTER ? "_total" : "");
+    }
+
+    /** The OTLP metric name: the Prometheus name without {@code _total} (OTLP marks counters as monotonic sums). */
+    public String otlpName() {
+      return unit == null ? name : name + "_" + unit;
+    }
+
+    /** The UCUM unit OTLP carries: "s" for seconds, "1" for a ratio, "" for none. */
+    public String otlpUnit() {
+      if (unit == null) {
+        return "";
+      }
+      switch (unit) {
+        case "seconds":
+          return "s";
+        case "ratio":
+          return "1";
+        default:
+          throw new IllegalStateException("no UCUM unit for " + unit);
+      }
+    }
+  }
+
+  private FencingSeries() {}
+
+  public static List<Series> of(TokenState state, SideEffectCounters sideEffects, RejectionCounters rejections) {
+    String lock = state.lock();
+    List<Series> all = new ArrayList<>();
+    all.add(new Series("fencing_lease_held", Kind.GAUGE, null, "1 while this JVM holds a valid lease on the lock",
+        List.of(Point.ofLong(() -> state.phase() == LeasePhase.HOLDING ? 1 : 0, "lock", lock))));
+    all.add(new Series("fencing_lease_remaining", Kind.GAUGE, "seconds",
+        "Time left before the local lease deadline; 0 when not holding",
+        List.of(Point.ofDouble(() -> remainingSeconds(state), "lock", lock))));
+    all.add(new Series("fencing_token", Kind.GAUGE, null, "Current (or last) fencing token; exact up to 2^53 in Prometheus",
+        List.of(Point.ofLong(() -> token(state.view()), "lock", lock))));
+    all.add(new Series("fencing_token_headroom", Kind.GAUGE, "ratio", "1 - token / fencing.token.max",
+        List.of(Point.ofDouble(() -> 1.0 - token(state.view()) / (double) state.tokenMax(), "lock", lock))));
+    all.add(new Series("fencing_lease_acquisitions", Kind.COUNTER, null, "Leases acquired",
+        List.of(Point.ofLong(state::acquisitions, "lock", lock))));
+    List<Point> losses = new ArrayList<>();
+    for (LossReason r : LossReason.values()) {
+      losses.add(Point.ofLong(() -> state.losses(r), "lock", lock, "reason", r.label()));
+    }
+    all.add(new Series("fencing_lease_losses", Kind.COUNTER, null, "Leases lost, by reason", List.copyOf(losses)));
+    List<Point> effects = new ArrayList<>();
+    for (Channel c : Channel.values()) {
+      for (boolean fenced : new boolean[] {false, true}) {
+        for (SideEffectCounters.Outcome o : SideEffectCounters.Outcome.values()) {
+          effects.add(Point.ofLong(() -> sideEffects.count(c, fenced, o),
+              "lock", lock, "channel", c.label(), "fenced", Boolean.toString(fenced), "outcome", o.label()));
+        }
+      }
+    }
+    all.add(new Series("fencing_side_effects", Kind.COUNTER, null,
+        "Side effects seen by the hooks, by channel, destination and outcome", List.copyOf(effects)));
+    List<Point> rejected = new ArrayList<>();
+    for (Channel c : Channel.values()) {
+      for (RejectionCounters.Reason r : RejectionCounters.Reason.values()) {
+        rejected.add(Point.ofLong(() -> rejections.count(c, r), "lock", lock, "channel", c.label(), "reason", r.label()));
+      }
+    }
+    all.add(new Series("fencing_rejections", Kind.COUNTER, null,
+        "Side effects of this JVM rejected by fences (stale or missing token), as the agent saw them", List.copyOf(rejected)));
+    all.add(new Series("fencing_token_reuse", Kind.COUNTER, null,
+        "Grants whose token was not above the highest seen, or came from another etcd cluster",
+        List.of(Point.ofLong(state::reuseCount, "lock", lock))));
+    all.add(new Series("fencing_token_overflow", Kind.COUNTER, null, "Grants whose token was above fencing.token.max",
+        List.of(Point.ofLong(state::overflowCount, "lock", lock))));
+    return List.copyOf(all);
+  }
+
+  static double remainingSeconds(TokenState s) {
+    TokenView v = s.view();
+    long now = s.now();
+    if (v.phaseAt(now) != LeasePhase.HOLDING) {
+      return 0;
+    }
+    return Math.max(0, v.grant().deadlineNanos() - now) / 1e9;
+  }
+
+  private static long token(TokenView v) {
+    Grant g = v.grant();
+    return g == null ? 0 : g.token();
+  }
+}
