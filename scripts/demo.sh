@@ -6,6 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/prerequisites.sh
-mvn -B -q install -DskipTests -pl sample-apps/demo -am
+mvn -B -q -Dstyle.color=never install -DskipTests -pl sample-apps/demo -am
 exec java -cp "sample-apps/demo/target/classes:$(cat sample-apps/demo/target/runtime-classpath.txt)" \
   dev.fencing.demo.Demo "$@"
