@@ -36,6 +36,48 @@ record Facts(
     return a.stream().filter(e -> e.at() >= resumeAt).toList();
   }
 
+  /** Whether {@code e} is one of worker-a's attempts after it resumed. */
+  boolean staleAttempt(SideEffect e) {
+    return e.worker().equals(WORKER_A) && e.at() >= resumeAt;
+  }
+
+  /**
+   * Whether the resource itself ordered this accepted side effect of worker-a before everything of worker-b: fencing
+   * promises that order, not wall-clock time. A fence that has not seen worker-b's token yet rightly accepts
+   * worker-a's (worker-b's first transfer may wait for a transaction worker-a was frozen in). Judged from the
+   * resource's own records: the row ids of the ledger and the reservations, the consumer's order of receipt.
+   */
+  boolean beforeSuccessor(SideEffect e) {
+    if (!e.ok()) {
+      return false;
+    }
+    return switch (e.channel()) {
+      case SideEffect.JDBC -> rowBeforeSuccessor(db.ledger(), e);
+      case SideEffect.INVENTORY -> rowBeforeSuccessor(db.reservations(), e);
+      case SideEffect.KAFKA -> {
+        int index = -1;
+        int firstB = Integer.MAX_VALUE;
+        for (int i = 0; i < consumed.size(); i++) {
+          Consumed c = consumed.get(i);
+          if (c.worker().equals(e.worker()) && c.transfer() == e.transfer()) {
+            index = i;
+          } else if (c.worker().equals(WORKER_B)) {
+            firstB = Math.min(firstB, i);
+          }
+        }
+        yield index >= 0 && index < firstB;
+      }
+      default -> false;
+    };
+  }
+
+  private boolean rowBeforeSuccessor(List<DatabaseState.Row> rows, SideEffect e) {
+    long firstB = rows.stream().filter(r -> r.token() == tokenB).mapToLong(DatabaseState.Row::id).min()
+        .orElse(Long.MAX_VALUE);
+    return rows.stream().anyMatch(r -> r.worker().equals(e.worker()) && r.transfer() == e.transfer()
+        && r.token() == tokenA && r.id() < firstB);
+  }
+
   /**
    * The side effect worker-a was in the middle of when it froze: the first one it reported after resuming (its loop
    * is single-threaded). It may have left the JVM before the freeze, so it may legitimately have been accepted.

@@ -70,15 +70,18 @@ final class Timeline {
       console.line(String.format(Locale.ROOT, "  +%5d ms  transfer %-3d  %-20s %s", e.at() - f.resumeAt(),
           e.transfer(), e.what(), Verdict.of(e, f).sentence()));
     }
+    long ordered = stale.stream().filter(e -> Verdict.of(e, f).kind() == Verdict.Kind.BEFORE_SUCCESSOR).count();
     long inFlight = stale.stream().filter(e -> Verdict.of(e, f).kind() == Verdict.Kind.IN_FLIGHT).count();
     long reached = stale.stream().filter(e -> Verdict.of(e, f).kind() == Verdict.Kind.ACCEPTED).count();
     console.line("");
     console.line("  The topic '" + Infrastructure.TOPIC + "' is listed in fencing.fenced.kafka: after its lease expired"
         + " the agent still sends worker-a's events, with the old token, for the consumer fence to judge (an unlisted"
         + " topic would be blocked by the agent, like the webhook call).");
-    console.line("  " + reached + " of worker-a's " + (stale.size() - inFlight) + " stale side effects took effect"
-        + (inFlight > 0 ? " (not counting the one in flight at the freeze)" : "")
-        + (f.observe() && reached > 0 ? ": the webhook calls, which observe mode lets out (enforce mode blocks them)."
-            : "."));
+    console.line("  " + reached + " of worker-a's " + (stale.size() - ordered - inFlight) + " stale side effects took"
+        + " effect" + (f.observe() && reached > 0
+            ? ": the webhook calls, which observe mode lets out (enforce mode blocks them)." : ".")
+        + (ordered > 0 ? " " + ordered + " more were accepted by a resource that had not seen worker-b's token yet:"
+            + " the fences ordered them before all of worker-b's writes, as fencing promises." : "")
+        + (inFlight > 0 ? " The webhook call in flight at the freeze was delivered." : ""));
   }
 }

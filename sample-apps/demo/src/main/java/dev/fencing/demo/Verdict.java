@@ -9,7 +9,8 @@ record Verdict(Kind kind, String sentence) {
 
   enum Kind {
     ACCEPTED("accepted"),
-    IN_FLIGHT("in flight at the freeze, landed before the takeover"),
+    BEFORE_SUCCESSOR("accepted before that resource saw worker-b's token"),
+    IN_FLIGHT("in flight at the freeze"),
     BLOCKED_BY_AGENT("blocked by its agent"),
     REJECTED_BY_DATABASE("rejected by PostgreSQL's fence"),
     REJECTED_BY_SERVICE("refused by the inventory service's HTTP fence"),
@@ -30,9 +31,16 @@ record Verdict(Kind kind, String sentence) {
           + (e.is(SideEffect.JDBC) ? "a SQLException, SQLSTATE FN003" : e.is(SideEffect.KAFKA)
               ? "a failed send future (KafkaException)" : "an IOException") + ")");
     }
-    if (e.equals(facts.inFlightAtFreeze()) && landed(e, facts)) {
-      return new Verdict(Kind.IN_FLIGHT, "accepted: it was IN FLIGHT when worker-a froze (it left before the freeze"
-          + " and was answered after); the fence ordered it before worker-b's first write");
+    if (facts.staleAttempt(e) && facts.beforeSuccessor(e)) {
+      return new Verdict(Kind.BEFORE_SUCCESSOR, "accepted: " + resource(e) + " had not seen worker-b's token yet ("
+          + (e.is(SideEffect.JDBC) ? "worker-a froze inside this transaction after it passed the fence, and the fence"
+              + " held worker-b's first write back until it ended" : "worker-b had not reached it since the takeover")
+          + "), so it is ordered before every write of worker-b");
+    }
+    if (e.is(SideEffect.WEBHOOK) && e.equals(facts.inFlightAtFreeze()) && e.ok()
+        && facts.webhookReceived(e.worker(), e.transfer())) {
+      return new Verdict(Kind.IN_FLIGHT, "delivered: it was IN FLIGHT when worker-a froze (decided and sent before"
+          + " the freeze, answered after)");
     }
     return switch (e.channel()) {
       case SideEffect.JDBC -> jdbc(e);
@@ -46,12 +54,11 @@ record Verdict(Kind kind, String sentence) {
     };
   }
 
-  /** Whether the side effect took effect: committed, answered 2xx, consumed, or received by the webhook. */
-  private static boolean landed(SideEffect e, Facts facts) {
+  private static String resource(SideEffect e) {
     return switch (e.channel()) {
-      case SideEffect.KAFKA -> e.ok() && facts.consumed(e.worker(), e.transfer());
-      case SideEffect.WEBHOOK -> e.ok() && facts.webhookReceived(e.worker(), e.transfer());
-      default -> e.ok();
+      case SideEffect.JDBC -> "the bank database";
+      case SideEffect.INVENTORY -> "the inventory service";
+      default -> "the audit consumer";
     };
   }
 

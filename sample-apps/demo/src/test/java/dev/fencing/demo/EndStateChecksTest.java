@@ -1,0 +1,141 @@
+package dev.fencing.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.demo.DatabaseState.Row;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The demo's claims on hand-made stories (tokens 2 and 3; freeze at 1000 ms, takeover at 4000, resume at 6000): the
+ * usual one, the one where worker-a froze inside a transaction (a fence that has not seen worker-b's token rightly
+ * accepts worker-a's writes, ordered before worker-b's), and broken ones, which must fail.
+ */
+class EndStateChecksTest {
+  private static final String A = Facts.WORKER_A;
+  private static final String B = Facts.WORKER_B;
+  private static final String FN001 = "ERR SQLSTATE=FN001 org.postgresql.util.PSQLException: ERROR: fencing: stale"
+      + " token 2 for lock 'ledger' on public.account: current fence token is 3";
+  private static final String BLOCKED = "ERR dev.fencing.agent.bootstrap.FencingBlockedException: Fencing Agent"
+      + " blocked a http side effect";
+
+  /** One story under construction. */
+  private static final class Story {
+    final List<SideEffect> a = new ArrayList<>();
+    final List<SideEffect> b = new ArrayList<>();
+    final List<Consumed> consumed = new ArrayList<>();
+    final List<WebhookReceiver.Call> calls = new ArrayList<>();
+    final List<Row> ledger = new ArrayList<>();
+    final List<Row> reservations = new ArrayList<>();
+    final Map<String, Integer> counted = new TreeMap<>();
+
+    /** A transfer all of whose side effects were accepted (moving 10 from account 1 to 2). */
+    Story accepted(String worker, long transfer, long at, long token) {
+      List<SideEffect> list = worker.equals(A) ? a : b;
+      list.add(new SideEffect(worker, at, transfer, SideEffect.JDBC, "OK"));
+      list.add(new SideEffect(worker, at + 1, transfer, SideEffect.INVENTORY, "201 reserved"));
+      list.add(new SideEffect(worker, at + 2, transfer, SideEffect.KAFKA, "OK offset=1"));
+      list.add(new SideEffect(worker, at + 3, transfer, SideEffect.WEBHOOK, "204 "));
+      ledger.add(new Row(ledger.size() + 1, worker, transfer, 1, 2, 10, token));
+      reservations.add(new Row(reservations.size() + 1, worker, transfer, 0, 0, 10, token));
+      consumed.add(new Consumed(at + 3, worker, transfer));
+      calls.add(new WebhookReceiver.Call(at + 3, worker, transfer, Long.toString(token)));
+      return this;
+    }
+
+    /** A stale transfer of worker-a, every side effect stopped where the demo expects it. */
+    Story stopped(long transfer, long at) {
+      a.add(new SideEffect(A, at, transfer, SideEffect.JDBC, FN001));
+      a.add(new SideEffect(A, at + 1, transfer, SideEffect.INVENTORY, "409 {}"));
+      a.add(new SideEffect(A, at + 2, transfer, SideEffect.KAFKA, "OK offset=9"));
+      a.add(new SideEffect(A, at + 3, transfer, SideEffect.WEBHOOK, BLOCKED));
+      counted.merge("jdbc", 1, Integer::sum);
+      counted.merge("http", 1, Integer::sum);
+      counted.merge("kafka", 1, Integer::sum);
+      counted.merge("blocked", 1, Integer::sum);
+      return this;
+    }
+
+    Facts facts() {
+      Map<Integer, Long> balances = new TreeMap<>();
+      for (int id = 1; id <= Infrastructure.ACCOUNTS; id++) {
+        balances.put(id, Infrastructure.OPENING_BALANCE);
+      }
+      for (Row r : ledger) {
+        balances.merge(r.from(), -(long) r.amount(), Long::sum);
+        balances.merge(r.to(), (long) r.amount(), Long::sum);
+      }
+      long stock = reservations.stream().mapToLong(Row::amount).sum();
+      Apps.Status expired = new Apps.Status("EXPIRED", 2, "deadline_passed", "{}");
+      return new Facts(false, 2, 3, 100, 1000, 4000, 6000, 8000, expired, 5, expired,
+          new Apps.Status("HOLDING", 3, null, "{}"), a, b, consumed, calls,
+          new DatabaseState(ledger, reservations, balances, stock), snapshot(Map.of()), snapshot(counted));
+    }
+
+    private static MetricsSnapshot snapshot(Map<String, Integer> n) {
+      String agent = String.join("\n",
+          "fencing_rejections_total{channel=\"jdbc\",lock=\"ledger\",reason=\"stale_token\"} " + n.getOrDefault("jdbc", 0),
+          "fencing_rejections_total{channel=\"http\",lock=\"ledger\",reason=\"stale_token\"} " + n.getOrDefault("http", 0),
+          "fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"ledger\",outcome=\"blocked\"} "
+              + n.getOrDefault("blocked", 0));
+      String httpFence = "fencing_fence_rejections_total{fence=\"http\",lock=\"ledger\",reason=\"stale_token\"} "
+          + n.getOrDefault("http", 0);
+      String kafkaFence = "fencing_fence_rejections_total{fence=\"kafka\",lock=\"ledger\",reason=\"stale_token\"} "
+          + n.getOrDefault("kafka", 0);
+      return MetricsSnapshot.scrape(List.of(new MetricsSnapshot.Source(A, () -> agent),
+          new MetricsSnapshot.Source("inventory-service HTTP fence", () -> httpFence),
+          new MetricsSnapshot.Source("audit-consumer Kafka fence", () -> kafkaFence)));
+    }
+  }
+
+  @Test
+  void theUsualStoryHolds() {
+    Facts f = new Story().accepted(A, 1, 500, 2).accepted(B, 2, 4500, 3).stopped(2, 6010).stopped(3, 6210).facts();
+    assertThat(EndStateChecks.run(f)).hasSize(9).allSatisfy(c -> assertThat(c.ok()).as(c.claim()).isTrue());
+    assertThat(f.aAfterResume()).extracting(e -> Verdict.of(e, f).kind()).containsExactly(
+        Verdict.Kind.REJECTED_BY_DATABASE, Verdict.Kind.REJECTED_BY_SERVICE, Verdict.Kind.DROPPED_BY_CONSUMER,
+        Verdict.Kind.BLOCKED_BY_AGENT, Verdict.Kind.REJECTED_BY_DATABASE, Verdict.Kind.REJECTED_BY_SERVICE,
+        Verdict.Kind.DROPPED_BY_CONSUMER, Verdict.Kind.BLOCKED_BY_AGENT);
+  }
+
+  @Test
+  void writesAcceptedBeforeTheResourceSawTheSuccessorsTokenAreOrderedBeforeIt() {
+    // worker-a froze inside transfer 2's transaction; worker-b's first write waited for it, so worker-a's transfer 2
+    // reached every fenced resource first. Its webhook call after resuming is still blocked.
+    Story s = new Story().accepted(A, 1, 500, 2).accepted(A, 2, 6010, 2);
+    s.a.remove(s.a.size() - 1);
+    s.calls.remove(s.calls.size() - 1);
+    s.a.add(new SideEffect(A, 6013, 2, SideEffect.WEBHOOK, BLOCKED));
+    s.counted.merge("blocked", 1, Integer::sum);
+    Facts f = s.accepted(B, 3, 6100, 3).stopped(3, 6300).facts();
+    assertThat(EndStateChecks.run(f)).allSatisfy(c -> assertThat(c.ok()).as(c.claim() + ": " + c.evidence()).isTrue());
+    assertThat(f.aAfterResume().subList(0, 3)).allSatisfy(e ->
+        assertThat(Verdict.of(e, f).kind()).isEqualTo(Verdict.Kind.BEFORE_SUCCESSOR));
+  }
+
+  @Test
+  void aStaleWriteAfterTheSuccessorsFailsTheStory() {
+    // A reservation of worker-a that the service accepted after one of worker-b's: the fence did not order them.
+    Story s = new Story().accepted(A, 1, 500, 2).accepted(B, 2, 4500, 3).stopped(3, 6010);
+    s.a.set(s.a.size() - 3, new SideEffect(A, 6011, 3, SideEffect.INVENTORY, "201 reserved"));
+    s.reservations.add(new Row(3, A, 3, 0, 0, 10, 2));
+    s.counted.merge("http", -1, Integer::sum);
+    Facts f = s.facts();
+    assertThat(EndStateChecks.run(f)).filteredOn(c -> !c.ok()).extracting(EndStateChecks.Check::claim)
+        .anyMatch(claim -> claim.startsWith("every reservation made after the takeover"))
+        .anyMatch(claim -> claim.startsWith("every side effect worker-a attempted after resuming"));
+  }
+
+  @Test
+  void aStaleWebhookCallThatGotThroughFailsTheStory() {
+    Story s = new Story().accepted(A, 1, 500, 2).accepted(B, 2, 4500, 3).stopped(3, 6010);
+    s.a.set(s.a.size() - 1, new SideEffect(A, 6013, 3, SideEffect.WEBHOOK, "204 "));
+    s.calls.add(new WebhookReceiver.Call(6013, A, 3, "2"));
+    s.counted.merge("blocked", -1, Integer::sum);
+    assertThat(EndStateChecks.run(s.facts())).filteredOn(c -> !c.ok()).extracting(EndStateChecks.Check::claim)
+        .contains("the webhook received nothing from worker-a after it resumed");
+  }
+}
