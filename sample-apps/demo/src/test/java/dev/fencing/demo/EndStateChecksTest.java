@@ -76,9 +76,10 @@ class EndStateChecksTest {
     }
 
     private static MetricsSnapshot snapshot(Map<String, Integer> n) {
+      String rejections = "fencing_rejections_total{channel=\"%s\",lock=\"ledger\",reason=\"stale_token\"} %d";
       String agent = String.join("\n",
-          "fencing_rejections_total{channel=\"jdbc\",lock=\"ledger\",reason=\"stale_token\"} " + n.getOrDefault("jdbc", 0),
-          "fencing_rejections_total{channel=\"http\",lock=\"ledger\",reason=\"stale_token\"} " + n.getOrDefault("http", 0),
+          String.format(rejections, "jdbc", n.getOrDefault("jdbc", 0)),
+          String.format(rejections, "http", n.getOrDefault("http", 0)),
           "fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"ledger\",outcome=\"blocked\"} "
               + n.getOrDefault("blocked", 0));
       String httpFence = "fencing_fence_rejections_total{fence=\"http\",lock=\"ledger\",reason=\"stale_token\"} "
