@@ -116,7 +116,7 @@ final class FencingTransformer implements ClassFileTransformer {
     try {
       ClassFileLocator locator = new ClassFileLocator.Compound(ClassFileLocator.Simple.of(name, bytes),
           loader == null ? ClassFileLocator.ForClassLoader.ofBootLoader() : ClassFileLocator.ForClassLoader.of(loader));
-      TypeDescription type = TypePool.Default.WithLazyResolution.of(locator).describe(name).resolve();
+      TypeDescription type = new LoadedFallbackPool(locator, loader).describe(name).resolve();
       DynamicType.Builder<?> builder = null;
       for (Entry e : candidates) {
         if (!e.matches(type)) {
@@ -237,5 +237,33 @@ final class FencingTransformer implements ClassFileTransformer {
       return true;
     }
     return false;
+  }
+
+  /**
+   * Describes types from their class files, falling back to the loaded class for types that have none. Other agents
+   * add interfaces they generate and inject (the OpenTelemetry agent's VirtualFieldAccessor$... on every JDBC
+   * Connection and Statement, say): no class file exists for them, so a plain pool fails on our super-type matchers.
+   * Only types without a class file reach the fallback, and those are already loaded (so it loads nothing new).
+   */
+  static final class LoadedFallbackPool extends TypePool.Default.WithLazyResolution {
+    private final ClassLoader loader;
+
+    LoadedFallbackPool(ClassFileLocator locator, ClassLoader loader) {
+      super(new TypePool.CacheProvider.Simple(), locator, TypePool.Default.ReaderMode.FAST);
+      this.loader = loader;
+    }
+
+    @Override
+    public Resolution describe(String name) {
+      Resolution r = super.describe(name);
+      if (r.isResolved()) {
+        return r;
+      }
+      try {
+        return new Resolution.Simple(TypeDescription.ForLoadedType.of(Class.forName(name, false, loader)));
+      } catch (Throwable t) {
+        return r;
+      }
+    }
   }
 }
