@@ -12,9 +12,14 @@ import java.lang.invoke.MethodType;
  * agent's advice runs outside ours, else the caller's span: either way the trace shows it.
  */
 final class SpanEvents {
-  private static final String API = "io.opentelemetry.javaagent.shaded.io.opentelemetry.api.";
+  /**
+   * io.opentelemetry.javaagent.shaded.io.opentelemetry.api., built at run time: the shade plugin would relocate a string
+   * constant naming io.opentelemetry (we bundle a relocated OpenTelemetry SDK for OTLP metrics).
+   */
+  private static final String API =
+      String.join(".", "io", "opentelemetry", "javaagent", "shaded", "io", "opentelemetry", "api", "");
 
-  /** Null when the OpenTelemetry agent is absent. */
+  /** Null when the OpenTelemetry agent is absent (resolved on the first event, after both premains have run). */
   private static final Handles HANDLES = Handles.resolve();
 
   private SpanEvents() {}

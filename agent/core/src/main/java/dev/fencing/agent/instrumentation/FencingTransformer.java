@@ -91,7 +91,7 @@ final class FencingTransformer implements ClassFileTransformer {
   public byte[] transform(Module module, ClassLoader loader, String internalName, Class<?> redefined,
       ProtectionDomain domain, byte[] bytes) {
     // The agent's own classes never; boot classes only for instrumentations that ask for them.
-    if (internalName == null || internalName.startsWith("dev/fencing/agent/")) {
+    if (internalName == null || internalName.startsWith("dev/fencing/agent/") || isOtherAgentLoader(loader)) {
       return null;
     }
     List<Entry> candidates = null;
@@ -134,7 +134,7 @@ final class FencingTransformer implements ClassFileTransformer {
       }
       byte[] transformed = builder.make().getBytes();
       if (LOG.debugEnabled()) {
-        LOG.debug("instrumented " + name);
+        LOG.debug("instrumented " + name + (loader == null ? "" : " (" + loader.getClass().getName() + ")"));
       }
       return transformed;
     } catch (Throwable t) {
@@ -145,6 +145,18 @@ final class FencingTransformer implements ClassFileTransformer {
       TRANSFORMING.remove();
     }
   }
+
+  /**
+   * The OpenTelemetry Java agent's own class loaders (agent, extensions): they hold an unshaded OkHttp its OTLP
+   * exporter sends with. Instrumenting it would tag that telemetry and, worse, block it whenever the lease is gone.
+   * Like our own traffic (AgentThread), another agent's traffic is no side effect of the application.
+   */
+  static boolean isOtherAgentLoader(ClassLoader loader) {
+    return loader != null && loader.getClass().getName().startsWith(OTEL_AGENT_PACKAGE);
+  }
+
+  /** Built at run time: the shade plugin would relocate a string constant naming io.opentelemetry. */
+  private static final String OTEL_AGENT_PACKAGE = String.join(".", "io", "opentelemetry", "javaagent", "");
 
   /** ByteBuddy configured not to change the class format, so retransformation (dynamic attach) works too. */
   private static ByteBuddy byteBuddy() {
