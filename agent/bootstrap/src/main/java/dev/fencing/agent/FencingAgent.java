@@ -46,6 +46,7 @@ public final class FencingAgent {
     long startNanos = System.nanoTime();
     try {
       JarFile jar = new JarFile(agentJar());
+      offerOtelExtension(jar);
       // The bootstrap part must be visible to JDK classes (java.net.http, HttpURLConnection) that hooks run in.
       inst.appendToBootstrapClassLoaderSearch(jar);
       if (!Fencing.markStarted()) {
@@ -63,6 +64,59 @@ public final class FencingAgent {
       System.err.println("[fencing-agent] ERROR the agent failed to start (" + cause + "); the application runs on, "
           + (open ? "side effects pass untagged (fencing.fail-mode=open)" : "side effects are blocked (fencing.fail-mode=closed)"));
     }
+  }
+
+  /**
+   * Lets the OpenTelemetry Java agent load our extension (a span processor stamping client spans with fencing.lock and
+   * fencing.token): extracts {@code otel/fencing-otel-extension.jar} from this jar to a temporary file and adds it to
+   * {@code otel.javaagent.extensions}. Only effective when this premain runs first ({@code -javaagent:fencing-agent.jar}
+   * before the OpenTelemetry agent), since that agent reads the setting in its own premain; in the other order users
+   * name the extension themselves (README).
+   */
+  static void offerOtelExtension(JarFile jar) {
+    try {
+      String key = "otel.javaagent.extensions";
+      String current = System.getProperty(key);
+      if (current == null) {
+        current = System.getenv("OTEL_JAVAAGENT_EXTENSIONS"); // the property wins over the variable: keep both
+      }
+      if (current != null && current.contains("fencing-otel-extension")) {
+        return; // named by the user
+      }
+      if (!otelAgentRequested()) {
+        return; // a guest leaves no property and no file behind in JVMs without the OpenTelemetry agent
+      }
+      java.util.zip.ZipEntry entry = jar.getEntry("otel/fencing-otel-extension.jar");
+      if (entry == null) {
+        return;
+      }
+      java.nio.file.Path file = java.nio.file.Files.createTempFile("fencing-otel-extension", ".jar");
+      file.toFile().deleteOnExit();
+      try (java.io.InputStream in = jar.getInputStream(entry)) {
+        java.nio.file.Files.copy(in, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      }
+      String path = file.toAbsolutePath().toString();
+      System.setProperty(key, current == null || current.isBlank() ? path : current + "," + path);
+    } catch (Exception | LinkageError e) {
+      // span attributes are a nicety, never a reason not to start
+    }
+  }
+
+  /**
+   * True when this JVM is told to load the OpenTelemetry Java agent: a -javaagent naming it on the command line (read
+   * from /proc, no management beans in premain) or in JAVA_TOOL_OPTIONS / JDK_JAVA_OPTIONS (how operators inject it).
+   */
+  static boolean otelAgentRequested() {
+    java.util.List<String> sources = new java.util.ArrayList<>();
+    ProcessHandle.current().info().arguments().ifPresent(a -> sources.addAll(java.util.Arrays.asList(a)));
+    sources.add(System.getenv("JAVA_TOOL_OPTIONS"));
+    sources.add(System.getenv("JDK_JAVA_OPTIONS"));
+    for (String s : sources) {
+      if (s != null && s.contains("-javaagent") && s.contains("opentelemetry")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** fail-mode read without the core, for the one case where the core itself cannot load. */

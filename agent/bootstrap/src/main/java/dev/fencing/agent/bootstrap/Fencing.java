@@ -25,6 +25,15 @@ public final class Fencing {
     return write || !f.isBlock() ? f : Decision.pass(f.lock());
   }
 
+  /**
+   * The lock and token a side effect made now on this thread would carry (see {@link SideEffectGate#current()}), for
+   * span attributes; null before the core starts and on the agent's own threads. No counting, no waiting.
+   */
+  public static Decision current() {
+    SideEffectGate g = gate;
+    return g != null ? g.current() : null;
+  }
+
   /** The JDBC hook the JDBC advice calls (a no-op until the core installs it). */
   public static JdbcHook jdbc() {
     return jdbc;

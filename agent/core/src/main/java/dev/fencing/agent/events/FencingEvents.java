@@ -15,8 +15,9 @@ import java.util.function.LongSupplier;
  * fence rejected it. One log line through the agent's own log, rate-limited per (channel, reason) with a count of
  * those left out, so a standby that keeps trying cannot flood the application's standard error.
  *
- * <p>This is the one place the hooks report events to: span events on the application's current trace (when
- * OpenTelemetry tracing is present) are meant to be added here, beside the log line.
+ * <p>This is the one place the hooks report events to. When the OpenTelemetry Java agent traces the call, each one
+ * also becomes a span event ({@code fencing.blocked}, {@code fencing.rejected}) on the current span: every one, not
+ * rate-limited, as it belongs to that call's trace.
  */
 public final class FencingEvents implements SideEffectEvents {
   private static final AgentLog LOG = AgentLog.get(FencingEvents.class);
@@ -45,6 +46,9 @@ public final class FencingEvents implements SideEffectEvents {
     if (reason == null) {
       return;
     }
+    SpanEvents.add(d.observed() ? "fencing.would_block" : "fencing.blocked", "fencing.lock", lock,
+        "fencing.token", d.token() > 0 ? d.tokenText() : null, "fencing.channel", channel.label(),
+        "fencing.fenced", fenced ? "true" : "false", "fencing.reason", reason.label());
     int slot = ((channel.ordinal() * BlockReason.values().length) + reason.ordinal()) * 2 + (d.observed() ? 1 : 0);
     long suppressed = limiter.tryAcquire(slot, clock.getAsLong());
     if (suppressed == EventRateLimiter.SUPPRESSED) {
@@ -58,6 +62,8 @@ public final class FencingEvents implements SideEffectEvents {
 
   @Override
   public void rejected(Channel channel, RejectionCounters.Reason reason) {
+    SpanEvents.add("fencing.rejected", "fencing.lock", lock, "fencing.channel", channel.label(), "fencing.reason",
+        reason.label());
     int slot = BLOCK_SLOTS + channel.ordinal() * RejectionCounters.Reason.values().length + reason.ordinal();
     long suppressed = limiter.tryAcquire(slot, clock.getAsLong());
     if (suppressed == EventRateLimiter.SUPPRESSED) {

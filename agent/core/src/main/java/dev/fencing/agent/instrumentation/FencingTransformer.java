@@ -91,7 +91,7 @@ final class FencingTransformer implements ClassFileTransformer {
   public byte[] transform(Module module, ClassLoader loader, String internalName, Class<?> redefined,
       ProtectionDomain domain, byte[] bytes) {
     // The agent's own classes never; boot classes only for instrumentations that ask for them.
-    if (internalName == null || internalName.startsWith("dev/fencing/agent/")) {
+    if (internalName == null || internalName.startsWith("dev/fencing/agent/") || isOtherAgentLoader(loader)) {
       return null;
     }
     List<Entry> candidates = null;
@@ -116,7 +116,7 @@ final class FencingTransformer implements ClassFileTransformer {
     try {
       ClassFileLocator locator = new ClassFileLocator.Compound(ClassFileLocator.Simple.of(name, bytes),
           loader == null ? ClassFileLocator.ForClassLoader.ofBootLoader() : ClassFileLocator.ForClassLoader.of(loader));
-      TypeDescription type = TypePool.Default.WithLazyResolution.of(locator).describe(name).resolve();
+      TypeDescription type = new LoadedFallbackPool(locator, loader).describe(name).resolve();
       DynamicType.Builder<?> builder = null;
       for (Entry e : candidates) {
         if (!e.matches(type)) {
@@ -134,7 +134,7 @@ final class FencingTransformer implements ClassFileTransformer {
       }
       byte[] transformed = builder.make().getBytes();
       if (LOG.debugEnabled()) {
-        LOG.debug("instrumented " + name);
+        LOG.debug("instrumented " + name + (loader == null ? "" : " (" + loader.getClass().getName() + ")"));
       }
       return transformed;
     } catch (Throwable t) {
@@ -145,6 +145,18 @@ final class FencingTransformer implements ClassFileTransformer {
       TRANSFORMING.remove();
     }
   }
+
+  /**
+   * The OpenTelemetry Java agent's own class loaders (agent, extensions): they hold an unshaded OkHttp its OTLP
+   * exporter sends with. Instrumenting it would tag that telemetry and, worse, block it whenever the lease is gone.
+   * Like our own traffic (AgentThread), another agent's traffic is no side effect of the application.
+   */
+  static boolean isOtherAgentLoader(ClassLoader loader) {
+    return loader != null && loader.getClass().getName().startsWith(OTEL_AGENT_PACKAGE);
+  }
+
+  /** Built at run time: the shade plugin would relocate a string constant naming io.opentelemetry. */
+  private static final String OTEL_AGENT_PACKAGE = String.join(".", "io", "opentelemetry", "javaagent", "");
 
   /** ByteBuddy configured not to change the class format, so retransformation (dynamic attach) works too. */
   private static ByteBuddy byteBuddy() {
@@ -237,5 +249,33 @@ final class FencingTransformer implements ClassFileTransformer {
       return true;
     }
     return false;
+  }
+
+  /**
+   * Describes types from their class files, falling back to the loaded class for types that have none. Other agents
+   * add interfaces they generate and inject (the OpenTelemetry agent's VirtualFieldAccessor$... on every JDBC
+   * Connection and Statement, say): no class file exists for them, so a plain pool fails on our super-type matchers.
+   * Only types without a class file reach the fallback, and those are already loaded (so it loads nothing new).
+   */
+  static final class LoadedFallbackPool extends TypePool.Default.WithLazyResolution {
+    private final ClassLoader loader;
+
+    LoadedFallbackPool(ClassFileLocator locator, ClassLoader loader) {
+      super(new TypePool.CacheProvider.Simple(), locator, TypePool.Default.ReaderMode.FAST);
+      this.loader = loader;
+    }
+
+    @Override
+    public Resolution describe(String name) {
+      Resolution r = super.describe(name);
+      if (r.isResolved()) {
+        return r;
+      }
+      try {
+        return new Resolution.Simple(TypeDescription.ForLoadedType.of(Class.forName(name, false, loader)));
+      } catch (Throwable t) {
+        return r;
+      }
+    }
   }
 }

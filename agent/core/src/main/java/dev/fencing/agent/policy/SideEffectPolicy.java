@@ -108,6 +108,15 @@ public final class SideEffectPolicy implements SideEffectGate {
     return d;
   }
 
+  @Override
+  public Decision current() {
+    if (ReentryGuard.isAgentThread()) {
+      return null;
+    }
+    Decision inbound = TokenContext.current();
+    return inbound != null ? inbound : evaluate(true, true);
+  }
+
   /** The table itself, without waiting or counting. */
   Decision evaluate(boolean write, boolean fenced) {
     if (noLease) {

@@ -434,6 +434,31 @@ class SideEffectPolicyTest {
     return t;
   }
 
+  // ---- current(): what span attributes read ----
+
+  @Test
+  void currentIsTheFencedWriteDecisionWithoutCountingOrWaiting() {
+    SideEffectPolicy policy = waiting(state, counters, 5_000);
+    assertBlock(policy.current(), BlockReason.STANDBY, 0); // standby: no wait, no token
+
+    grant(TOKEN);
+    assertTag(policy.current(), TOKEN);
+    assertThat(total(counters)).isZero();
+  }
+
+  @Test
+  void currentCarriesAnInboundToken() {
+    grant(TOKEN);
+    Object scope = dev.fencing.agent.bootstrap.TokenContext.enter("upstream", "7");
+    try {
+      Decision d = enforce().current();
+      assertThat(d.lock()).isEqualTo("upstream");
+      assertThat(d.token()).isEqualTo(7);
+    } finally {
+      dev.fencing.agent.bootstrap.TokenContext.exit(scope);
+    }
+  }
+
   // ---- counters ----
 
   @Test
