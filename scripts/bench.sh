@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The benchmark command (BENCHMARKS.md). Not part of the test run: `mvn verify` only compiles benchmarks/.
 #
-#   scripts/bench.sh [all|jmh|startup] [JMH options or benchmark regex, e.g. JdbcHook]
+#   scripts/bench.sh [all|jmh|startup|http] [JMH options or benchmark regex, e.g. JdbcHook]
 #
 # jmh:     per-call hot path (policy decision + tagging) per channel, against a no-op hook, in ns/op.
 # startup: hello-world JVM with and without the agent (Java 17 and 25): start-to-main, start-to-exit, premain, RSS,
 #          threads.
+# http:    POST loop, JDK HttpClient -> loopback JDK HttpServer, with and without the agent (holding a real etcd lease).
 # Builds and runs hold the shared build lock (FENCING_BENCH_LOCK, default /tmp/mvn.lock) so they never overlap with
 # another build or test run on the machine. Results go to stdout and benchmarks/target/results/.
 set -euo pipefail
@@ -19,7 +20,7 @@ java17="${FENCING_BENCH_JAVA17:-${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f
 jmh_opts="${JMH_OPTS:--f 1 -wi 3 -i 5 -w 1s -r 1s}"
 rounds="${STARTUP_ROUNDS:-5}"
 out=benchmarks/target/results
-case "$what" in all|jmh|startup) ;; *) echo "usage: $0 [all|jmh|startup] [JMH args]" >&2; exit 2 ;; esac
+case "$what" in all|jmh|startup|http) ;; *) echo "usage: $0 [all|jmh|startup|http] [JMH args]" >&2; exit 2 ;; esac
 
 # Package in one reactor (-am) so the class path points at this checkout's modules, not at ~/.m2 snapshots.
 flock "$lock" mvn -B -q ${MVN_ARGS:-} package -DskipTests -pl benchmarks,agent/jar -am
@@ -39,7 +40,7 @@ if [ "$what" = all ] || [ "$what" = jmh ]; then
   echo "Hot path, ns/op (JMH average time, Java 17); added = agent - noop:"
   # Columns: "Benchmark","Mode","Threads","Samples","Score","Score Error (99.9%)","Unit","Param: ..."...
   awk -F, 'NR == 1 { next }
-    { gsub(/"/, ""); name = $1; sub(/^dev\.fencing\.agent\.(instrumentation\.[a-z]+\.|policy\.)/, "", name)
+    { sub(/\r$/, ""); gsub(/"/, ""); name = $1; sub(/^dev\.fencing\.agent\.(instrumentation\.[a-z]+\.|policy\.)/, "", name)
       v = ""; for (i = 8; i <= NF; i++) if ($i != "") v = $i
       score[name, v] = $5; err[name, v] = $6; if (!(name in seen)) { seen[name] = 1; order[++n] = name }
       if (!((name, v) in vseen)) { vseen[name, v] = 1; vars[name] = vars[name] " " v } }
@@ -58,4 +59,12 @@ if [ "$what" = all ] || [ "$what" = startup ]; then
   echo "Startup and footprint (medians of $rounds alternating A/B rounds):"
   flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.StartupBench agent/jar/target/fencing-agent.jar \
     "$rounds" "$java17" "$java25" | tee "$out/startup-table.md"
+fi
+
+if [ "$what" = all ] || [ "$what" = http ]; then
+  command -v etcd > /dev/null || { echo "etcd not found: run scripts/prerequisites.sh (installs etcd-server)" >&2; exit 1; }
+  echo
+  echo "HTTP POST loop, Java 17, one client thread (medians of ${HTTP_ROUNDS:-3} alternating A/B rounds of 5 s):"
+  flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.HttpLoopBench agent/jar/target/fencing-agent.jar \
+    "${HTTP_ROUNDS:-3}" "$java17" | tee "$out/http-table.md"
 fi
