@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The benchmark command (BENCHMARKS.md). Not part of the test run: `mvn verify` only compiles benchmarks/.
+#
+#   scripts/bench.sh [all|jmh|startup|http] [JMH options or benchmark regex, e.g. JdbcHook]
+#
+# jmh:     per-call hot path (policy decision + tagging) per channel, against a no-op hook, in ns/op.
+# startup: hello-world JVM with and without the agent (Java 17 and 25): start-to-main, start-to-exit, premain, RSS,
+#          threads.
+# http:    POST loop, JDK HttpClient -> loopback JDK HttpServer, with and without the agent (holding a real etcd lease).
+# Builds and runs hold the shared build lock (FENCING_BENCH_LOCK, default /tmp/mvn.lock) so they never overlap with
+# another build or test run on the machine. Results go to stdout and benchmarks/target/results/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-all}"
+[ $# -gt 0 ] && shift
+lock="${FENCING_BENCH_LOCK:-/tmp/mvn.lock}"
+java25="${FENCING_IT_JAVA25:-/usr/lib/jvm/temurin-25-jdk-amd64}"
+java17="${FENCING_BENCH_JAVA17:-${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}}"
+# Short runs by default (a shared 2-core machine); override with e.g. JMH_OPTS="-f 3 -wi 5 -i 10".
+jmh_opts="${JMH_OPTS:--f 1 -wi 3 -i 5 -w 1s -r 1s}"
+rounds="${STARTUP_ROUNDS:-5}"
+out=benchmarks/target/results
+case "$what" in all|jmh|startup|http) ;; *) echo "usage: $0 [all|jmh|startup|http] [JMH args]" >&2; exit 2 ;; esac
+
+# Package in one reactor (-am) so the class path points at this checkout's modules, not at ~/.m2 snapshots.
+flock "$lock" mvn -B -q ${MVN_ARGS:-} package -DskipTests -pl benchmarks,agent/jar -am
+cp="$(cat benchmarks/target/bench-classpath.txt):benchmarks/target/classes"
+mkdir -p "$out"
+
+{
+  echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GB", $2/1048576}' /proc/meminfo)," \
+    "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load before run: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "java: $("$java17/bin/java" -version 2>&1 | head -1); $("$java25/bin/java" -version 2>&1 | head -1)"
+} | tee "$out/machine.txt"
+
+if [ "$what" = all ] || [ "$what" = jmh ]; then
+  # shellcheck disable=SC2086
+  flock "$lock" "$java17/bin/java" -cp "$cp" org.openjdk.jmh.Main $jmh_opts -rf csv -rff "$out/jmh.csv" "$@"
+  echo
+  echo "Hot path, ns/op (JMH average time, Java 17); added = agent - noop:"
+  # Columns: "Benchmark","Mode","Threads","Samples","Score","Score Error (99.9%)","Unit","Param: ..."...
+  awk -F, 'NR == 1 { next }
+    { sub(/\r$/, ""); gsub(/"/, ""); name = $1; sub(/^dev\.fencing\.agent\.(instrumentation\.[a-z]+\.|policy\.)/, "", name)
+      v = ""; for (i = 8; i <= NF; i++) if ($i != "") v = $i
+      score[name, v] = $5; err[name, v] = $6; if (!(name in seen)) { seen[name] = 1; order[++n] = name }
+      if (!((name, v) in vseen)) { vseen[name, v] = 1; vars[name] = vars[name] " " v } }
+    END { print "| benchmark | variant | ns/op | ± (99.9%) | noop ns/op | added ns |"; print "|---|---|---:|---:|---:|---:|"
+      for (k = 1; k <= n; k++) { name = order[k]; m = split(vars[name], vs, " ")
+        for (j = 1; j <= m; j++) { v = vs[j]; if (v == "noop") continue
+          base = ((name, "noop") in score) ? score[name, "noop"] : ""
+          printf "| %s | %s | %.1f | %.1f | %s | %s |\n", name, v, score[name, v], err[name, v],
+            base == "" ? "-" : sprintf("%.1f", base), base == "" ? "-" : sprintf("%+.1f", score[name, v] - base) } } }' \
+    "$out/jmh.csv" | tee "$out/jmh-table.md"
+fi
+
+if [ "$what" = all ] || [ "$what" = startup ]; then
+  [ -x "$java25/bin/java" ] || { echo "Java 25 not found at $java25: run scripts/prerequisites.sh --java25 or set FENCING_IT_JAVA25" >&2; exit 1; }
+  echo
+  echo "Startup and footprint (medians of $rounds alternating A/B rounds):"
+  flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.StartupBench agent/jar/target/fencing-agent.jar \
+    "$rounds" "$java17" "$java25" | tee "$out/startup-table.md"
+fi
+
+if [ "$what" = all ] || [ "$what" = http ]; then
+  command -v etcd > /dev/null || { echo "etcd not found: run scripts/prerequisites.sh (installs etcd-server)" >&2; exit 1; }
+  echo
+  echo "HTTP POST loop, Java 17, one client thread (medians of ${HTTP_ROUNDS:-3} alternating A/B rounds of 5 s):"
+  flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.HttpLoopBench agent/jar/target/fencing-agent.jar \
+    "${HTTP_ROUNDS:-3}" "$java17" | tee "$out/http-table.md"
+fi
