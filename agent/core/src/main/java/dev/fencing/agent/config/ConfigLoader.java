@@ -388,6 +388,10 @@ public final class ConfigLoader {
         problem(k, r, "a readable file (" + e.getReason() + ")");
         return null;
       }
+      if (Files.isDirectory(p)) {
+        problem(k, r, "a readable file (this is a directory)");
+        return null;
+      }
       if (!Files.isReadable(p)) {
         problem(k, r, "a readable file (not found or not readable)");
         return null;

@@ -75,7 +75,7 @@ class ConfigBadInputPropertyTest {
   // ------------------------------------------------------------------------------------------------ generators
 
   private static final Pattern DURATION = Pattern.compile("[0-9]{1,12}[\\x00-\\x20]*(ms|s|m|h)");
-  private static final Pattern PORT = Pattern.compile("[0-9]{1,5}");
+  private static final Pattern PORT = Pattern.compile("[0-9]+");
 
   private static Arbitrary<String> junk() {
     return Arbitraries.oneOf(
@@ -122,7 +122,8 @@ class ConfigBadInputPropertyTest {
         Arbitraries.strings().numeric().ofMinLength(6).ofMaxLength(25),
         Arbitraries.of("0x50", "8 080", "o f f", "offf", "none", "-0"))
         .filter(v -> !v.isBlank() && !"off".equalsIgnoreCase(v.trim())
-            && !(PORT.matcher(v.trim()).matches() && Integer.parseInt(v.trim()) <= 65535))
+            && !(PORT.matcher(v.trim()).matches()
+                && new java.math.BigInteger(v.trim()).compareTo(java.math.BigInteger.valueOf(65535)) <= 0))
         .map(v -> new Bad(ConfigKey.HTTP_PORT, v, "a port from 0 to 65535"));
 
     Arbitrary<Bad> leaseEnabled = notABoolean().map(v -> new Bad(ConfigKey.LEASE_ENABLED, v, "true or false"));
@@ -188,7 +189,8 @@ class ConfigBadInputPropertyTest {
         Combinators.combine(Arbitraries.of(ConfigKey.STATE_DIR, ConfigKey.CONFIG_FILE), nul)
             .as((k, v) -> new Bad(k, v, "path")),
         Combinators.combine(Arbitraries.of(ConfigKey.ETCD_TLS_CA), Arbitraries.oneOf(nul,
-            Arbitraries.strings().alpha().ofMinLength(1).ofMaxLength(8).map(a -> "/nonexistent/" + a + ".pem")))
+            Arbitraries.strings().alpha().ofMinLength(1).ofMaxLength(8).map(a -> "/nonexistent/" + a + ".pem"),
+            Arbitraries.of("/tmp", "/tmp/", "/", ".")))
             .as((k, v) -> new Bad(k, v, "file")));
 
     return Arbitraries.oneOf(duration, port, leaseEnabled, lock, endpoints, otlp, tokenMax, topics, headers, methods,
