@@ -6,21 +6,22 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.lifecycle.AfterContainer;
-import net.jqwik.api.lifecycle.BeforeContainer;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Named;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A sample of the generated malformed tokens sent over the wire to a real JDK HttpServer and a real Jetty 12, each
  * with its fence at token 50: every request gets 400 with the malformed-token problem (or 428 without a token),
  * never reaches the application, and the fence stays at 50. Values are those an HTTP client can send (visible ASCII,
- * SP, HTAB); control characters and non-ASCII digits are covered at the decision level.
+ * SP, HTAB); control characters and non-ASCII digits are covered at the decision level. 60 seeded cases per server.
  */
 class BadInputServerPropertyTest {
 
@@ -36,7 +37,7 @@ class BadInputServerPropertyTest {
   private static FencedServer jdk;
   private static FencedServer jetty;
 
-  @BeforeContainer
+  @BeforeAll
   static void startServers() throws Exception {
     jdkBackend = new Backend();
     jettyBackend = new Backend();
@@ -49,7 +50,7 @@ class BadInputServerPropertyTest {
     }
   }
 
-  @AfterContainer
+  @AfterAll
   static void stopServers() {
     if (jdk != null) {
       jdk.close();
@@ -59,13 +60,15 @@ class BadInputServerPropertyTest {
     }
   }
 
-  @Property(tries = 60)
-  void jdkServerAnswers400AndTheFenceStays(@ForAll("tokenHeaders") List<String> values) throws Exception {
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("tokenHeaders")
+  void jdkServerAnswers400AndTheFenceStays(List<String> values) throws Exception {
     check(jdk, jdkFence, jdkBackend, values);
   }
 
-  @Property(tries = 60)
-  void jettyAnswers400AndTheFenceStays(@ForAll("tokenHeaders") List<String> values) throws Exception {
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("tokenHeaders")
+  void jettyAnswers400AndTheFenceStays(List<String> values) throws Exception {
     check(jetty, jettyFence, jettyBackend, values);
   }
 
@@ -88,13 +91,30 @@ class BadInputServerPropertyTest {
     return CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
-  @Provide
-  Arbitrary<List<String>> tokenHeaders() {
-    // Below Jetty's 8 KiB request header limit: a larger header is refused by the server before the fence (431).
-    Arbitrary<String> one = BadTokens.sendable().filter(v -> v.length() <= 4000);
-    return Arbitraries.frequencyOf(
-        net.jqwik.api.Tuple.of(12, one.map(List::of)),
-        net.jqwik.api.Tuple.of(2, Arbitraries.oneOf(BadTokens.validDigits(), one).list().ofMinSize(2).ofMaxSize(3)),
-        net.jqwik.api.Tuple.of(1, Arbitraries.just(List.<String>of())));
+  /** 12 parts one bad value, 2 parts several headers (valid or not), 1 part no token header. */
+  static Stream<Arguments> tokenHeaders() {
+    Gen g = new Gen(8_010);
+    List<List<String>> cases = new ArrayList<>(List.of(List.of("0"), List.of("9223372036854775808"),
+        List.of("50", "50"), List.of()));
+    while (cases.size() < 60) {
+      int pick = g.between(1, 15);
+      if (pick <= 12) {
+        cases.add(List.of(sendable(g)));
+      } else if (pick <= 14) {
+        cases.add(g.list(2, 3, () -> g.bool() ? g.validDigits() : sendable(g)));
+      } else {
+        cases.add(List.of());
+      }
+    }
+    return cases.stream().map(c -> Arguments.of(Named.of(Gen.show(c), c)));
+  }
+
+  /** Below Jetty's 8 KiB request header limit: a larger header is refused by the server before the fence (431). */
+  private static String sendable(Gen g) {
+    String v;
+    do {
+      v = BadTokens.sendable(g);
+    } while (v.length() > 4000);
+    return v;
   }
 }

@@ -3,19 +3,20 @@ package dev.fencing.fence.http;
 import java.math.BigInteger;
 import java.util.List;
 import java.util.regex.Pattern;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
 
 /**
- * Generators of malformed {@code Fencing-Token} values for the property tests, one per kind the README names, plus
+ * Generators of malformed {@code Fencing-Token} values for the bad-input suites, one per kind the README names, plus
  * the reference rule they are checked against: after optional SP/HTAB around it, {@code [1-9][0-9]{0,18}} up to
- * 2^63-1.
+ * 2^63-1. Each generator draws from a seeded {@link Gen}, so the cases are the same on every run.
  */
 final class BadTokens {
 
   private static final Pattern TOKEN = Pattern.compile("[1-9][0-9]{0,18}");
   private static final BigInteger MAX = BigInteger.valueOf(Long.MAX_VALUE);
+
+  /** Hand-picked values at the edges of the rule. */
+  static final List<String> EDGE_CASES = List.of("", " ", "\t", "0", "-1", "+1", "01", "9223372036854775808",
+      "99999999999999999999", "0x40", "1.0", "1e3", "1,2", "1 2", "\u0661", "\uff11", "1\u0000", "\u00a01");
 
   private BadTokens() {
   }
@@ -30,103 +31,105 @@ final class BadTokens {
     return b.compareTo(MAX) > 0 ? null : b.longValue();
   }
 
-  static Arbitrary<String> validDigits() {
-    return Arbitraries.longs().between(1, Long.MAX_VALUE).map(Object::toString);
-  }
-
   /** Values an HTTP client can put on the wire: visible ASCII, SP and HTAB (no control characters, no non-ASCII). */
-  static Arbitrary<String> sendable() {
-    return Arbitraries.oneOf(nonNumeric(), negative(), zeros(), leadingZero(), aboveInt64(), tooManyDigits(),
-        blank(), signed(), decimalForms(), commaJoined(), innerWhitespace(), oversized(), trailingGarbage());
+  static String sendable(Gen g) {
+    return g.oneOf(() -> nonNumeric(g), () -> negative(g), () -> zeros(g), () -> leadingZero(g),
+        () -> aboveInt64(g), () -> tooManyDigits(g), () -> blank(g), () -> signed(g), () -> decimalForms(g),
+        () -> commaJoined(g), () -> innerWhitespace(g), () -> oversized(g), () -> trailingGarbage(g));
   }
 
   /** Every malformed kind, including control characters and non-ASCII digits no HTTP client would send. */
-  static Arbitrary<String> any() {
-    return Arbitraries.oneOf(sendable(), unicodeDigits(), controlCharacters());
+  static String any(Gen g) {
+    return g.oneOf(() -> sendable(g), () -> unicodeDigits(g), () -> controlCharacters(g));
   }
 
-  static Arbitrary<String> nonNumeric() {
-    return Arbitraries.strings().withCharRange('!', '~').ofMinLength(1).ofMaxLength(24)
-        .filter(s -> !s.chars().allMatch(Character::isDigit));
+  static String nonNumeric(Gen g) {
+    String s;
+    do {
+      s = g.chars('!', '~', 1, 24);
+    } while (s.chars().allMatch(Character::isDigit));
+    return s;
   }
 
-  static Arbitrary<String> negative() {
-    return Arbitraries.longs().between(0, Long.MAX_VALUE).map(n -> "-" + n);
+  static String negative(Gen g) {
+    return "-" + g.between(0, Long.MAX_VALUE);
   }
 
-  static Arbitrary<String> zeros() {
-    return Arbitraries.integers().between(1, 25).map("0"::repeat);
+  static String zeros(Gen g) {
+    return "0".repeat(g.between(1, 25));
   }
 
-  static Arbitrary<String> leadingZero() {
-    return Combinators.combine(Arbitraries.integers().between(1, 5), validDigits())
-        .as((n, d) -> "0".repeat(n) + d);
+  static String leadingZero(Gen g) {
+    return "0".repeat(g.between(1, 5)) + g.validDigits();
   }
 
-  static Arbitrary<String> aboveInt64() {
-    return Arbitraries.bigIntegers().between(MAX.add(BigInteger.ONE), new BigInteger("9".repeat(19)))
-        .map(BigInteger::toString).edgeCases(c -> c.add(MAX.add(BigInteger.ONE).toString()));
+  static String aboveInt64(Gen g) {
+    return g.between(MAX.add(BigInteger.ONE), new BigInteger("9".repeat(19))).toString();
   }
 
-  static Arbitrary<String> tooManyDigits() {
-    return Arbitraries.strings().numeric().ofMinLength(20).ofMaxLength(64).map(s -> "1" + s.substring(1));
+  static String tooManyDigits(Gen g) {
+    return "1" + g.charsOf("0123456789", 19, 63);
   }
 
-  static Arbitrary<String> blank() {
-    return Arbitraries.strings().withChars(' ', '\t').ofMinLength(0).ofMaxLength(10);
+  static String blank(Gen g) {
+    return g.charsOf(" \t", 0, 10);
   }
 
-  static Arbitrary<String> signed() {
-    return Combinators.combine(Arbitraries.of("+", "++", "-+", "+-", "--"), validDigits()).as(String::concat);
+  static String signed(Gen g) {
+    return g.of("+", "++", "-+", "+-", "--") + g.validDigits();
   }
 
-  static Arbitrary<String> decimalForms() {
-    return Combinators.combine(Arbitraries.longs().between(1, 1_000_000), Arbitraries.of(".0", ".5", "e3", "E2",
-        "L", "l", "_000", "f", "d")).as((n, suffix) -> n + suffix)
-        .edgeCases(c -> c.add("0x40"));
+  static String decimalForms(Gen g) {
+    return g.between(1, 1_000_000) + g.of(".0", ".5", "e3", "E2", "L", "l", "_000", "f", "d");
   }
 
-  static Arbitrary<String> commaJoined() {
-    return validDigits().list().ofMinSize(2).ofMaxSize(4)
-        .flatMap(l -> Arbitraries.of(",", ", ", " ,", ";").map(sep -> String.join(sep, l)));
+  static String commaJoined(Gen g) {
+    return String.join(g.of(",", ", ", " ,", ";"), g.list(2, 4, g::validDigits));
   }
 
-  static Arbitrary<String> innerWhitespace() {
-    return Combinators.combine(validDigits(), validDigits(), Arbitraries.of(" ", "\t", "  "))
-        .as((a, b, ws) -> a + ws + b);
+  static String innerWhitespace(Gen g) {
+    return g.validDigits() + g.of(" ", "\t", "  ") + g.validDigits();
   }
 
-  static Arbitrary<String> oversized() {
-    return Combinators.combine(Arbitraries.integers().between(65, 8000), Arbitraries.of('9', '1', 'a'))
-        .as((n, c) -> String.valueOf(c).repeat(n));
+  static String oversized(Gen g) {
+    return String.valueOf(g.of('9', '1', 'a')).repeat(g.between(65, 8000));
   }
 
-  static Arbitrary<String> trailingGarbage() {
-    return Combinators.combine(validDigits(), Arbitraries.strings().withCharRange('!', '~').ofMinLength(1)
-        .ofMaxLength(4).filter(s -> !s.chars().allMatch(Character::isDigit)), Arbitraries.of(true, false))
-        .as((d, g, before) -> before ? g + d : d + g);
+  static String trailingGarbage(Gen g) {
+    String garbage;
+    do {
+      garbage = g.chars('!', '~', 1, 4);
+    } while (garbage.chars().allMatch(Character::isDigit));
+    String d = g.validDigits();
+    return g.bool() ? garbage + d : d + garbage;
   }
 
   /** Digits of other scripts: Character.isDigit says yes, the token rule says no. */
-  static Arbitrary<String> unicodeDigits() {
+  static String unicodeDigits(Gen g) {
     List<Character> zeros = List.of('\u0660', '\u06f0', '\u0966', '\uff10', '\u09e6', '\u0e50', '\u1040');
-    return Combinators.combine(Arbitraries.of(zeros), validDigits(), Arbitraries.of(true, false))
-        .as((zero, digits, mixed) -> {
-          StringBuilder b = new StringBuilder();
-          for (int i = 0; i < digits.length(); i++) {
-            char ascii = digits.charAt(i);
-            b.append(mixed && i % 2 == 0 ? ascii : (char) (zero + (ascii - '0')));
-          }
-          return b.toString();
-        }).filter(s -> reference(s) == null);
+    String s;
+    do {
+      char zero = g.of(zeros);
+      String digits = g.validDigits();
+      boolean mixed = g.bool();
+      StringBuilder b = new StringBuilder();
+      for (int i = 0; i < digits.length(); i++) {
+        char ascii = digits.charAt(i);
+        b.append(mixed && i % 2 == 0 ? ascii : (char) (zero + (ascii - '0')));
+      }
+      s = b.toString();
+    } while (reference(s) != null);
+    return s;
   }
 
-  static Arbitrary<String> controlCharacters() {
-    return Combinators.combine(validDigits(), Arbitraries.chars().range('\u0000', '\u001f').with('\u007f', '\u0085',
-        '\u00a0', '\u2028', '\u200b', '\ufeff'), Arbitraries.integers().between(0, 19))
-        .as((d, c, at) -> {
-          int i = Math.min(at, d.length());
-          return d.substring(0, i) + c + d.substring(i);
-        }).filter(s -> reference(s) == null);
+  static String controlCharacters(Gen g) {
+    String s;
+    do {
+      String d = g.validDigits();
+      char c = g.bool() ? (char) g.between(0, 0x1f) : g.of('\u007f', '\u0085', '\u00a0', '\u2028', '\u200b', '\ufeff');
+      int i = Math.min(g.between(0, 19), d.length());
+      s = d.substring(0, i) + c + d.substring(i);
+    } while (reference(s) != null);
+    return s;
   }
 }

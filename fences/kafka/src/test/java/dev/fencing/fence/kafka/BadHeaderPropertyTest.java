@@ -7,27 +7,29 @@ import dev.fencing.fence.http.Rejection;
 import dev.fencing.fence.http.TokenHeaders;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.Tuple;
-import net.jqwik.api.lifecycle.BeforeTry;
+import java.util.stream.Stream;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Named;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Bad input against the consumer fence's record-level decision (issue 8), on real ConsumerRecords: generated
  * malformed {@code fencing-token} values (as raw bytes, also invalid UTF-8 and oversized), duplicated token headers,
  * and bad {@code fencing-lock} values beside a valid higher token are quarantined with the documented reason and
  * counted; the good record of the same batch is still delivered, and the fence never moves. The real-broker IT covers
- * a fixed set of the same kinds end to end.
+ * a fixed set of the same kinds end to end. Cases come from a seeded {@link Gen} (same cases every run) plus
+ * hand-picked edge cases.
  */
 class BadHeaderPropertyTest {
 
@@ -40,7 +42,7 @@ class BadHeaderPropertyTest {
   private KafkaFenceMetrics metrics;
   private RecordFence fence;
 
-  @BeforeTry
+  @BeforeEach
   void fenceAt5() {
     store = new InMemoryFenceStore();
     metrics = new KafkaFenceMetrics();
@@ -63,23 +65,25 @@ class BadHeaderPropertyTest {
     return Long.parseLong(v);
   }
 
-  @Property(tries = 2000)
-  void theHeaderReaderFollowsTheTokenRule(@ForAll("anyTokenBytes") byte[] value) {
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("anyTokenBytes")
+  void theHeaderReaderFollowsTheTokenRule(byte[] value) {
     RecordHeaders h = new RecordHeaders();
     h.add(FencingHeaders.LOCK, LOCK.getBytes(StandardCharsets.UTF_8));
     h.add(FencingHeaders.TOKEN, value);
     TokenHeaders.Result r = FencingHeaders.read(h, Set.of(LOCK));
     Long expected = reference(value);
     if (expected == null) {
-      assertThat(r.rejection()).isEqualTo(Rejection.MALFORMED_TOKEN);
+      assertThat(r.rejection()).as(Gen.show(value)).isEqualTo(Rejection.MALFORMED_TOKEN);
     } else {
-      assertThat(r.isValid()).isTrue();
+      assertThat(r.isValid()).as(Gen.show(value)).isTrue();
       assertThat(r.token()).isEqualTo(expected);
     }
   }
 
-  @Property(tries = 1000)
-  void aMalformedTokenIsQuarantinedAndTheFenceStays(@ForAll("malformedTokenBytes") byte[] value) {
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("malformedTokenBytes")
+  void aMalformedTokenIsQuarantinedAndTheFenceStays(byte[] value) {
     RecordHeaders h = new RecordHeaders();
     h.add(FencingHeaders.LOCK, LOCK.getBytes(StandardCharsets.UTF_8));
     h.add(FencingHeaders.TOKEN, value);
@@ -87,9 +91,9 @@ class BadHeaderPropertyTest {
   }
 
   /** Two or more token headers, even valid, equal or higher ones: malformed (one could be the old holder's). */
-  @Property(tries = 300)
-  void duplicatedTokenHeadersAreQuarantined(@ForAll("duplicatedTokens") List<byte[]> values,
-      @ForAll boolean lockFirst) {
+  @ParameterizedTest(name = "{0}, lock header first: {1}")
+  @MethodSource("duplicatedTokens")
+  void duplicatedTokenHeadersAreQuarantined(List<byte[]> values, boolean lockFirst) {
     RecordHeaders h = new RecordHeaders();
     if (lockFirst) {
       h.add(FencingHeaders.LOCK, LOCK.getBytes(StandardCharsets.UTF_8));
@@ -102,17 +106,18 @@ class BadHeaderPropertyTest {
   }
 
   /** A valid token above the fence with a bad lock header: unknown-lock, and the higher token moves nothing. */
-  @Property(tries = 500)
-  void aBadLockIsQuarantinedEvenWithAHigherToken(@ForAll("badLocks") List<byte[]> locks,
-      @ForAll("higher") long token) {
+  @ParameterizedTest(name = "{0} with token {1}")
+  @MethodSource("badLocksWithHigherToken")
+  void aBadLockIsQuarantinedEvenWithAHigherToken(List<byte[]> locks, long token) {
     RecordHeaders h = new RecordHeaders();
     h.add(FencingHeaders.TOKEN, Long.toString(token).getBytes(StandardCharsets.UTF_8));
     locks.forEach(l -> h.add(FencingHeaders.LOCK, l));
     assertQuarantined(h, Rejection.UNKNOWN_LOCK);
   }
 
-  @Property(tries = 100)
-  void noTokenHeaderIsQuarantinedAsMissing(@ForAll("badLocks") List<byte[]> locks, @ForAll boolean withLock) {
+  @ParameterizedTest(name = "{0}, good lock header: {1}")
+  @MethodSource("badLocksWithoutToken")
+  void noTokenHeaderIsQuarantinedAsMissing(List<byte[]> locks, boolean withLock) {
     RecordHeaders h = new RecordHeaders();
     if (withLock) {
       h.add(FencingHeaders.LOCK, LOCK.getBytes(StandardCharsets.UTF_8));
@@ -144,74 +149,120 @@ class BadHeaderPropertyTest {
 
   // ------------------------------------------------------------------------------------------------ generators
 
-  private static Arbitrary<String> validDigits() {
-    return Arbitraries.longs().between(1, Long.MAX_VALUE).map(Object::toString);
+  private static byte[] utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  private static Arbitrary<byte[]> utf8(Arbitrary<String> s) {
-    return s.map(v -> v.getBytes(StandardCharsets.UTF_8));
+  private static Named<Object> named(Object value) {
+    return Named.of(Gen.show(value), value);
   }
 
-  @Provide
-  Arbitrary<byte[]> malformedTokenBytes() {
-    Arbitrary<String> text = Arbitraries.oneOf(
-        Arbitraries.strings().withCharRange('!', '~').ofMinLength(1).ofMaxLength(24),
-        Arbitraries.longs().between(0, Long.MAX_VALUE).map(n -> "-" + n),
-        Arbitraries.integers().between(1, 25).map("0"::repeat),
-        validDigits().map(d -> "0" + d),
-        Arbitraries.bigIntegers().between(MAX.add(BigInteger.ONE), new BigInteger("9".repeat(40)))
-            .map(BigInteger::toString),
-        Arbitraries.strings().withChars(' ', '\t').ofMaxLength(8),
-        validDigits().map(d -> "+" + d),
-        Combinators.combine(validDigits(), Arbitraries.of(".0", "e3", "L", "_0", " 1", ",7", ", 7", ";7"))
-            .as(String::concat),
-        Combinators.combine(validDigits(), Arbitraries.chars().range('\u0000', '\u001f').with('\u007f', '\u00a0',
-            '\u2028', '\ufeff', '\u0663', '\uff11')).as((d, c) -> d.substring(0, d.length() / 2) + c
-            + d.substring(d.length() / 2)),
-        Arbitraries.strings().withCharRange('\u0660', '\u0669').ofMinLength(1).ofMaxLength(19));
-    Arbitrary<byte[]> raw = Arbitraries.bytes().array(byte[].class).ofMinSize(1).ofMaxSize(30);
-    Arbitrary<byte[]> oversized = Combinators.combine(Arbitraries.integers().between(65, 100_000),
-        Arbitraries.of((byte) '9', (byte) '1', (byte) 0)).as((n, b) -> {
-          byte[] v = new byte[n];
-          java.util.Arrays.fill(v, b);
-          return v;
-        });
-    return Arbitraries.frequencyOf(Tuple.of(8, utf8(text)), Tuple.of(2, raw), Tuple.of(1, oversized),
-        Tuple.of(1, Arbitraries.of(new byte[0])), Tuple.of(1, Arbitraries.just((byte[]) null)))
-        .filter(v -> reference(v) == null);
+  private static final List<byte[]> MALFORMED_EDGE_CASES = List.of(new byte[0], utf8(" "), utf8("0"), utf8("-1"),
+      utf8("+1"), utf8("01"), utf8("9223372036854775808"), utf8("1" + "0".repeat(64)), utf8("1.0"), utf8("1,2"),
+      utf8("\u0661"), new byte[] {(byte) 0xc3, (byte) 0x28}, new byte[] {'1', (byte) 0xff}, new byte[] {'1', 0});
+
+  private static byte[] malformedTokenBytes(Gen g) {
+    byte[] v;
+    do {
+      int pick = g.between(1, 13);
+      if (pick <= 8) {
+        v = utf8(g.oneOf(
+            () -> g.chars('!', '~', 1, 24),
+            () -> "-" + g.between(0, Long.MAX_VALUE),
+            () -> "0".repeat(g.between(1, 25)),
+            () -> "0" + g.validDigits(),
+            () -> g.between(MAX.add(BigInteger.ONE), new BigInteger("9".repeat(40))).toString(),
+            () -> g.charsOf(" \t", 0, 8),
+            () -> "+" + g.validDigits(),
+            () -> g.validDigits() + g.of(".0", "e3", "L", "_0", " 1", ",7", ", 7", ";7"),
+            () -> {
+              String d = g.validDigits();
+              char c = g.bool() ? (char) g.between(0, 0x1f)
+                  : g.of('\u007f', '\u00a0', '\u2028', '\ufeff', '\u0663', '\uff11');
+              return d.substring(0, d.length() / 2) + c + d.substring(d.length() / 2);
+            },
+            () -> g.chars('\u0660', '\u0669', 1, 19)));
+      } else if (pick <= 10) {
+        v = g.bytes(1, 30);
+      } else if (pick == 11) {
+        v = new byte[g.between(65, 100_000)];
+        Arrays.fill(v, g.of((byte) '9', (byte) '1', (byte) 0));
+      } else if (pick == 12) {
+        v = new byte[0];
+      } else {
+        v = null;
+      }
+    } while (reference(v) != null);
+    return v;
   }
 
-  @Provide
-  Arbitrary<byte[]> anyTokenBytes() {
-    return Arbitraries.oneOf(malformedTokenBytes(), utf8(validDigits()),
-        utf8(validDigits().map(d -> " " + d + "\t")), Arbitraries.bytes().array(byte[].class).ofMaxSize(70));
+  static Stream<Arguments> malformedTokenBytes() {
+    Gen g = new Gen(9_001);
+    List<byte[]> edges = new ArrayList<>(MALFORMED_EDGE_CASES);
+    edges.add(null);
+    return Gen.cases(1000, edges, () -> malformedTokenBytes(g), v -> reference(v) == null).stream()
+        .map(v -> Arguments.of(named(v)));
   }
 
-  @Provide
-  Arbitrary<List<byte[]>> duplicatedTokens() {
-    return Arbitraries.oneOf(utf8(validDigits()), utf8(Arbitraries.just(Long.toString(FENCE))),
-        utf8(Arbitraries.longs().between(FENCE + 1, Long.MAX_VALUE).map(Object::toString)), malformedTokenBytes())
-        .list().ofMinSize(2).ofMaxSize(4);
+  static Stream<Arguments> anyTokenBytes() {
+    Gen g = new Gen(9_002);
+    List<byte[]> edges = new ArrayList<>(MALFORMED_EDGE_CASES);
+    edges.addAll(List.of(utf8("1"), utf8("5"), utf8("9223372036854775807"), utf8(" 7\t"),
+        utf8(" ".repeat(44) + "9223372036854775807"), utf8(" ".repeat(46) + "9223372036854775807")));
+    return Gen.cases(2000, edges, () -> g.oneOf(() -> malformedTokenBytes(g), () -> utf8(g.validDigits()),
+        () -> utf8(" " + g.validDigits() + "\t"), () -> g.bytes(0, 70)), v -> true).stream()
+        .map(v -> Arguments.of(named(v)));
   }
 
-  @Provide
-  Arbitrary<Long> higher() {
-    return Arbitraries.longs().between(FENCE + 1, Long.MAX_VALUE);
+  static Stream<Arguments> duplicatedTokens() {
+    Gen g = new Gen(9_003);
+    String fence = Long.toString(FENCE);
+    List<Arguments> out = new ArrayList<>();
+    out.add(Arguments.of(named(List.of(utf8(fence), utf8(fence))), true));
+    out.add(Arguments.of(named(List.of(utf8("6"), utf8("7"))), false));
+    while (out.size() < 300) {
+      List<byte[]> values = g.list(2, 4, () -> g.oneOf(() -> utf8(g.validDigits()), () -> utf8(fence),
+          () -> utf8(Long.toString(g.between(FENCE + 1, Long.MAX_VALUE))), () -> malformedTokenBytes(g)));
+      out.add(Arguments.of(named(values), g.bool()));
+    }
+    return out.stream();
   }
 
   /** Lock headers that do not name exactly one guarded lock: none, several, other names, oversized, bad bytes. */
-  @Provide
-  Arbitrary<List<byte[]>> badLocks() {
-    Arbitrary<byte[]> wrong = Arbitraries.oneOf(
-        utf8(Arbitraries.of("Ledger", "LEDGER", "ledger,ledger", "ledger, billing", "led ger", "ledger\u0000",
-            "\u0435ledger", "ledger\u200b", "", "*", "(unknown)")),
-        utf8(Arbitraries.strings().ofMaxLength(30).filter(s -> !s.strip().equals(LOCK))),
-        utf8(Arbitraries.strings().withCharRange('a', 'z').ofLength(600).map(s -> LOCK + s)),
-        Arbitraries.bytes().array(byte[].class).ofMaxSize(12),
-        Arbitraries.just((byte[]) null))
-        .filter(v -> v == null || !new String(v, StandardCharsets.UTF_8).replaceAll("^[ \t]+|[ \t]+$", "")
-            .equals(LOCK));
-    Arbitrary<List<byte[]>> several = utf8(Arbitraries.just(LOCK)).list().ofMinSize(2).ofMaxSize(3);
-    return Arbitraries.oneOf(wrong.list().ofSize(1), several, Arbitraries.just(List.of()));
+  private static List<byte[]> badLocks(Gen g) {
+    Supplier<byte[]> wrong = () -> {
+      byte[] v;
+      do {
+        v = g.oneOf(
+            () -> utf8(g.of("Ledger", "LEDGER", "ledger,ledger", "ledger, billing", "led ger", "ledger\u0000",
+                "\u0435ledger", "ledger\u200b", "", "*", "(unknown)")),
+            () -> utf8(g.anyString(0, 30)),
+            () -> utf8(LOCK + g.chars('a', 'z', 600, 600)),
+            () -> g.bytes(0, 12),
+            () -> null);
+      } while (v != null && new String(v, StandardCharsets.UTF_8).replaceAll("^[ \t]+|[ \t]+$", "").equals(LOCK));
+      return v;
+    };
+    return g.oneOf(() -> Arrays.asList(wrong.get()), () -> g.list(2, 3, () -> utf8(LOCK)), List::of);
+  }
+
+  static Stream<Arguments> badLocksWithHigherToken() {
+    Gen g = new Gen(9_004);
+    List<Arguments> out = new ArrayList<>();
+    out.add(Arguments.of(named(List.of()), Long.MAX_VALUE));
+    out.add(Arguments.of(named(List.of(utf8("Ledger"))), FENCE + 1));
+    while (out.size() < 500) {
+      out.add(Arguments.of(named(badLocks(g)), g.between(FENCE + 1, Long.MAX_VALUE)));
+    }
+    return out.stream();
+  }
+
+  static Stream<Arguments> badLocksWithoutToken() {
+    Gen g = new Gen(9_005);
+    List<Arguments> out = new ArrayList<>();
+    while (out.size() < 100) {
+      out.add(Arguments.of(named(badLocks(g)), g.bool()));
+    }
+    return out.stream();
   }
 }

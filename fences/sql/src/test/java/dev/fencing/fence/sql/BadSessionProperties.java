@@ -6,21 +6,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.math.BigInteger;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Named;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Bad session values against a real database's fence (issue 8): generated malformed {@code fencing.token} values
  * (PostgreSQL settings, MariaDB and H2 user variables, always set as strings) and lock values that are not the
  * table's lock beside a valid higher token. Every INSERT, UPDATE or DELETE fails with {@code FN002}, the row stays as
  * it was and the fence row stays at 50. Subclasses bring the database, one table fenced for {@link #LOCK} with the
- * fence at 50 and one row (id 1, amount 10), and a connection. Tries are few: each is a round trip to the database.
+ * fence at 50 and one row (id 1, amount 10), and a connection. Cases come from a seeded {@link Gen} (the same on every
+ * run and every database) plus hand-picked edge cases; they are few: each is a round trip to the database.
  */
 abstract class BadSessionProperties {
 
@@ -30,7 +31,7 @@ abstract class BadSessionProperties {
   private static final Pattern TOKEN = Pattern.compile("[1-9][0-9]{0,18}");
   private static final BigInteger MAX = BigInteger.valueOf(Long.MAX_VALUE);
 
-  /** The connection the tries share (autocommit). */
+  /** The connection the cases share (autocommit). */
   abstract Connection connection();
 
   /** Sets both session values as strings; null makes a value unset (NULL or empty, as the database has it). */
@@ -49,28 +50,33 @@ abstract class BadSessionProperties {
     return TOKEN.matcher(token).matches() && new BigInteger(token).compareTo(MAX) <= 0;
   }
 
-  @Property(tries = 50)
-  void aMalformedTokenFailsEveryWriteWithFN002(@ForAll("malformed") String token, @ForAll("writes") int write)
-      throws Exception {
+  @ParameterizedTest(name = "{0} on {1}")
+  @MethodSource("malformedTokens")
+  void aMalformedTokenFailsEveryWriteWithFN002(String token, Write write) throws Exception {
     Connection c = connection();
     session(c, LOCK, token);
     assertRefused(c, write);
   }
 
-  @Property(tries = 25)
-  void aForeignOrMissingLockFailsWithFN002EvenWithAHigherToken(@ForAll("badLock") String lock,
-      @ForAll("higher") long token, @ForAll("writes") int write) throws Exception {
+  @ParameterizedTest(name = "lock {0}, token {1}, {2}")
+  @MethodSource("badLocksWithHigherToken")
+  void aForeignOrMissingLockFailsWithFN002EvenWithAHigherToken(String lock, long token, Write write)
+      throws Exception {
     Connection c = connection();
     session(c, lock, Long.toString(token));
     assertRefused(c, write);
   }
 
-  private void assertRefused(Connection c, int write) throws SQLException {
+  /** The write each case tries. */
+  enum Write { INSERT, UPDATE, DELETE }
+
+  private void assertRefused(Connection c, Write write) throws SQLException {
     assertThatThrownBy(() -> {
       switch (write) {
-        case 0 -> FenceContractIT.insert(c, TABLE, 2, 20);
-        case 1 -> FenceContractIT.update(c, TABLE, 1, 11);
-        default -> FenceContractIT.delete(c, TABLE, 1);
+        case INSERT -> FenceContractIT.insert(c, TABLE, 2, 20);
+        case UPDATE -> FenceContractIT.update(c, TABLE, 1, 11);
+        case DELETE -> FenceContractIT.delete(c, TABLE, 1);
+        default -> throw new AssertionError(write);
       }
     }).satisfies(e -> FenceContractIT.assertState(e, SqlStates.MISSING_TOKEN));
     session(c, LOCK, null);
@@ -78,47 +84,71 @@ abstract class BadSessionProperties {
     assertThat(FenceContractIT.amounts(c, TABLE)).containsExactly(10);
   }
 
-  @Provide
-  Arbitrary<Integer> writes() {
-    return Arbitraries.integers().between(0, 2);
+  private static Named<String> named(String value) {
+    return Named.of(Gen.show(value), value);
   }
 
-  @Provide
-  Arbitrary<Long> higher() {
-    return Arbitraries.longs().between(FENCE + 1, Long.MAX_VALUE);
+  static String malformed(Gen g) {
+    String t;
+    do {
+      t = g.oneOf(
+          () -> g.chars('!', '~', 1, 24),
+          () -> "-" + g.between(0, Long.MAX_VALUE),
+          () -> "0".repeat(g.between(1, 20)),
+          () -> "0" + g.validDigits(),
+          () -> "+" + g.validDigits(),
+          () -> g.between(MAX.add(BigInteger.ONE), new BigInteger("9".repeat(30))).toString(),
+          () -> {
+            String d = g.validDigits();
+            String extra = g.of(" ", "\t", "\n", "\r", "\r\n", ".0", "e3", ",1", "x");
+            return g.bool() ? extra + d : d + extra;
+          },
+          () -> g.charsOf(" \t\n", 1, 5),
+          () -> g.chars('\u0660', '\u0669', 1, 19),
+          () -> g.chars('\uff10', '\uff19', 1, 19),
+          () -> {
+            String d = g.validDigits();
+            return d.substring(0, 1) + g.of('\u0001', '\u001b', '\u007f', '\u00a0', '\u200b', '\ufeff')
+                + d.substring(1);
+          },
+          () -> "9".repeat(g.between(65, 5000)));
+    } while (valid(t));
+    return t;
   }
 
-  @Provide
-  Arbitrary<String> malformed() {
-    Arbitrary<String> digits = Arbitraries.longs().between(1, Long.MAX_VALUE).map(Object::toString);
-    return Arbitraries.oneOf(
-        Arbitraries.strings().withCharRange('!', '~').ofMinLength(1).ofMaxLength(24),
-        Arbitraries.longs().between(0, Long.MAX_VALUE).map(n -> "-" + n),
-        Arbitraries.integers().between(1, 20).map("0"::repeat),
-        digits.map(d -> "0" + d),
-        digits.map(d -> "+" + d),
-        Arbitraries.bigIntegers().between(MAX.add(BigInteger.ONE), new BigInteger("9".repeat(30)))
-            .map(BigInteger::toString),
-        Combinators.combine(digits, Arbitraries.of(" ", "\t", "\n", "\r", "\r\n", ".0", "e3", ",1", "x"),
-            Arbitraries.of(true, false)).as((d, s, before) -> before ? s + d : d + s),
-        Arbitraries.strings().withChars(' ', '\t', '\n').ofMinLength(1).ofMaxLength(5),
-        Arbitraries.strings().withCharRange('\u0660', '\u0669').ofMinLength(1).ofMaxLength(19),
-        Arbitraries.strings().withCharRange('\uff10', '\uff19').ofMinLength(1).ofMaxLength(19),
-        Combinators.combine(digits, Arbitraries.of('\u0001', '\u001b', '\u007f', '\u00a0', '\u200b', '\ufeff'))
-            .as((d, ch) -> d.substring(0, 1) + ch + d.substring(1)),
-        Arbitraries.integers().between(65, 5000).map("9"::repeat))
-        .filter(t -> !valid(t));
+  static Stream<Arguments> malformedTokens() {
+    Gen g = new Gen(7_001);
+    List<String> tokens = Gen.cases(50, List.of("0", "-1", "+1", "01", " 51", "51 ", "9223372036854775808",
+        "1e3", "\u0661", ""), () -> malformed(g), t -> !valid(t));
+    List<Arguments> out = new ArrayList<>();
+    for (String t : tokens) {
+      out.add(Arguments.of(named(t), g.of(Write.values())));
+    }
+    return out.stream();
   }
 
   /** Session locks other than {@link #LOCK}: null (unset), empty, case or blank variants, look-alikes, others. */
-  @Provide
-  Arbitrary<String> badLock() {
-    return Arbitraries.oneOf(
-        Arbitraries.of(List.of("", " ", LOCK.toUpperCase(), " " + LOCK, LOCK + " ", LOCK + "\n", LOCK + ",x",
-            "\u0435" + LOCK.substring(1), LOCK + "\u200b", "%", LOCK.substring(0, 5) + "%", "ledger")),
-        Arbitraries.just((String) null),
-        Arbitraries.strings().withCharRange('!', '~').ofMinLength(1).ofMaxLength(40),
-        Arbitraries.strings().withCharRange('a', 'z').ofLength(200).map(s -> LOCK + s))
-        .filter(l -> !LOCK.equals(l));
+  static String badLock(Gen g) {
+    String l;
+    do {
+      l = g.oneOf(
+          () -> g.of(List.of("", " ", LOCK.toUpperCase(), " " + LOCK, LOCK + " ", LOCK + "\n", LOCK + ",x",
+              "\u0435" + LOCK.substring(1), LOCK + "\u200b", "%", LOCK.substring(0, 5) + "%", "ledger")),
+          () -> null,
+          () -> g.chars('!', '~', 1, 40),
+          () -> LOCK + g.chars('a', 'z', 200, 200));
+    } while (LOCK.equals(l));
+    return l;
+  }
+
+  static Stream<Arguments> badLocksWithHigherToken() {
+    Gen g = new Gen(7_002);
+    List<String> locks = Gen.cases(25, java.util.Arrays.asList(null, "", LOCK.toUpperCase(), "%"), () -> badLock(g),
+        l -> !LOCK.equals(l));
+    List<Arguments> out = new ArrayList<>();
+    for (String l : locks) {
+      out.add(Arguments.of(named(l), g.between(FENCE + 1, Long.MAX_VALUE), g.of(Write.values())));
+    }
+    return out.stream();
   }
 }

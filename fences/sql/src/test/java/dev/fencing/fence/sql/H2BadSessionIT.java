@@ -4,21 +4,21 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import net.jqwik.api.lifecycle.AfterContainer;
-import net.jqwik.api.lifecycle.BeforeContainer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 
 /** {@link BadSessionProperties} on an in-memory H2 with the Java trigger: user variables set as strings. */
 class H2BadSessionIT extends BadSessionProperties {
 
   private static Connection connection;
 
-  @BeforeContainer
+  @BeforeAll
   static void start() throws SQLException {
     connection = DriverManager.getConnection("jdbc:h2:mem:bad-input;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=20000");
     new H2BadSessionIT().prepare(connection);
   }
 
-  @AfterContainer
+  @AfterAll
   static void stop() throws SQLException {
     if (connection != null) {
       connection.close();

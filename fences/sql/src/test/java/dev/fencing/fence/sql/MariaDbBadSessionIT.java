@@ -5,8 +5,8 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import net.jqwik.api.lifecycle.AfterContainer;
-import net.jqwik.api.lifecycle.BeforeContainer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 
 /** {@link BadSessionProperties} on a real MariaDB: user variables set as strings (NULL when unset). */
 class MariaDbBadSessionIT extends BadSessionProperties {
@@ -14,14 +14,14 @@ class MariaDbBadSessionIT extends BadSessionProperties {
   private static MariaDbServer server;
   private static Connection connection;
 
-  @BeforeContainer
+  @BeforeAll
   static void start() throws SQLException {
     server = MariaDbServer.start();
     connection = DriverManager.getConnection(server.jdbcUrl());
     new MariaDbBadSessionIT().prepare(connection);
   }
 
-  @AfterContainer
+  @AfterAll
   static void stop() throws SQLException {
     if (connection != null) {
       connection.close();

@@ -5,8 +5,8 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import net.jqwik.api.lifecycle.AfterContainer;
-import net.jqwik.api.lifecycle.BeforeContainer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 
 /** {@link BadSessionProperties} on a real PostgreSQL 15: session settings set with set_config. */
 class PostgresBadSessionIT extends BadSessionProperties {
@@ -14,14 +14,14 @@ class PostgresBadSessionIT extends BadSessionProperties {
   private static PostgresServer server;
   private static Connection connection;
 
-  @BeforeContainer
+  @BeforeAll
   static void start() throws SQLException {
     server = PostgresServer.start();
     connection = DriverManager.getConnection(server.jdbcUrl());
     new PostgresBadSessionIT().prepare(connection);
   }
 
-  @AfterContainer
+  @AfterAll
   static void stop() throws SQLException {
     if (connection != null) {
       connection.close();
