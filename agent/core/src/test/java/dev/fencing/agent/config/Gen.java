@@ -25,7 +25,7 @@ final class Gen {
   }
 
   int between(int lo, int hi) {
-    return random.nextInt(lo, hi + 1);
+    return (int) between((long) lo, (long) hi);
   }
 
   BigInteger between(BigInteger lo, BigInteger hi) {
