@@ -5,6 +5,7 @@ import java.io.Reader;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
@@ -32,6 +33,10 @@ public final class ConfigLoader {
   private static final Pattern LOCK_NAME = Pattern.compile("[A-Za-z0-9._-]{1,128}");
   /** A Kafka topic name (legal characters, at most 249) in which * stands for any run of characters. */
   private static final Pattern TOPIC_PATTERN = Pattern.compile("[A-Za-z0-9._*-]{1,249}");
+  /** An HTTP method is an RFC 9110 token; "POST PUT" (a blank instead of a comma) would silently match nothing. */
+  private static final Pattern METHOD = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]+");
+  /** ASCII digits only: Integer/Long.parseLong also take a sign and other scripts' digits. */
+  private static final Pattern DIGITS = Pattern.compile("[0-9]+");
   /** No setting needs more; longer values would also overflow the nanosecond clock arithmetic. */
   private static final Duration MAX_DURATION = Duration.ofDays(1);
   private static final Map<String, ConfigKey> BY_KEY = new HashMap<>();
@@ -72,7 +77,11 @@ public final class ConfigLoader {
     readEnvironment(env, raw, problems);
     Raw file = raw.get(ConfigKey.CONFIG_FILE.key());
     if (file != null && !file.value.isBlank()) {
-      readFile(Paths.get(file.value.trim()), raw, problems);
+      try {
+        readFile(Paths.get(file.value.trim()), raw, problems);
+      } catch (InvalidPathException e) {
+        // reported by the parser, which validates fencing.config.file as a path
+      }
     }
     return parse(raw, problems);
   }
@@ -197,7 +206,7 @@ public final class ConfigLoader {
     v.put(ConfigKey.STATE_DIR, p.path(ConfigKey.STATE_DIR));
     v.put(ConfigKey.FENCED_JDBC, p.list(ConfigKey.FENCED_JDBC));
     v.put(ConfigKey.FENCED_HTTP, p.list(ConfigKey.FENCED_HTTP));
-    List<String> methods = p.list(ConfigKey.UNSAFE_HTTP_METHODS);
+    List<String> methods = p.methods();
     v.put(ConfigKey.UNSAFE_HTTP_METHODS, methods.isEmpty() ? List.of("POST", "PUT", "PATCH", "DELETE")
         : methods.stream().map(m -> m.toUpperCase(Locale.ROOT)).toList());
     v.put(ConfigKey.FENCED_KAFKA, p.topics());
@@ -291,7 +300,8 @@ public final class ConfigLoader {
         }
         try {
           URI u = URI.create(e.contains("://") ? e : "http://" + e);
-          if (!("http".equals(u.getScheme()) || "https".equals(u.getScheme())) || u.getHost() == null || u.getPort() <= 0) {
+          if (!("http".equals(u.getScheme()) || "https".equals(u.getScheme())) || u.getHost() == null || u.getPort() <= 0
+              || u.getPort() > 65535) {
             throw new IllegalArgumentException();
           }
           out.add(u);
@@ -342,7 +352,28 @@ public final class ConfigLoader {
 
     Path path(ConfigKey k) {
       Raw r = raw(k);
-      return r == null ? null : Paths.get(r.value.trim());
+      if (r == null) {
+        return null;
+      }
+      try {
+        return Paths.get(r.value.trim());
+      } catch (InvalidPathException e) {
+        problem(k, r, "a file system path (" + e.getReason() + ")");
+        return null;
+      }
+    }
+
+    /** The HTTP methods, upper case; an entry that is not an RFC 9110 token invalidates the list (default used). */
+    List<String> methods() {
+      List<String> methods = list(ConfigKey.UNSAFE_HTTP_METHODS);
+      for (String m : methods) {
+        if (!METHOD.matcher(m).matches()) {
+          problem(ConfigKey.UNSAFE_HTTP_METHODS, raw(ConfigKey.UNSAFE_HTTP_METHODS), "HTTP method names separated "
+              + "by commas, e.g. POST,PUT ('" + m + "' is not one)");
+          return List.of();
+        }
+      }
+      return methods;
     }
 
     Path file(ConfigKey k) {
@@ -350,7 +381,17 @@ public final class ConfigLoader {
       if (r == null) {
         return null;
       }
-      Path p = Paths.get(r.value.trim());
+      Path p;
+      try {
+        p = Paths.get(r.value.trim());
+      } catch (InvalidPathException e) {
+        problem(k, r, "a readable file (" + e.getReason() + ")");
+        return null;
+      }
+      if (Files.isDirectory(p)) {
+        problem(k, r, "a readable file (this is a directory)");
+        return null;
+      }
       if (!Files.isReadable(p)) {
         problem(k, r, "a readable file (not found or not readable)");
         return null;
@@ -412,7 +453,8 @@ public final class ConfigLoader {
         return Long.MAX_VALUE;
       }
       try {
-        long max = Long.parseLong(r.value.trim().replace("_", ""));
+        String digits = r.value.trim().replace("_", "");
+        long max = DIGITS.matcher(digits).matches() ? Long.parseLong(digits) : 0;
         if (max > 0) {
           return max;
         }
@@ -429,7 +471,8 @@ public final class ConfigLoader {
         return null;
       }
       try {
-        int port = Integer.parseInt(r.value.trim());
+        String digits = r.value.trim();
+        int port = DIGITS.matcher(digits).matches() ? Integer.parseInt(digits) : -1;
         if (port >= 0 && port <= 65535) {
           return port;
         }
@@ -447,7 +490,8 @@ public final class ConfigLoader {
       }
       try {
         URI u = new URI(r.value.trim());
-        if (("http".equals(u.getScheme()) || "https".equals(u.getScheme())) && u.getHost() != null) {
+        if (("http".equals(u.getScheme()) || "https".equals(u.getScheme())) && u.getHost() != null
+            && u.getPort() <= 65535) {
           return u;
         }
       } catch (java.net.URISyntaxException e) {

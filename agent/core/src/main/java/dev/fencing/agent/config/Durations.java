@@ -11,7 +11,8 @@ public final class Durations {
   public static Duration parse(String text) {
     String t = text.trim().toLowerCase(Locale.ROOT);
     int i = 0;
-    while (i < t.length() && Character.isDigit(t.charAt(i))) {
+    // ASCII only: Character.isDigit and Long.parseLong would also take other scripts' digits.
+    while (i < t.length() && t.charAt(i) >= '0' && t.charAt(i) <= '9') {
       i++;
     }
     if (i == 0 || i == t.length() || i > 12) {

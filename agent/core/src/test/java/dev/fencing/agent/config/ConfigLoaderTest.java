@@ -428,7 +428,7 @@ class ConfigLoaderTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"0", "-1", "lots", "9223372036854775808", "1.5"})
+  @ValueSource(strings = {"0", "-1", "lots", "9223372036854775808", "1.5", "+5", "\u0665"})
   void rejectsTokenMax(String text) {
     AgentConfig c = load("lock=a,token.max=" + text);
 
@@ -448,7 +448,7 @@ class ConfigLoaderTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"70000", "65536", "-1", "http"})
+  @ValueSource(strings = {"70000", "65536", "-1", "http", "+80", "-0", "\u0668\u0660"})
   void rejectsHttpPort(String text) {
     AgentConfig c = load("lock=a,http.port=" + text);
 
@@ -651,5 +651,26 @@ class ConfigLoaderTest {
       assertThat(lines).filteredOn(l -> l.startsWith("| `" + key.property() + "` | `" + key.envVar() + "` |"))
           .hasSize(1);
     }
+  }
+
+  // ---- found by ConfigBadInputPropertyTest ----
+
+  @ParameterizedTest
+  @ValueSource(strings = {"POST PUT", "GET/", "POST,DEL ETE"})
+  void rejectsMethodsThatAreNotHttpTokens(String text) {
+    AgentConfig c = loadSysprops("fencing.lock", "a", "fencing.unsafe-http-methods", text);
+
+    assertOneProblemMentioning(c, "fencing.unsafe-http-methods", "'" + text + "'", "HTTP method names");
+    assertThat(c.unsafeHttpMethods()).containsExactly("POST", "PUT", "PATCH", "DELETE");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"fencing.etcd.endpoints=http://etcd:65536", "fencing.otlp.endpoint=http://c:99999",
+      "fencing.state.dir=/tmp/a\u0000b", "fencing.config.file=/tmp/a\u0000b", "fencing.etcd.tls.ca=/tmp/\u0000"})
+  void rejectsPortsAboveTheRangeAndPathsTheFileSystemCannotName(String setting) {
+    String[] kv = setting.split("=", 2);
+    AgentConfig c = loadSysprops("fencing.lock", "a", kv[0], kv[1]);
+
+    assertOneProblemMentioning(c, kv[0], "'" + kv[1] + "'", "expected");
   }
 }

@@ -34,7 +34,7 @@ class DurationsTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"banana", "10", "-1s", "", "s", "10x", "1.5s", "1d", "1234567890123s"})
+  @ValueSource(strings = {"banana", "10", "-1s", "", "s", "10x", "1.5s", "1d", "1234567890123s", "\u0661\u0660s", "+5s"})
   void rejectsAnythingElse(String text) {
     assertThatIllegalArgumentException().isThrownBy(() -> Durations.parse(text));
   }
