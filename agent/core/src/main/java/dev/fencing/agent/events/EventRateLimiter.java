@@ -35,10 +35,17 @@ public final class EventRateLimiter {
   public long tryAcquire(int slot, long nowNanos) {
     long next = nextAllowed.get(slot);
     // nanoTime values are compared by difference: they may be negative and wrap.
-    if ((next != NEVER && nowNanos - next < 0) || !nextAllowed.compareAndSet(slot, next, nowNanos + periodNanos)) {
+    if (next != NEVER && nowNanos - next < 0) {
       suppressed.incrementAndGet(slot);
       return SUPPRESSED;
     }
-    return suppressed.getAndSet(slot, 0);
+    // Take the count before claiming the period: events suppressed after the claim belong to the next line. A
+    // candidate that loses the claim gives back what it took, plus itself.
+    long before = suppressed.getAndSet(slot, 0);
+    if (!nextAllowed.compareAndSet(slot, next, nowNanos + periodNanos)) {
+      suppressed.addAndGet(slot, before + 1);
+      return SUPPRESSED;
+    }
+    return before;
   }
 }
