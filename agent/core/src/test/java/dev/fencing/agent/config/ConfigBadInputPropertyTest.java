@@ -1,5 +1,6 @@
 package dev.fencing.agent.config;
 
+import dev.fencing.testing.Gen;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.math.BigInteger;

@@ -1,5 +1,6 @@
 package dev.fencing.fence.http;
 
+import dev.fencing.testing.Gen;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.http.HttpClient;

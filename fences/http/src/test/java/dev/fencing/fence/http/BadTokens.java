@@ -1,5 +1,6 @@
 package dev.fencing.fence.http;
 
+import dev.fencing.testing.Gen;
 import java.math.BigInteger;
 import java.util.List;
 import java.util.regex.Pattern;

@@ -1,5 +1,6 @@
 package dev.fencing.fence.kafka;
 
+import dev.fencing.testing.Gen;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.fence.http.InMemoryFenceStore;

@@ -1,5 +1,6 @@
 package dev.fencing.fence.sql;
 
+import dev.fencing.testing.Gen;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
