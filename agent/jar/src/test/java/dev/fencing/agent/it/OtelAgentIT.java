@@ -8,6 +8,7 @@ import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.EtcdCluster;
 import dev.fencing.testing.EtcdNode;
 import dev.fencing.testing.Http;
+import dev.fencing.testing.KafkaBroker;
 import dev.fencing.testing.Ports;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
@@ -31,17 +32,35 @@ import java.util.function.Predicate;
 import java.util.jar.JarFile;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Our agent beside the OpenTelemetry Java agent in one JVM, attached in either order: both work, a real server gets our
- * headers exactly once (and OpenTelemetry's traceparent), the JDBC write carries the token, the CLIENT spans the
- * OpenTelemetry agent exports (OTLP/HTTP, decoded here) carry fencing.lock and fencing.token, and once the lease is
- * gone each blocked call adds a fencing.blocked event to the trace.
+ * headers exactly once (and OpenTelemetry's traceparent), the JDBC write carries the token, the Kafka record reaches a
+ * real broker, the CLIENT and PRODUCER spans the OpenTelemetry agent exports (OTLP/HTTP, decoded here) carry
+ * fencing.lock and fencing.token, and once the lease is gone each blocked call adds a fencing.blocked event to the
+ * trace.
  */
 class OtelAgentIT {
+  private static KafkaBroker broker;
+
+  @BeforeAll
+  static void startBroker() {
+    broker = KafkaBroker.start();
+    broker.createTopic("traced", 1);
+  }
+
+  @AfterAll
+  static void stopBroker() {
+    if (broker != null) {
+      broker.close();
+    }
+  }
+
   static Stream<Arguments> runs() {
     List<Arguments> runs = new ArrayList<>();
     for (Path home : AgentProcesses.javaHomes()) {
@@ -155,10 +174,12 @@ class OtelAgentIT {
           .sysProp("otel.exporter.otlp.traces.endpoint", "http://127.0.0.1:" + traces.server.getAddress().getPort() + "/v1/traces")
           .sysProp("otel.bsp.schedule.delay", "200").sysProp("otel.metrics.exporter", "none")
           .sysProp("otel.logs.exporter", "none").sysProp("otel.service.name", "traced-app")
-          .classpath(AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.h2.jar"))
+          .classpath(String.join(File.pathSeparator, AgentProcesses.appClasspath(), System.getProperty("fencing.it.h2.jar"),
+              KafkaProducerIT.clientsJar(System.getProperty("fencing.it.kafka.clients.oldest")).toString(),
+              System.getProperty("fencing.it.slf4j.jar")))
           .mainClass(TracedApp.class.getName())
           .args(Integer.toString(appPort), "http://127.0.0.1:" + downstream.getAddress().getPort() + "/write",
-              "jdbc:h2:mem:traced;DB_CLOSE_DELAY=-1");
+              "jdbc:h2:mem:traced;DB_CLOSE_DELAY=-1", broker.bootstrapServers());
       if (fencingFirst) {
         // Our premain runs first and adds our extension to otel.javaagent.extensions itself.
         b.jvmArg(fencing).jvmArg(otel);
@@ -171,11 +192,13 @@ class OtelAgentIT {
         String token = Http.jsonField(Http.awaitStatus(status, "\"state\":\"HOLDING\"", Duration.ofSeconds(20)), "token");
         String work = "http://127.0.0.1:" + appPort + "/work";
 
-        assertThat(Http.get(work)).isEqualTo("HTTP 200\nROW " + token + "\n");
+        assertThat(Http.get(work)).isEqualTo("HTTP 200\nROW " + token + "\nSENT\n");
         assertThat(received).containsExactly("token=[" + token + "] lock=[web] traceparent=1");
         String stamp = "fencing.lock=web, fencing.token=" + token;
         assertThat(traces.await(s -> s.startsWith("POST SPAN_KIND_CLIENT"), "POST CLIENT")).contains(stamp);
         assertThat(traces.await(s -> s.startsWith("INSERT") && s.contains("SPAN_KIND_CLIENT"), "INSERT CLIENT"))
+            .contains(stamp);
+        assertThat(traces.await(s -> s.contains("SPAN_KIND_PRODUCER"), "PRODUCER")).startsWith("traced publish")
             .contains(stamp);
 
         // Lease gone: both calls are blocked, and each block is an event in the request's trace.
@@ -185,9 +208,11 @@ class OtelAgentIT {
         Http.awaitStatus(status, "\"state\":\"EXPIRED\"", Duration.ofSeconds(10));
         // (HttpClient.send rethrows our FencingBlockedException as a plain IOException with its message.)
         assertThat(Http.get(work)).contains("ERR java.io.IOException: Fencing Agent blocked a http side effect")
-            .contains("ERR java.sql.SQLException: Fencing Agent blocked a jdbc side effect");
+            .contains("ERR java.sql.SQLException: Fencing Agent blocked a jdbc side effect")
+            .contains("ERR java.util.concurrent.ExecutionException: org.apache.kafka.common.KafkaException: "
+                + "Fencing Agent blocked a kafka side effect");
         assertThat(received).hasSize(1);
-        for (String channel : List.of("http", "jdbc")) {
+        for (String channel : List.of("http", "jdbc", "kafka")) {
           traces.await(s -> s.contains("fencing.blocked{fencing.channel=" + channel + ", fencing.fenced=false, "
               + "fencing.lock=web, fencing.reason=expired, fencing.token=" + token + "}"), "with a " + channel
               + " fencing.blocked event");
