@@ -17,6 +17,7 @@ import java.util.jar.JarFile;
 public final class FencingAgent {
   private static final String CORE_STARTER = "dev.fencing.agent.startup.AgentStarter";
   private static final String CORE_CLI = "dev.fencing.agent.cli.Cli";
+  private static final String STARTER_ENTRY = AgentClassLoader.PREFIX + CORE_STARTER.replace('.', '/') + ".classdata";
 
   private FencingAgent() {}
 
@@ -30,8 +31,8 @@ public final class FencingAgent {
 
   /** The CLI: {@code doctor}, {@code --help}. */
   public static void main(String[] args) throws Exception {
-    JarFile jar = new JarFile(agentJar());
-    ClassLoader loader = new AgentClassLoader(jar, agentJarUrl(), FencingAgent.class.getClassLoader());
+    JarFile jar = openAgentJar();
+    ClassLoader loader = new AgentClassLoader(jar, urlOf(jar), FencingAgent.class.getClassLoader());
     Thread.currentThread().setContextClassLoader(loader);
     int exit;
     try {
@@ -45,7 +46,7 @@ public final class FencingAgent {
   private static void start(String args, Instrumentation inst, boolean dynamic) {
     long startNanos = System.nanoTime();
     try {
-      JarFile jar = new JarFile(agentJar());
+      JarFile jar = openAgentJar();
       offerOtelExtension(jar);
       // The bootstrap part must be visible to JDK classes (java.net.http, HttpURLConnection) that hooks run in.
       inst.appendToBootstrapClassLoaderSearch(jar);
@@ -53,7 +54,7 @@ public final class FencingAgent {
         System.err.println("[fencing-agent] WARN already attached to this JVM; ignoring the second attach");
         return;
       }
-      ClassLoader loader = new AgentClassLoader(jar, agentJarUrl(), FencingAgent.class.getClassLoader());
+      ClassLoader loader = new AgentClassLoader(jar, urlOf(jar), FencingAgent.class.getClassLoader());
       loader.loadClass(CORE_STARTER)
           .getMethod("start", String.class, Instrumentation.class, boolean.class, long.class)
           .invoke(null, args, inst, dynamic, startNanos);
@@ -133,11 +134,32 @@ public final class FencingAgent {
     return prop != null ? prop : System.getenv("FENCING_FAIL_MODE");
   }
 
-  private static URL agentJarUrl() {
-    return FencingAgent.class.getProtectionDomain().getCodeSource().getLocation();
+  /**
+   * The jar that holds the core ({@code inst/}). Usually the jar this class came from; but when the application's own
+   * class path carries an unshaded copy of this class (a build that puts fencing-agent-bootstrap on the class path),
+   * the system loader finds that copy first, and the agent jar is the one appended for -javaagent: found by its entry.
+   */
+  private static JarFile openAgentJar() throws Exception {
+    File own = new File(FencingAgent.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    if (own.isFile()) {
+      JarFile jar = new JarFile(own);
+      if (jar.getEntry(STARTER_ENTRY) != null) {
+        return jar;
+      }
+      jar.close();
+    }
+    java.util.Enumeration<URL> found = ClassLoader.getSystemClassLoader().getResources(STARTER_ENTRY);
+    while (found.hasMoreElements()) {
+      String url = found.nextElement().toExternalForm();
+      if (url.startsWith("jar:file:") && url.contains("!/")) {
+        return new JarFile(new File(new URL(url.substring(4, url.indexOf("!/"))).toURI()));
+      }
+    }
+    throw new IllegalStateException("no jar on the class path holds " + STARTER_ENTRY + " (" + own
+        + " has none): is -javaagent pointing at the shaded fencing-agent.jar?");
   }
 
-  private static File agentJar() throws Exception {
-    return new File(agentJarUrl().toURI());
+  private static URL urlOf(JarFile jar) throws Exception {
+    return new File(jar.getName()).toURI().toURL();
   }
 }

@@ -56,4 +56,27 @@ class PremainIT {
       assertThat(etcd.etcdctl("get", "--prefix", "/fencing/locks/exit").trim()).isEmpty();
     }
   }
+
+  /**
+   * An application whose own class path carries the agent's unshaded modules (a build that depends on
+   * fencing-agent-bootstrap or -core): the system loader then finds the entry class there first, and the agent must
+   * still load its core from the -javaagent jar, not fail with ClassNotFoundException.
+   */
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void theAgentStartsWhenTheAppClassPathCarriesItsUnshadedModules(Path javaHome) throws Exception {
+    List<String> own = java.util.Arrays.stream(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+        .filter(e -> e.matches(".*(fencing-agent-(bootstrap|core)[^/]*\\.jar|agent/(bootstrap|core)/target/classes)$"))
+        .toList();
+    assertThat(own).as("the agent's bootstrap and core modules on the test class path").hasSize(2);
+    try (EtcdCluster etcd = EtcdCluster.single();
+        AgentJvm app = AgentJvm.builder().javaHome(javaHome).name("unshaded-java" + AgentProcesses.javaVersion(javaHome))
+            .agentArgs("lock=unshaded,etcd.endpoints=" + etcd.endpoints())
+            .classpath(String.join(java.io.File.pathSeparator, own) + java.io.File.pathSeparator
+                + AgentProcesses.appClasspath())
+            .mainClass(CliAndAttachIT.IdleApp.class.getName()).start()) {
+      String out = app.awaitOutput("holding lock 'unshaded'", Duration.ofSeconds(20));
+      assertThat(out).doesNotContain("failed to start").contains("IDLE");
+    }
+  }
 }
