@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # The benchmark command (BENCHMARKS.md). Not part of the test run: `mvn verify` only compiles benchmarks/.
 #
-#   scripts/bench.sh [all|jmh|startup|http] [JMH options or benchmark regex, e.g. JdbcHook]
+#   scripts/bench.sh [all|jmh|startup|pg|clients|kafka|failover] [JMH options or benchmark regex, e.g. JdbcHook]
 #
-# jmh:     per-call hot path (policy decision + tagging) per channel, against a no-op hook, in ns/op.
-# startup: hello-world JVM with and without the agent (Java 17 and 25): start-to-main, start-to-exit, premain, RSS,
-#          threads.
-# http:    POST loop, JDK HttpClient -> loopback JDK HttpServer, with and without the agent (holding a real etcd lease).
+# jmh:      per-call hot path (policy decision + tagging) per channel, against a no-op hook, in ns/op.
+# startup:  hello-world JVM with and without the agent (Java 17 and 25): start-to-main, start-to-exit, premain, RSS,
+#           threads.
+# pg:       single-row UPDATE on loopback PostgreSQL, 1 and 4 connections, fenced and unfenced table.
+# clients:  POST loop to a loopback JDK HttpServer: JDK HttpClient, OkHttp, Apache HttpClient 5.
+# kafka:    producer throughput, 1 KB records, acks=1, broker in a child JVM.
+#           pg, clients and kafka: no agent / this agent (holding a real etcd lease) / the OpenTelemetry Java agent,
+#           alternating in LOAD_ROUNDS rounds (default 3) of 3 s warm-up + 5 s measured.
+# failover: holder frozen (SIGSTOP) to the successor's first write accepted by a PostgreSQL fence, TTL 2, 5, 10 s
+#           (FAILOVER_TRIALS per TTL, default 5).
 # Builds and runs hold the shared build lock (FENCING_BENCH_LOCK, default /tmp/mvn.lock) so they never overlap with
 # another build or test run on the machine. Results go to stdout and benchmarks/target/results/.
 set -euo pipefail
@@ -20,7 +26,11 @@ java17="${FENCING_BENCH_JAVA17:-${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f
 jmh_opts="${JMH_OPTS:--f 1 -wi 3 -i 5 -w 1s -r 1s}"
 rounds="${STARTUP_ROUNDS:-5}"
 out=benchmarks/target/results
-case "$what" in all|jmh|startup|http) ;; *) echo "usage: $0 [all|jmh|startup|http] [JMH args]" >&2; exit 2 ;; esac
+parts="jmh startup pg clients kafka failover"
+case " all $parts " in *" $what "*) ;; *) echo "usage: $0 [all|${parts// /|}] [JMH args]" >&2; exit 2 ;; esac
+load_rounds="${LOAD_ROUNDS:-3}"
+agent_jar=agent/jar/target/fencing-agent.jar
+otel_jar=benchmarks/target/otel/opentelemetry-javaagent.jar
 
 # Package in one reactor (-am) so the class path points at this checkout's modules, not at ~/.m2 snapshots.
 flock "$lock" mvn -B -q ${MVN_ARGS:-} package -DskipTests -pl benchmarks,agent/jar -am
@@ -57,14 +67,32 @@ if [ "$what" = all ] || [ "$what" = startup ]; then
   [ -x "$java25/bin/java" ] || { echo "Java 25 not found at $java25: run scripts/prerequisites.sh --java25 or set FENCING_IT_JAVA25" >&2; exit 1; }
   echo
   echo "Startup and footprint (medians of $rounds alternating A/B rounds):"
-  flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.StartupBench agent/jar/target/fencing-agent.jar \
+  flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.StartupBench "$agent_jar" \
     "$rounds" "$java17" "$java25" | tee "$out/startup-table.md"
 fi
 
-if [ "$what" = all ] || [ "$what" = http ]; then
+need_etcd() {
   command -v etcd > /dev/null || { echo "etcd not found: run scripts/prerequisites.sh (installs etcd-server)" >&2; exit 1; }
+}
+need_pg() {
+  [ -x /usr/lib/postgresql/15/bin/initdb ] \
+    || { echo "PostgreSQL 15 not found: apt-get install -y postgresql (scripts/prerequisites.sh)" >&2; exit 1; }
+}
+
+for part in pg clients kafka; do
+  if [ "$what" = all ] || [ "$what" = "$part" ]; then
+    need_etcd
+    [ "$part" = pg ] && need_pg
+    echo
+    flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.LoadBench "$part" "$agent_jar" "$otel_jar" \
+      "$load_rounds" "$java17" | tee "$out/$part-table.md"
+  fi
+done
+
+if [ "$what" = all ] || [ "$what" = failover ]; then
+  need_etcd
+  need_pg
   echo
-  echo "HTTP POST loop, Java 17, one client thread (medians of ${HTTP_ROUNDS:-3} alternating A/B rounds of 5 s):"
-  flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.HttpLoopBench agent/jar/target/fencing-agent.jar \
-    "${HTTP_ROUNDS:-3}" "$java17" | tee "$out/http-table.md"
+  flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.FailoverBench "$agent_jar" "${FAILOVER_TRIALS:-5}" \
+    "$java17" 2 5 10 | tee "$out/failover-table.md"
 fi
