@@ -2,6 +2,7 @@
 # The benchmark command (BENCHMARKS.md). Not part of the test run: `mvn verify` only compiles benchmarks/.
 #
 #   scripts/bench.sh [all|jmh|startup|pg|clients|kafka|failover] [JMH options or benchmark regex, e.g. JdbcHook]
+#   scripts/bench.sh pg,clients,kafka      several parts, one build
 #
 # jmh:      per-call hot path (policy decision + tagging) per channel, against a no-op hook, in ns/op.
 # startup:  hello-world JVM with and without the agent (Java 17 and 25): start-to-main, start-to-exit, premain, RSS,
@@ -27,7 +28,11 @@ jmh_opts="${JMH_OPTS:--f 1 -wi 3 -i 5 -w 1s -r 1s}"
 rounds="${STARTUP_ROUNDS:-5}"
 out=benchmarks/target/results
 parts="jmh startup pg clients kafka failover"
-case " all $parts " in *" $what "*) ;; *) echo "usage: $0 [all|${parts// /|}] [JMH args]" >&2; exit 2 ;; esac
+for w in ${what//,/ }; do
+  case " all $parts " in *" $w "*) ;; *) echo "usage: $0 [all|${parts// /|}][,part...] [JMH args]" >&2; exit 2 ;; esac
+done
+# Does this run include part $1?
+run() { case ",$what," in *",all,"* | *",$1,"*) return 0 ;; esac; return 1; }
 load_rounds="${LOAD_ROUNDS:-3}"
 agent_jar=agent/jar/target/fencing-agent.jar
 otel_jar=benchmarks/target/otel/opentelemetry-javaagent.jar
@@ -43,7 +48,7 @@ mkdir -p "$out"
   echo "java: $("$java17/bin/java" -version 2>&1 | head -1); $("$java25/bin/java" -version 2>&1 | head -1)"
 } | tee "$out/machine.txt"
 
-if [ "$what" = all ] || [ "$what" = jmh ]; then
+if run jmh; then
   # shellcheck disable=SC2086
   flock "$lock" "$java17/bin/java" -cp "$cp" org.openjdk.jmh.Main $jmh_opts -rf csv -rff "$out/jmh.csv" "$@"
   echo
@@ -63,7 +68,7 @@ if [ "$what" = all ] || [ "$what" = jmh ]; then
     "$out/jmh.csv" | tee "$out/jmh-table.md"
 fi
 
-if [ "$what" = all ] || [ "$what" = startup ]; then
+if run startup; then
   [ -x "$java25/bin/java" ] || { echo "Java 25 not found at $java25: run scripts/prerequisites.sh --java25 or set FENCING_IT_JAVA25" >&2; exit 1; }
   echo
   echo "Startup and footprint (medians of $rounds alternating A/B rounds):"
@@ -80,7 +85,7 @@ need_pg() {
 }
 
 for part in pg clients kafka; do
-  if [ "$what" = all ] || [ "$what" = "$part" ]; then
+  if run "$part"; then
     need_etcd
     [ "$part" = pg ] && need_pg
     echo
@@ -89,7 +94,7 @@ for part in pg clients kafka; do
   fi
 done
 
-if [ "$what" = all ] || [ "$what" = failover ]; then
+if run failover; then
   need_etcd
   need_pg
   echo
