@@ -7,11 +7,13 @@
 # jmh:      per-call hot path (policy decision + tagging) per channel, against a no-op hook, in ns/op.
 # startup:  hello-world JVM with and without the agent (Java 17 and 25): start-to-main, start-to-exit, premain, RSS,
 #           threads.
+# nmt:      where the added memory goes: Native Memory Tracking categories, heap used, classes of the idle
+#           hello world with and without the agent (Java 17 and 25).
 # pg:       single-row UPDATE on loopback PostgreSQL, 1 and 4 connections, fenced and unfenced table.
 # clients:  POST loop to a loopback JDK HttpServer: JDK HttpClient, OkHttp, Apache HttpClient 5.
 # kafka:    producer throughput, 1 KB records, acks=1, broker in a child JVM.
 #           pg, clients and kafka: no agent / this agent (holding a real etcd lease) / the OpenTelemetry Java agent,
-#           alternating in LOAD_ROUNDS rounds (default 3) of 3 s warm-up + 5 s measured.
+#           in LOAD_ROUNDS rounds (default 5, rotating order) of 3 s warm-up + 5 s measured.
 # failover: holder frozen (SIGSTOP) to the successor's first write accepted by a PostgreSQL fence, TTL 2, 5, 10 s
 #           (FAILOVER_TRIALS per TTL, default 5).
 # Builds and runs hold the shared build lock (FENCING_BENCH_LOCK, default /tmp/mvn.lock) so they never overlap with
@@ -27,13 +29,13 @@ java17="${FENCING_BENCH_JAVA17:-${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f
 jmh_opts="${JMH_OPTS:--f 1 -wi 3 -i 5 -w 1s -r 1s}"
 rounds="${STARTUP_ROUNDS:-5}"
 out=benchmarks/target/results
-parts="jmh startup pg clients kafka failover"
+parts="jmh startup nmt pg clients kafka failover"
 for w in ${what//,/ }; do
   case " all $parts " in *" $w "*) ;; *) echo "usage: $0 [all|${parts// /|}][,part...] [JMH args]" >&2; exit 2 ;; esac
 done
 # Does this run include part $1?
 run() { case ",$what," in *",all,"* | *",$1,"*) return 0 ;; esac; return 1; }
-load_rounds="${LOAD_ROUNDS:-3}"
+load_rounds="${LOAD_ROUNDS:-5}"
 agent_jar=agent/jar/target/fencing-agent.jar
 otel_jar=benchmarks/target/otel/opentelemetry-javaagent.jar
 
@@ -74,6 +76,15 @@ if run startup; then
   echo "Startup and footprint (medians of $rounds alternating A/B rounds):"
   flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.StartupBench "$agent_jar" \
     "$rounds" "$java17" "$java25" | tee "$out/startup-table.md"
+fi
+
+if run nmt; then
+  for home in "$java17" "$java25"; do
+    echo
+    echo "Memory of an idle hello world, $("$home/bin/java" -version 2>&1 | head -1):"
+    flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.NmtBench "$agent_jar" "$home" \
+      | tee "$out/nmt-$(basename "$home")-table.md"
+  done
 fi
 
 need_etcd() {

@@ -15,6 +15,7 @@ import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -25,8 +26,8 @@ import java.util.stream.Collectors;
 /**
  * The load parts of the benchmark: the same {@link LoadApp} launched with no agent, with ours (holding a real lease
  * from a real single-node etcd, so every side effect is tagged) and with the OpenTelemetry Java agent (exporters off:
- * its instrumentation and span creation, no network), alternating in rounds; medians per variant and scenario, ratios
- * against no agent.
+ * its instrumentation and span creation, no network), in rounds with a rotating order; medians per variant and
+ * scenario, and ratios against no agent paired within each round (see {@link Results}).
  *
  * <p>Usage: LoadBench pg|clients|kafka &lt;agent jar&gt; &lt;OpenTelemetry agent jar&gt; &lt;rounds&gt; &lt;java home&gt;
  */
@@ -83,31 +84,43 @@ public final class LoadBench {
       scenarios.put("none", List.of("bench_plain:1", "bench_plain:4"));
       scenarios.put("agent", List.of("bench_plain:1", "bench_plain:4", "bench_fenced:1", "bench_fenced:4"));
       scenarios.put("otel", List.of("bench_plain:1", "bench_plain:4"));
-      Results r = new Results();
+      Results r = new Results(rounds);
       for (int round = 0; round < rounds; round++) {
-        for (String v : VARIANTS) {
+        for (String v : order(round)) {
+          // Each run starts from the same table state, not from the dead row versions of the runs before it.
+          try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+            s.execute("VACUUM bench_plain, bench_fenced");
+          }
           List<String> a = new ArrayList<>(List.of("pg", pg.jdbcUrl(), Long.toString(WARM), Long.toString(MEASURE)));
           a.addAll(scenarios.get(v));
-          r.add(v, launcher.run(v, a));
+          r.add(round, v, launcher.run(v, a));
         }
       }
       System.out.println("PostgreSQL single-row UPDATE (PreparedStatement, autocommit), loopback; medians of "
           + rounds + " rounds:");
       r.table(List.of("bench_plain:1", "bench_plain:4", "bench_fenced:1", "bench_fenced:4"));
       System.out.println();
-      double f1 = r.median("agent", "bench_fenced:1", 0) / r.median("agent", "bench_plain:1", 0);
-      double f4 = r.median("agent", "bench_fenced:4", 0) / r.median("agent", "bench_plain:4", 0);
-      double s4 = r.median("agent", "bench_fenced:4", 0) / r.median("agent", "bench_fenced:1", 0);
-      System.out.printf(Locale.ROOT, "with the agent: fenced/unfenced UPDATE/s, 1 connection %.3f, 4 connections %.3f"
-          + " (target >= 0.85); fenced 4 connections / 1 connection (same token) %.2f (target >= 1.5)%n", f1, f4, s4);
+      System.out.println("Within each agent run (paired per round; median, min-max over rounds):");
+      System.out.println("| ratio of UPDATE/s | value | target |");
+      System.out.println("|---|---:|---|");
+      System.out.println("| fenced / unfenced, 1 connection | " + r.pairedRatio("agent", "bench_fenced:1", "agent",
+          "bench_plain:1", 0) + " | ≥ 0.85 |");
+      System.out.println("| fenced / unfenced, 4 connections | " + r.pairedRatio("agent", "bench_fenced:4", "agent",
+          "bench_plain:4", 0) + " | ≥ 0.85 |");
+      System.out.println("| fenced, 4 connections / 1 (same token) | " + r.pairedRatio("agent", "bench_fenced:4",
+          "agent", "bench_fenced:1", 0) + " | ≥ 1.5 |");
+      System.out.println("| unfenced, 4 connections / 1 (agent) | " + r.pairedRatio("agent", "bench_plain:4",
+          "agent", "bench_plain:1", 0) + " | (machine's scaling) |");
+      System.out.println("| unfenced, 4 connections / 1 (no agent) | " + r.pairedRatio("none", "bench_plain:4",
+          "none", "bench_plain:1", 0) + " | (machine's scaling) |");
     }
   }
 
   private static void clients(Launcher launcher, int rounds) throws Exception {
-    Results r = new Results();
+    Results r = new Results(rounds);
     for (int round = 0; round < rounds; round++) {
-      for (String v : VARIANTS) {
-        r.add(v, launcher.run(v, List.of("http", Long.toString(WARM), Long.toString(MEASURE), "jdk", "okhttp",
+      for (String v : order(round)) {
+        r.add(round, v, launcher.run(v, List.of("http", Long.toString(WARM), Long.toString(MEASURE), "jdk", "okhttp",
             "apache")));
       }
     }
@@ -120,10 +133,10 @@ public final class LoadBench {
         "log.retention.check.interval.ms", "5000");
     try (KafkaBroker broker = KafkaBroker.start(retention)) {
       broker.createTopic("bench", 1);
-      Results r = new Results();
+      Results r = new Results(rounds);
       for (int round = 0; round < rounds; round++) {
-        for (String v : VARIANTS) {
-          r.add(v, launcher.run(v, List.of("kafka", broker.bootstrapServers(), "bench", Long.toString(WARM),
+        for (String v : order(round)) {
+          r.add(round, v, launcher.run(v, List.of("kafka", broker.bootstrapServers(), "bench", Long.toString(WARM),
               Long.toString(MEASURE))));
         }
       }
@@ -131,6 +144,15 @@ public final class LoadBench {
           + rounds + " rounds:");
       r.table(List.of("kafka-async", "kafka-sync"));
     }
+  }
+
+  /** The variants in a rotating order: no variant always runs first (the machine warms up, or gets busier). */
+  private static List<String> order(int round) {
+    List<String> o = new ArrayList<>();
+    for (int i = 0; i < VARIANTS.length; i++) {
+      o.add(VARIANTS[(round + i) % VARIANTS.length]);
+    }
+    return o;
   }
 
   /** Launches {@link LoadApp} per variant and parses its result lines. */
@@ -207,49 +229,84 @@ public final class LoadBench {
     }
   }
 
-  /** Per variant and scenario, the rounds' {ops/s, p50, p99}. */
+  /**
+   * Per variant and scenario, each round's {ops/s, p50, p99}. Absolute values are medians over rounds; ratios are
+   * paired: the median over rounds of (variant / no agent) within the same round, with their min and max, because on
+   * this shared machine the rounds drift more than the differences measured.
+   */
   static final class Results {
-    final Map<String, Map<String, List<long[]>>> byVariant = new LinkedHashMap<>();
+    final int rounds;
+    final Map<String, Map<String, long[][]>> byVariant = new LinkedHashMap<>();
 
-    void add(String variant, Map<String, long[]> round) {
-      round.forEach((s, v) -> byVariant.computeIfAbsent(variant, k -> new LinkedHashMap<>())
-          .computeIfAbsent(s, k -> new ArrayList<>()).add(v));
+    Results(int rounds) {
+      this.rounds = rounds;
+    }
+
+    void add(int round, String variant, Map<String, long[]> result) {
+      result.forEach((s, v) -> byVariant.computeIfAbsent(variant, k -> new LinkedHashMap<>())
+          .computeIfAbsent(s, k -> new long[rounds][])[round] = v);
+    }
+
+    private long[][] values(String variant, String scenario) {
+      return byVariant.getOrDefault(variant, Map.of()).get(scenario);
     }
 
     double median(String variant, String scenario, int metric) {
-      List<long[]> rs = byVariant.getOrDefault(variant, Map.of()).get(scenario);
+      long[][] rs = values(variant, scenario);
       if (rs == null) {
         return Double.NaN;
       }
-      long[] s = rs.stream().mapToLong(x -> x[metric]).sorted().toArray();
-      return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2.0;
+      return median(Arrays.stream(rs).filter(x -> x != null).mapToDouble(x -> x[metric]).toArray());
+    }
+
+    /** "median (min–max)" of the per-round ratios a/b, or "-". */
+    String pairedRatio(String va, String sa, String vb, String sb, int metric) {
+      long[][] a = values(va, sa);
+      long[][] b = values(vb, sb);
+      if (a == null || b == null) {
+        return "-";
+      }
+      double[] q = new double[rounds];
+      int n = 0;
+      for (int r = 0; r < rounds; r++) {
+        if (a[r] != null && b[r] != null && b[r][metric] > 0) {
+          q[n++] = a[r][metric] / (double) b[r][metric];
+        }
+      }
+      if (n == 0) {
+        return "-";
+      }
+      double[] d = Arrays.copyOf(q, n);
+      Arrays.sort(d);
+      return String.format(Locale.ROOT, "%.3f (%.2f–%.2f)", median(d), d[0], d[n - 1]);
+    }
+
+    private static double median(double[] v) {
+      double[] s = v.clone();
+      Arrays.sort(s);
+      return s.length == 0 ? Double.NaN
+          : s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2.0;
     }
 
     void table(List<String> scenarios) {
-      System.out.println("| scenario | metric | no agent | agent | agent ratio | OTel agent | OTel ratio |");
+      System.out.println("| scenario | metric | no agent | agent | agent / no agent | OTel agent | OTel / no agent |");
       System.out.println("|---|---|---:|---:|---:|---:|---:|");
       String[] metrics = {"ops/s", "p50 (µs)", "p99 (µs)"};
       for (String s : scenarios) {
         for (int m = 0; m < 3; m++) {
-          double none = median("none", s, m);
-          double agent = median("agent", s, m);
-          double otel = median("otel", s, m);
-          System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", s, metrics[m], f(none), f(agent),
-              ratio(agent, none), f(otel), ratio(otel, none));
+          System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", s, metrics[m],
+              f(median("none", s, m)), f(median("agent", s, m)), pairedRatio("agent", s, "none", s, m),
+              f(median("otel", s, m)), pairedRatio("otel", s, "none", s, m));
         }
       }
       System.out.println("rounds (ops/s): " + byVariant.entrySet().stream().map(e -> e.getKey() + " "
-          + e.getValue().entrySet().stream().map(x -> x.getKey() + "=" + x.getValue().stream()
-              .map(v -> Long.toString(v[0])).collect(Collectors.joining("/")))
+          + e.getValue().entrySet().stream().map(x -> x.getKey() + "=" + Arrays.stream(x.getValue())
+              .map(v -> v == null ? "-" : Long.toString(v[0])).collect(Collectors.joining("/")))
               .collect(Collectors.joining(" "))).collect(Collectors.joining("; ")));
     }
 
     private static String f(double v) {
       return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.0f", v);
-    }
-
-    private static String ratio(double a, double b) {
-      return Double.isNaN(a) || Double.isNaN(b) ? "-" : String.format(Locale.ROOT, "%.3f", a / b);
     }
   }
 }
