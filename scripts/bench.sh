@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # The benchmark command (BENCHMARKS.md). Not part of the test run: `mvn verify` only compiles benchmarks/.
 #
-#   scripts/bench.sh [all|jmh|startup|http] [JMH options or benchmark regex, e.g. JdbcHook]
+#   scripts/bench.sh [all|jmh|startup|pg|clients|kafka|failover] [JMH options or benchmark regex, e.g. JdbcHook]
+#   scripts/bench.sh pg,clients,kafka      several parts, one build
 #
-# jmh:     per-call hot path (policy decision + tagging) per channel, against a no-op hook, in ns/op.
-# startup: hello-world JVM with and without the agent (Java 17 and 25): start-to-main, start-to-exit, premain, RSS,
-#          threads.
-# http:    POST loop, JDK HttpClient -> loopback JDK HttpServer, with and without the agent (holding a real etcd lease).
+# jmh:      per-call hot path (policy decision + tagging) per channel, against a no-op hook, in ns/op.
+# startup:  hello-world JVM with and without the agent (Java 17 and 25): start-to-main, start-to-exit, premain, RSS,
+#           threads.
+# nmt:      where the added memory goes: Native Memory Tracking categories, heap used, classes of the idle
+#           hello world with and without the agent (Java 17 and 25).
+# pg:       single-row UPDATE on loopback PostgreSQL, 1 and 4 connections, fenced and unfenced table.
+# clients:  POST loop to a loopback JDK HttpServer: JDK HttpClient, OkHttp, Apache HttpClient 5.
+# kafka:    producer throughput, 1 KB records, acks=1, broker in a child JVM.
+#           pg, clients and kafka: no agent / this agent (holding a real etcd lease) / the OpenTelemetry Java agent,
+#           in LOAD_ROUNDS rounds (default 5, rotating order) of 3 s warm-up + 5 s measured.
+# failover: holder frozen (SIGSTOP) to the successor's first write accepted by a PostgreSQL fence, TTL 2, 5, 10 s
+#           (FAILOVER_TRIALS per TTL, default 5).
 # Builds and runs hold the shared build lock (FENCING_BENCH_LOCK, default /tmp/mvn.lock) so they never overlap with
 # another build or test run on the machine. Results go to stdout and benchmarks/target/results/.
 set -euo pipefail
@@ -20,7 +29,15 @@ java17="${FENCING_BENCH_JAVA17:-${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f
 jmh_opts="${JMH_OPTS:--f 1 -wi 3 -i 5 -w 1s -r 1s}"
 rounds="${STARTUP_ROUNDS:-5}"
 out=benchmarks/target/results
-case "$what" in all|jmh|startup|http) ;; *) echo "usage: $0 [all|jmh|startup|http] [JMH args]" >&2; exit 2 ;; esac
+parts="jmh startup nmt pg clients kafka failover"
+for w in ${what//,/ }; do
+  case " all $parts " in *" $w "*) ;; *) echo "usage: $0 [all|${parts// /|}][,part...] [JMH args]" >&2; exit 2 ;; esac
+done
+# Does this run include part $1?
+run() { case ",$what," in *",all,"* | *",$1,"*) return 0 ;; esac; return 1; }
+load_rounds="${LOAD_ROUNDS:-5}"
+agent_jar=agent/jar/target/fencing-agent.jar
+otel_jar=benchmarks/target/otel/opentelemetry-javaagent.jar
 
 # Package in one reactor (-am) so the class path points at this checkout's modules, not at ~/.m2 snapshots.
 flock "$lock" mvn -B -q ${MVN_ARGS:-} package -DskipTests -pl benchmarks,agent/jar -am
@@ -33,7 +50,7 @@ mkdir -p "$out"
   echo "java: $("$java17/bin/java" -version 2>&1 | head -1); $("$java25/bin/java" -version 2>&1 | head -1)"
 } | tee "$out/machine.txt"
 
-if [ "$what" = all ] || [ "$what" = jmh ]; then
+if run jmh; then
   # shellcheck disable=SC2086
   flock "$lock" "$java17/bin/java" -cp "$cp" org.openjdk.jmh.Main $jmh_opts -rf csv -rff "$out/jmh.csv" "$@"
   echo
@@ -53,18 +70,45 @@ if [ "$what" = all ] || [ "$what" = jmh ]; then
     "$out/jmh.csv" | tee "$out/jmh-table.md"
 fi
 
-if [ "$what" = all ] || [ "$what" = startup ]; then
+if run startup; then
   [ -x "$java25/bin/java" ] || { echo "Java 25 not found at $java25: run scripts/prerequisites.sh --java25 or set FENCING_IT_JAVA25" >&2; exit 1; }
   echo
   echo "Startup and footprint (medians of $rounds alternating A/B rounds):"
-  flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.StartupBench agent/jar/target/fencing-agent.jar \
+  flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.StartupBench "$agent_jar" \
     "$rounds" "$java17" "$java25" | tee "$out/startup-table.md"
 fi
 
-if [ "$what" = all ] || [ "$what" = http ]; then
+if run nmt; then
+  for home in "$java17" "$java25"; do
+    echo
+    echo "Memory of an idle hello world, $("$home/bin/java" -version 2>&1 | head -1):"
+    flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.NmtBench "$agent_jar" "$home" \
+      | tee "$out/nmt-$(basename "$home")-table.md"
+  done
+fi
+
+need_etcd() {
   command -v etcd > /dev/null || { echo "etcd not found: run scripts/prerequisites.sh (installs etcd-server)" >&2; exit 1; }
+}
+need_pg() {
+  [ -x /usr/lib/postgresql/15/bin/initdb ] \
+    || { echo "PostgreSQL 15 not found: apt-get install -y postgresql (scripts/prerequisites.sh)" >&2; exit 1; }
+}
+
+for part in pg clients kafka; do
+  if run "$part"; then
+    need_etcd
+    [ "$part" = pg ] && need_pg
+    echo
+    flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.LoadBench "$part" "$agent_jar" "$otel_jar" \
+      "$load_rounds" "$java17" | tee "$out/$part-table.md"
+  fi
+done
+
+if run failover; then
+  need_etcd
+  need_pg
   echo
-  echo "HTTP POST loop, Java 17, one client thread (medians of ${HTTP_ROUNDS:-3} alternating A/B rounds of 5 s):"
-  flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.HttpLoopBench agent/jar/target/fencing-agent.jar \
-    "${HTTP_ROUNDS:-3}" "$java17" | tee "$out/http-table.md"
+  flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.FailoverBench "$agent_jar" "${FAILOVER_TRIALS:-5}" \
+    "$java17" 2 5 10 | tee "$out/failover-table.md"
 fi

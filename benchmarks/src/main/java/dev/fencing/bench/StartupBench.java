@@ -199,7 +199,7 @@ public final class StartupBench {
     return m.find() ? m.group(1) : java.toString();
   }
 
-  private static int freePort() throws IOException {
+  static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
     }

@@ -10,6 +10,9 @@ import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.file.FileSystemOptions;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -51,7 +54,22 @@ public final class EtcdLeaseProvider implements LeaseProvider {
         }
       });
     }
-    this.client = b.build();
+    // jetcd would create a Vert.x instance with default options: a file cache directory (/tmp/vertx-cache-<UUID>,
+    // left behind when the JVM is killed, and a SecureRandom initialised to name it), class path resolving, pools
+    // sized for a server. The agent needs one connection to etcd: one event loop, no file system features. jetcd
+    // closes this instance with the client.
+    Vertx vertx = Vertx.vertx(new VertxOptions()
+        .setUseDaemonThread(true) // as jetcd's own: never keep the application's JVM alive
+        .setEventLoopPoolSize(1)
+        .setWorkerPoolSize(1)
+        .setInternalBlockingPoolSize(1)
+        .setFileSystemOptions(new FileSystemOptions().setFileCachingEnabled(false).setClassPathResolvingEnabled(false)));
+    try {
+      this.client = b.vertx(vertx).build();
+    } catch (RuntimeException | Error e) {
+      vertx.close();
+      throw e;
+    }
   }
 
   static ByteSequence bytes(String s) {

@@ -12,22 +12,24 @@ import java.util.Set;
 
 /**
  * The Kafka side of the policy: every record sent is a side effect; its topic is fenced when it matches
- * {@code fencing.fenced.kafka}. Matching allocates nothing: a hash lookup for exact names, then each glob.
+ * {@code fencing.fenced.kafka}. Matching allocates nothing: a hash lookup for exact names, then each glob, split at
+ * configuration time into its literal parts (prefix, suffix, middles in order): the per-record test is a
+ * {@code startsWith}/{@code endsWith}/{@code indexOf} over them, not a character-by-character backtracking match.
  */
 public final class KafkaFencing implements KafkaHook {
   private final Set<String> exact = new HashSet<>();
-  private final String[] globs;
+  private final Glob[] globs;
 
   KafkaFencing(List<String> fencedTopics) {
-    List<String> g = new ArrayList<>();
+    List<Glob> g = new ArrayList<>();
     for (String t : fencedTopics) {
       if (t.indexOf('*') >= 0) {
-        g.add(t);
+        g.add(new Glob(t));
       } else {
         exact.add(t);
       }
     }
-    globs = g.toArray(new String[0]);
+    globs = g.toArray(new Glob[0]);
   }
 
   /** Installs the hook; called once by the kafka-clients instrumentation module. */
@@ -57,15 +59,64 @@ public final class KafkaFencing implements KafkaHook {
     if (exact.contains(topic)) {
       return true;
     }
-    for (String g : globs) {
-      if (globMatches(g, topic)) {
+    for (Glob g : globs) {
+      if (g.matches(topic)) {
         return true;
       }
     }
     return false;
   }
 
-  /** {@code *} matches any run of characters (also none); every other character matches itself (case-sensitive, as topic names are). */
+  /** A glob with at least one {@code *}, split at its stars; matches exactly what {@link #globMatches} does. */
+  static final class Glob {
+    private final String prefix;
+    private final String suffix;
+    /** Non-empty literal parts between the first and the last star, in order. */
+    private final String[] middles;
+    private final int minLength;
+
+    Glob(String glob) {
+      int first = glob.indexOf('*');
+      int last = glob.lastIndexOf('*');
+      prefix = glob.substring(0, first);
+      suffix = glob.substring(last + 1);
+      List<String> m = new ArrayList<>();
+      for (String part : glob.substring(first + 1, Math.max(first + 1, last)).split("\\*")) {
+        if (!part.isEmpty()) {
+          m.add(part);
+        }
+      }
+      middles = m.toArray(new String[0]);
+      int min = prefix.length() + suffix.length();
+      for (String part : middles) {
+        min += part.length();
+      }
+      minLength = min;
+    }
+
+    boolean matches(String text) {
+      if (text.length() < minLength || !text.startsWith(prefix) || !text.endsWith(suffix)) {
+        return false;
+      }
+      // Leftmost occurrence of each middle part in order: if any placement fits between prefix and suffix, the
+      // leftmost does (a star absorbs whatever lies between).
+      int from = prefix.length();
+      int limit = text.length() - suffix.length();
+      for (String part : middles) {
+        int at = text.indexOf(part, from);
+        if (at < 0 || at + part.length() > limit) {
+          return false;
+        }
+        from = at + part.length();
+      }
+      return true;
+    }
+  }
+
+  /**
+   * The reference definition, kept for tests: {@code *} matches any run of characters (also none); every other
+   * character matches itself (case-sensitive, as topic names are).
+   */
   static boolean globMatches(String glob, String text) {
     int g = 0;
     int t = 0;

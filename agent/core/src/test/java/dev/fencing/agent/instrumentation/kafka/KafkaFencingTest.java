@@ -3,6 +3,7 @@ package dev.fencing.agent.instrumentation.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -27,6 +28,32 @@ class KafkaFencingTest {
   })
   void globsMatchAnyRunOfCharactersAtStars(String glob, String topic, boolean matches) {
     assertThat(KafkaFencing.globMatches(glob, topic)).isEqualTo(matches);
+    if (glob.indexOf('*') >= 0) { // names without a star are exact names, matched by the set
+      assertThat(new KafkaFencing.Glob(glob).matches(topic)).isEqualTo(matches);
+    }
+  }
+
+  /** The compiled glob (prefix, middles, suffix) is the hot path; the backtracking matcher is its definition. */
+  @Test
+  void compiledGlobsAgreeWithTheReferenceMatcher() {
+    Random random = new Random(9);
+    for (int i = 0; i < 200_000; i++) {
+      String glob = randomString(random, "ab*", 1 + random.nextInt(7));
+      if (glob.indexOf('*') < 0) {
+        glob = glob + "*";
+      }
+      String text = randomString(random, "ab", random.nextInt(9));
+      assertThat(new KafkaFencing.Glob(glob).matches(text)).as("%s ~ %s", glob, text)
+          .isEqualTo(KafkaFencing.globMatches(glob, text));
+    }
+  }
+
+  private static String randomString(Random random, String alphabet, int length) {
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < length; i++) {
+      b.append(alphabet.charAt(random.nextInt(alphabet.length())));
+    }
+    return b.toString();
   }
 
   @Test

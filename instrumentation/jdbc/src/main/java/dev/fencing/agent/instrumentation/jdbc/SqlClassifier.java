@@ -20,41 +20,61 @@ public final class SqlClassifier {
       return Kind.WRITE;
     }
     int i = skipNoise(sql, 0);
-    // Word tests in place (regionMatches): classifying a statement allocates nothing.
-    if (word(sql, i, "SELECT")) {
-      // SELECT ... INTO new_table creates a table (PostgreSQL, H2); SELECT ... INTO @var is MySQL-only and harmless,
-      // but rare enough to treat the whole form as a write.
-      return containsWord(sql, i, "INTO") ? Kind.WRITE : Kind.READ;
+    if (i >= sql.length()) {
+      return Kind.WRITE;
     }
-    if (word(sql, i, "SHOW") || word(sql, i, "DESCRIBE") || word(sql, i, "DESC") || word(sql, i, "VALUES")
-        || word(sql, i, "TABLE")) {
-      return Kind.READ;
+    // Dispatch on the first letter, so a statement is compared with the one to five keywords that start with it, not
+    // all of them: on the plain-statement path this scan is the hook's cost beyond the prepared path (BENCHMARKS.md).
+    // `| 0x20` folds ASCII case; word() still decides with a case-insensitive compare. Word tests are in place
+    // (regionMatches): classifying a statement allocates nothing.
+    switch (sql.charAt(i) | 0x20) {
+      case 's':
+        if (word(sql, i, "SELECT")) {
+          // SELECT ... INTO new_table creates a table (PostgreSQL, H2); SELECT ... INTO @var is MySQL-only and
+          // harmless, but rare enough to treat the whole form as a write.
+          return containsWord(sql, i, "INTO") ? Kind.WRITE : Kind.READ;
+        }
+        if (word(sql, i, "SHOW")) {
+          return Kind.READ;
+        }
+        return word(sql, i, "START") || word(sql, i, "SAVEPOINT") || word(sql, i, "SET") ? Kind.CONTROL : Kind.WRITE;
+      case 'd':
+        return word(sql, i, "DESCRIBE") || word(sql, i, "DESC") ? Kind.READ : Kind.WRITE;
+      case 'v':
+        return word(sql, i, "VALUES") ? Kind.READ : Kind.WRITE;
+      case 't':
+        return word(sql, i, "TABLE") ? Kind.READ : Kind.WRITE;
+      case 'e':
+        if (word(sql, i, "EXPLAIN")) {
+          return containsWord(sql, i, "ANALYZE") ? Kind.WRITE : Kind.READ; // EXPLAIN ANALYZE executes the statement
+        }
+        return word(sql, i, "END") ? Kind.CONTROL : Kind.WRITE;
+      case 'w':
+        if (word(sql, i, "WITH")) {
+          // A CTE is a read unless one of its parts modifies data.
+          return containsWord(sql, i, "INSERT") || containsWord(sql, i, "UPDATE") || containsWord(sql, i, "DELETE")
+              || containsWord(sql, i, "MERGE") ? Kind.WRITE : Kind.READ;
+        }
+        return Kind.WRITE;
+      case 'b':
+        return word(sql, i, "BEGIN") ? Kind.CONTROL : Kind.WRITE;
+      case 'c':
+        return word(sql, i, "COMMIT") ? Kind.CONTROL : Kind.WRITE;
+      case 'r':
+        return word(sql, i, "ROLLBACK") || word(sql, i, "RELEASE") || word(sql, i, "RESET") ? Kind.CONTROL
+            : Kind.WRITE;
+      case 'u':
+        return word(sql, i, "USE") ? Kind.CONTROL : Kind.WRITE;
+      default:
+        return Kind.WRITE;
     }
-    if (word(sql, i, "EXPLAIN")) {
-      return containsWord(sql, i, "ANALYZE") ? Kind.WRITE : Kind.READ; // EXPLAIN ANALYZE executes the statement
-    }
-    if (word(sql, i, "WITH")) {
-      // A CTE is a read unless one of its parts modifies data.
-      return containsWord(sql, i, "INSERT") || containsWord(sql, i, "UPDATE") || containsWord(sql, i, "DELETE")
-          || containsWord(sql, i, "MERGE") ? Kind.WRITE : Kind.READ;
-    }
-    for (String control : CONTROL) {
-      if (word(sql, i, control)) {
-        return Kind.CONTROL;
-      }
-    }
-    return Kind.WRITE;
   }
-
-  private static final String[] CONTROL = {
-      "BEGIN", "START", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE", "SET", "RESET", "USE"};
 
   /** {@code word} at {@code i}, ignoring case, followed by a non-letter. */
   private static boolean word(String s, int i, String word) {
     int end = i + word.length();
-    // First letter before regionMatches: classify() tries up to 18 words per statement, and on the plain-statement
-    // path the full case-insensitive compare of each was most of the hook's cost (BENCHMARKS.md). `| 0x20` folds
-    // ASCII case; it is only a pre-filter, regionMatches still decides.
+    // First letter before regionMatches: a cheap reject. `| 0x20` folds ASCII case; it is only a pre-filter (it also
+    // keeps non-ASCII letters that upper-case to ASCII, such as U+017F, from matching), regionMatches decides.
     return i < s.length() && (s.charAt(i) | 0x20) == (word.charAt(0) | 0x20)
         && s.regionMatches(true, i, word, 0, word.length()) && (end == s.length() || !Character.isLetter(s.charAt(end)));
   }

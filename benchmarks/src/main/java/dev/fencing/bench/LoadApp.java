@@ -1,0 +1,337 @@
+package dev.fencing.bench;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.Arrays;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+import org.apache.hc.client5.http.classic.methods.HttpPost;
+import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.apache.hc.core5.http.io.entity.StringEntity;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * The ordinary application the load benchmarks launch, with no agent, with ours, or with the OpenTelemetry agent. For
+ * each scenario it warms up, measures, and prints {@code result <scenario> <ops/s> <p50 µs> <p99 µs>}.
+ *
+ * <pre>
+ * LoadApp pg &lt;jdbc url&gt; &lt;warm-up s&gt; &lt;measure s&gt; &lt;table&gt;:&lt;connections&gt;...
+ *     single-row UPDATE (PreparedStatement, autocommit), one connection per thread, each thread its own row
+ * LoadApp http &lt;warm-up s&gt; &lt;measure s&gt; jdk|okhttp|apache...
+ *     POST of a small JSON body to a loopback JDK HttpServer, one client thread
+ * LoadApp kafka &lt;bootstrap&gt; &lt;topic&gt; &lt;warm-up s&gt; &lt;measure s&gt;
+ *     1 KB records, acks=1: kafka-async sends as fast as the producer takes them (throughput; its latency, send to
+ *     acknowledgement, is mostly time queued in the producer's buffer); kafka-sync waits for each acknowledgement
+ *     (latency of one record in flight, linger.ms=0)
+ * LoadApp failover &lt;jdbc url&gt; &lt;table&gt;
+ *     an UPDATE every 2 ms forever; prints "accepted &lt;System.nanoTime&gt;" at its first accepted write and
+ *     "refused" at its first refused one (a standby's)
+ * </pre>
+ */
+public final class LoadApp {
+  private static final String JSON = "{\"id\":7,\"amount\":10}";
+
+  private LoadApp() {}
+
+  public static void main(String[] args) throws Exception {
+    switch (args[0]) {
+      case "pg":
+        for (int i = 4; i < args.length; i++) {
+          pg(args[1], Long.parseLong(args[2]), Long.parseLong(args[3]), args[i]);
+        }
+        break;
+      case "http":
+        http(Long.parseLong(args[1]), Long.parseLong(args[2]), Arrays.copyOfRange(args, 3, args.length));
+        break;
+      case "kafka":
+        kafka(args[1], args[2], Long.parseLong(args[3]), Long.parseLong(args[4]));
+        break;
+      case "failover":
+        failover(args[1], args[2]);
+        break;
+      default:
+        throw new IllegalArgumentException("unknown mode " + args[0]);
+    }
+    System.out.flush();
+    System.exit(0); // producers, pools and agents' threads must not keep the JVM up
+  }
+
+  /** One measured operation. */
+  private interface Op {
+    void run() throws Exception;
+  }
+
+  /** Latencies of one thread's measured operations, in ns. */
+  private static final class Recorder {
+    long[] values = new long[1 << 16];
+    int n;
+
+    void add(long v) {
+      if (n == values.length) {
+        values = Arrays.copyOf(values, n * 2);
+      }
+      values[n++] = v;
+    }
+  }
+
+  private static void pg(String url, long warmSeconds, long measureSeconds, String scenario) throws Exception {
+    String table = scenario.substring(0, scenario.indexOf(':'));
+    int connections = Integer.parseInt(scenario.substring(scenario.indexOf(':') + 1));
+    // One write before the clock starts: with an agent in standby=wait, it returns once the lease is held.
+    try (Connection c = DriverManager.getConnection(url);
+        PreparedStatement s = c.prepareStatement("UPDATE " + table + " SET v = v + 1 WHERE id = 1")) {
+      s.executeUpdate();
+    }
+    Thread[] threads = new Thread[connections];
+    Recorder[] recorders = new Recorder[connections];
+    Exception[] failure = new Exception[1];
+    long warmEnd = System.nanoTime() + warmSeconds * 1_000_000_000L + 500_000_000L; // + connecting
+    long end = warmEnd + measureSeconds * 1_000_000_000L;
+    for (int t = 0; t < connections; t++) {
+      int row = t + 1;
+      Recorder rec = recorders[t] = new Recorder();
+      threads[t] = new Thread(() -> {
+        try (Connection c = DriverManager.getConnection(url);
+            PreparedStatement s = c.prepareStatement("UPDATE " + table + " SET v = v + 1 WHERE id = ?")) {
+          s.setInt(1, row);
+          loop(() -> {
+            if (s.executeUpdate() != 1) {
+              throw new IllegalStateException("row " + row + " of " + table + " missing");
+            }
+          }, warmEnd, end, rec);
+        } catch (Exception e) {
+          synchronized (failure) {
+            failure[0] = e;
+          }
+        }
+      });
+      threads[t].start();
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+    if (failure[0] != null) {
+      throw failure[0];
+    }
+    report(table + ":" + connections, recorders, measureSeconds);
+  }
+
+  private static void http(long warmSeconds, long measureSeconds, String[] clients) throws Exception {
+    HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
+    server.createContext("/orders", ex -> {
+      try (InputStream in = ex.getRequestBody()) {
+        in.readAllBytes();
+      }
+      ex.sendResponseHeaders(204, -1);
+      ex.close();
+    });
+    server.start();
+    String url = "http://127.0.0.1:" + server.getAddress().getPort() + "/orders";
+    for (String client : clients) {
+      Op op;
+      AutoCloseable close = () -> { };
+      switch (client) {
+        case "jdk": {
+          HttpClient c = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+          HttpRequest request = HttpRequest.newBuilder(URI.create(url))
+              .POST(HttpRequest.BodyPublishers.ofString(JSON)).build();
+          op = () -> status(c.send(request, HttpResponse.BodyHandlers.discarding()).statusCode());
+          break;
+        }
+        case "okhttp": {
+          OkHttpClient c = new OkHttpClient();
+          okhttp3.Request request = new okhttp3.Request.Builder().url(url)
+              .post(RequestBody.create(JSON, MediaType.get("application/json"))).build();
+          op = () -> {
+            try (Response r = c.newCall(request).execute()) {
+              status(r.code());
+            }
+          };
+          close = () -> {
+            c.dispatcher().executorService().shutdown();
+            c.connectionPool().evictAll();
+          };
+          break;
+        }
+        case "apache": {
+          CloseableHttpClient c = HttpClients.createDefault();
+          op = () -> {
+            HttpPost post = new HttpPost(url);
+            post.setEntity(new StringEntity(JSON, ContentType.APPLICATION_JSON));
+            status(c.execute(post, r -> {
+              EntityUtils.consume(r.getEntity());
+              return r.getCode();
+            }));
+          };
+          close = c;
+          break;
+        }
+        default:
+          throw new IllegalArgumentException("unknown client " + client);
+      }
+      op.run(); // the first POST waits for the lease (agent in standby=wait): before the clock starts
+      long warmEnd = System.nanoTime() + warmSeconds * 1_000_000_000L;
+      Recorder rec = new Recorder();
+      loop(op, warmEnd, warmEnd + measureSeconds * 1_000_000_000L, rec);
+      close.close();
+      report(client, new Recorder[] {rec}, measureSeconds);
+    }
+    server.stop(0);
+  }
+
+  private static void status(int code) {
+    if (code != 204) {
+      throw new IllegalStateException("status " + code);
+    }
+  }
+
+  private static void loop(Op op, long warmEnd, long end, Recorder rec) throws Exception {
+    long now = System.nanoTime();
+    while (now < warmEnd) {
+      op.run();
+      now = System.nanoTime();
+    }
+    while (now < end) {
+      op.run();
+      long after = System.nanoTime();
+      rec.add(after - now);
+      now = after;
+    }
+  }
+
+  private static void kafka(String bootstrap, String topic, long warmSeconds, long measureSeconds) throws Exception {
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ProducerConfig.ACKS_CONFIG, "1");
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false"); // acks=1 excludes idempotence
+    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+    byte[] value = new byte[1024];
+    Arrays.fill(value, (byte) 'x');
+    // Latencies of the measured records, written by the producer's I/O thread.
+    AtomicLongArray latencies = new AtomicLongArray(1 << 23);
+    AtomicLong acked = new AtomicLong();
+    AtomicLong failed = new AtomicLong();
+    int sent = 0;
+    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+      // The first record waits for metadata and, with an agent in standby=wait, the lease: before the clock starts.
+      producer.send(new ProducerRecord<>(topic, value)).get();
+      long warmEnd = System.nanoTime() + warmSeconds * 1_000_000_000L;
+      long now = System.nanoTime();
+      while (now < warmEnd) {
+        producer.send(new ProducerRecord<>(topic, value), (m, e) -> {
+          if (e != null) {
+            failed.incrementAndGet();
+          }
+        });
+        now = System.nanoTime();
+      }
+      producer.flush();
+      long start = System.nanoTime();
+      long end = start + measureSeconds * 1_000_000_000L;
+      now = start;
+      while (now < end && sent < latencies.length()) {
+        int i = sent++;
+        long at = now;
+        producer.send(new ProducerRecord<>(topic, value), (m, e) -> {
+          if (e != null) {
+            failed.incrementAndGet();
+          } else {
+            latencies.set(i, System.nanoTime() - at);
+            acked.incrementAndGet();
+          }
+        });
+        now = System.nanoTime();
+      }
+      producer.flush(); // throughput counts acknowledged records: until the last one is acknowledged
+      long done = System.nanoTime();
+      if (failed.get() > 0) {
+        throw new IllegalStateException(failed.get() + " records failed");
+      }
+      long[] l = new long[sent];
+      for (int i = 0; i < sent; i++) {
+        l[i] = latencies.get(i);
+      }
+      Arrays.sort(l);
+      System.out.println("result kafka-async " + (long) (acked.get() / ((done - start) / 1e9)) + " " + l[sent / 2] / 1000
+          + " " + l[(int) (sent * 0.99)] / 1000);
+    }
+    // Latency without queueing: one record in flight, send to acknowledgement, and no linger (the default 5 ms of
+    // Kafka 4 would be most of it).
+    p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+      producer.send(new ProducerRecord<>(topic, value)).get();
+      long warmEnd = System.nanoTime() + warmSeconds * 1_000_000_000L;
+      Recorder rec = new Recorder();
+      loop(() -> producer.send(new ProducerRecord<>(topic, value)).get(), warmEnd,
+          warmEnd + measureSeconds * 1_000_000_000L, rec);
+      report("kafka-sync", new Recorder[] {rec}, measureSeconds);
+    }
+  }
+
+  private static void report(String scenario, Recorder[] recorders, long measureSeconds) {
+    int n = 0;
+    for (Recorder r : recorders) {
+      n += r.n;
+    }
+    long[] all = new long[n];
+    int at = 0;
+    for (Recorder r : recorders) {
+      System.arraycopy(r.values, 0, all, at, r.n);
+      at += r.n;
+    }
+    Arrays.sort(all);
+    System.out.println("result " + scenario + " " + n / measureSeconds + " " + all[n / 2] / 1000 + " "
+        + all[(int) (n * 0.99)] / 1000);
+    System.out.flush();
+  }
+
+  private static void failover(String url, String table) throws Exception {
+    boolean accepted = false;
+    boolean refused = false;
+    Connection c = DriverManager.getConnection(url);
+    PreparedStatement s = c.prepareStatement("UPDATE " + table + " SET v = v + 1 WHERE id = 1");
+    while (true) {
+      try {
+        s.executeUpdate();
+        if (!accepted) {
+          accepted = true;
+          System.out.println("accepted " + System.nanoTime());
+          System.out.flush();
+        }
+      } catch (SQLException e) {
+        if (!refused) {
+          refused = true;
+          System.out.println("refused " + e.getSQLState() + " " + e.getMessage().replace('\n', ' '));
+          System.out.flush();
+        }
+        if (!"FN003".equals(e.getSQLState())) {
+          // The fence refused a write (FN001/FN002): the transaction is gone, the connection still works.
+          c.isValid(1);
+        }
+      }
+      Thread.sleep(2);
+    }
+  }
+}

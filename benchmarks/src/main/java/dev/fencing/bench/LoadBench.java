@@ -1,0 +1,312 @@
+package dev.fencing.bench;
+
+import dev.fencing.fence.sql.SqlFence;
+import dev.fencing.fence.sql.SqlFenceInstaller;
+import dev.fencing.fence.sql.TableName;
+import dev.fencing.testing.EtcdCluster;
+import dev.fencing.testing.KafkaBroker;
+import dev.fencing.testing.PostgresServer;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * The load parts of the benchmark: the same {@link LoadApp} launched with no agent, with ours (holding a real lease
+ * from a real single-node etcd, so every side effect is tagged) and with the OpenTelemetry Java agent (exporters off:
+ * its instrumentation and span creation, no network), in rounds with a rotating order; medians per variant and
+ * scenario, and ratios against no agent paired within each round (see {@link Results}).
+ *
+ * <p>Usage: LoadBench pg|clients|kafka &lt;agent jar&gt; &lt;OpenTelemetry agent jar&gt; &lt;rounds&gt; &lt;java home&gt;
+ */
+public final class LoadBench {
+  /** Library jars the forked app needs, by file name prefix; the rest of the bench class path stays out of it. */
+  private static final List<String> APP_LIBS = List.of("postgresql-", "okhttp-", "okio", "kotlin-stdlib",
+      "httpclient5-", "httpcore5-", "kafka-clients-", "lz4-java-", "snappy-java-", "zstd-jni-", "slf4j-api-");
+  private static final String[] VARIANTS = {"none", "agent", "otel"};
+  private static final long WARM = Long.getLong("bench.warm", 3);
+  private static final long MEASURE = Long.getLong("bench.measure", 5);
+
+  private LoadBench() {}
+
+  public static void main(String[] args) throws Exception {
+    String part = args[0];
+    Path agentJar = Path.of(args[1]);
+    Path otelJar = Path.of(args[2]);
+    int rounds = Integer.parseInt(args[3]);
+    Path java = Path.of(args[4], "bin", "java");
+    if (!Files.isRegularFile(otelJar)) {
+      throw new IllegalStateException(otelJar + " not found: scripts/bench.sh copies it at package time");
+    }
+    try (EtcdCluster etcd = EtcdCluster.single()) {
+      etcd.start();
+      etcd.awaitHealthy(Duration.ofSeconds(20));
+      switch (part) {
+        case "pg":
+          pg(new Launcher(java, agentJar, otelJar, etcd.endpoints(), "bench-pg", ""), rounds);
+          break;
+        case "clients":
+          clients(new Launcher(java, agentJar, otelJar, etcd.endpoints(), "bench-http", ""), rounds);
+          break;
+        case "kafka":
+          kafka(new Launcher(java, agentJar, otelJar, etcd.endpoints(), "bench-kafka", ""), rounds);
+          break;
+        default:
+          throw new IllegalArgumentException("unknown part " + part);
+      }
+    }
+  }
+
+  private static void pg(Launcher launcher, int rounds) throws Exception {
+    try (PostgresServer pg = PostgresServer.start()) {
+      try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+        for (String t : List.of("bench_plain", "bench_fenced")) {
+          s.execute("CREATE TABLE " + t + " (id INT PRIMARY KEY, v BIGINT NOT NULL)");
+          s.execute("INSERT INTO " + t + " SELECT g, 0 FROM generate_series(1, 8) g");
+        }
+        // The same lock as the agent's: the fence checks the session's lock name, then its token.
+        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("bench_fenced"), launcher.lock, false, false));
+      }
+      // Without our agent, writes to the fenced table fail (FN002, no token): those variants run the plain table only.
+      Map<String, List<String>> scenarios = new LinkedHashMap<>();
+      scenarios.put("none", List.of("bench_plain:1", "bench_plain:4"));
+      scenarios.put("agent", List.of("bench_plain:1", "bench_plain:4", "bench_fenced:1", "bench_fenced:4"));
+      scenarios.put("otel", List.of("bench_plain:1", "bench_plain:4"));
+      Results r = new Results(rounds);
+      for (int round = 0; round < rounds; round++) {
+        for (String v : order(round)) {
+          // Each run starts from the same table state, not from the dead row versions of the runs before it.
+          try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+            s.execute("VACUUM bench_plain, bench_fenced");
+          }
+          List<String> a = new ArrayList<>(List.of("pg", pg.jdbcUrl(), Long.toString(WARM), Long.toString(MEASURE)));
+          a.addAll(scenarios.get(v));
+          r.add(round, v, launcher.run(v, a));
+        }
+      }
+      System.out.println("PostgreSQL single-row UPDATE (PreparedStatement, autocommit), loopback; medians of "
+          + rounds + " rounds:");
+      r.table(List.of("bench_plain:1", "bench_plain:4", "bench_fenced:1", "bench_fenced:4"));
+      System.out.println();
+      System.out.println("Within each agent run (paired per round; median, min-max over rounds):");
+      System.out.println("| ratio of UPDATE/s | value | target |");
+      System.out.println("|---|---:|---|");
+      System.out.println("| fenced / unfenced, 1 connection | " + r.pairedRatio("agent", "bench_fenced:1", "agent",
+          "bench_plain:1", 0) + " | ≥ 0.85 |");
+      System.out.println("| fenced / unfenced, 4 connections | " + r.pairedRatio("agent", "bench_fenced:4", "agent",
+          "bench_plain:4", 0) + " | ≥ 0.85 |");
+      System.out.println("| fenced, 4 connections / 1 (same token) | " + r.pairedRatio("agent", "bench_fenced:4",
+          "agent", "bench_fenced:1", 0) + " | ≥ 1.5 |");
+      System.out.println("| unfenced, 4 connections / 1 (agent) | " + r.pairedRatio("agent", "bench_plain:4",
+          "agent", "bench_plain:1", 0) + " | (machine's scaling) |");
+      System.out.println("| unfenced, 4 connections / 1 (no agent) | " + r.pairedRatio("none", "bench_plain:4",
+          "none", "bench_plain:1", 0) + " | (machine's scaling) |");
+    }
+  }
+
+  private static void clients(Launcher launcher, int rounds) throws Exception {
+    Results r = new Results(rounds);
+    for (int round = 0; round < rounds; round++) {
+      for (String v : order(round)) {
+        r.add(round, v, launcher.run(v, List.of("http", Long.toString(WARM), Long.toString(MEASURE), "jdk", "okhttp",
+            "apache")));
+      }
+    }
+    System.out.println("HTTP POST to a loopback JDK HttpServer, one client thread; medians of " + rounds + " rounds:");
+    r.table(List.of("jdk", "okhttp", "apache"));
+  }
+
+  private static void kafka(Launcher launcher, int rounds) throws Exception {
+    Map<String, String> retention = Map.of("log.segment.bytes", "67108864", "log.retention.bytes", "134217728",
+        "log.retention.check.interval.ms", "5000");
+    try (KafkaBroker broker = KafkaBroker.start(retention)) {
+      broker.createTopic("bench", 1);
+      Results r = new Results(rounds);
+      for (int round = 0; round < rounds; round++) {
+        for (String v : order(round)) {
+          r.add(round, v, launcher.run(v, List.of("kafka", broker.bootstrapServers(), "bench", Long.toString(WARM),
+              Long.toString(MEASURE))));
+        }
+      }
+      System.out.println("Kafka producer, 1 KB records, acks=1, one partition, broker in a child JVM; medians of "
+          + rounds + " rounds:");
+      r.table(List.of("kafka-async", "kafka-sync"));
+    }
+  }
+
+  /** The variants in a rotating order: no variant always runs first (the machine warms up, or gets busier). */
+  private static List<String> order(int round) {
+    List<String> o = new ArrayList<>();
+    for (int i = 0; i < VARIANTS.length; i++) {
+      o.add(VARIANTS[(round + i) % VARIANTS.length]);
+    }
+    return o;
+  }
+
+  /** Launches {@link LoadApp} per variant and parses its result lines. */
+  static final class Launcher {
+    final Path java;
+    final Path agentJar;
+    final Path otelJar;
+    final String endpoints;
+    final String lock;
+    final String agentOptions;
+    final String classPath;
+
+    Launcher(Path java, Path agentJar, Path otelJar, String endpoints, String lock, String agentOptions)
+        throws Exception {
+      this.java = java;
+      this.agentJar = agentJar;
+      this.otelJar = otelJar;
+      this.endpoints = endpoints;
+      this.lock = lock;
+      this.agentOptions = agentOptions;
+      this.classPath = appClassPath();
+    }
+
+    List<String> command(String variant, List<String> args) {
+      List<String> c = new ArrayList<>(List.of(java.toString(), "-Xmx512m"));
+      if (variant.equals("agent")) {
+        c.add("-javaagent:" + agentJar + "=lock=" + lock + ",etcd.endpoints=" + endpoints
+            + ",standby=wait,standby.timeout=20s" + agentOptions);
+      } else if (variant.equals("otel")) {
+        c.add("-javaagent:" + otelJar);
+        // Instrumentation and spans as in production, no exporter traffic on this machine.
+        c.addAll(List.of("-Dotel.traces.exporter=none", "-Dotel.metrics.exporter=none", "-Dotel.logs.exporter=none",
+            "-Dotel.javaagent.logging=none", "-Dotel.service.name=bench"));
+      }
+      c.addAll(List.of("-cp", classPath, LoadApp.class.getName()));
+      c.addAll(args);
+      return c;
+    }
+
+    /** Scenario to {ops/s, p50 µs, p99 µs}. */
+    Map<String, long[]> run(String variant, List<String> args) throws Exception {
+      List<String> command = command(variant, args);
+      Path log = Files.createTempFile("load-bench", ".log");
+      Process p = new ProcessBuilder(command).redirectError(log.toFile()).start();
+      try {
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(300, TimeUnit.SECONDS) || p.exitValue() != 0) {
+          throw new IllegalStateException("load app failed (" + variant + "): " + String.join(" ", command) + "\n"
+              + out + Files.readString(log));
+        }
+        Map<String, long[]> m = new LinkedHashMap<>();
+        out.lines().filter(l -> l.startsWith("result ")).forEach(l -> {
+          String[] f = l.split(" ");
+          m.put(f[1], new long[] {Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[4])});
+          System.err.println("  " + variant + " " + l.substring(7));
+        });
+        return m;
+      } finally {
+        p.destroyForcibly();
+        Files.deleteIfExists(log);
+      }
+    }
+
+    static String appClassPath() throws Exception {
+      List<String> cp = new ArrayList<>();
+      cp.add(Path.of(LoadApp.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
+      for (String e : System.getProperty("java.class.path").split(File.pathSeparator)) {
+        String name = Path.of(e).getFileName().toString();
+        if (APP_LIBS.stream().anyMatch(name::startsWith)) {
+          cp.add(e);
+        }
+      }
+      return String.join(File.pathSeparator, cp);
+    }
+  }
+
+  /**
+   * Per variant and scenario, each round's {ops/s, p50, p99}. Absolute values are medians over rounds; ratios are
+   * paired: the median over rounds of (variant / no agent) within the same round, with their min and max, because on
+   * this shared machine the rounds drift more than the differences measured.
+   */
+  static final class Results {
+    final int rounds;
+    final Map<String, Map<String, long[][]>> byVariant = new LinkedHashMap<>();
+
+    Results(int rounds) {
+      this.rounds = rounds;
+    }
+
+    void add(int round, String variant, Map<String, long[]> result) {
+      result.forEach((s, v) -> byVariant.computeIfAbsent(variant, k -> new LinkedHashMap<>())
+          .computeIfAbsent(s, k -> new long[rounds][])[round] = v);
+    }
+
+    private long[][] values(String variant, String scenario) {
+      return byVariant.getOrDefault(variant, Map.of()).get(scenario);
+    }
+
+    double median(String variant, String scenario, int metric) {
+      long[][] rs = values(variant, scenario);
+      if (rs == null) {
+        return Double.NaN;
+      }
+      return median(Arrays.stream(rs).filter(x -> x != null).mapToDouble(x -> x[metric]).toArray());
+    }
+
+    /** "median (min–max)" of the per-round ratios a/b, or "-". */
+    String pairedRatio(String va, String sa, String vb, String sb, int metric) {
+      long[][] a = values(va, sa);
+      long[][] b = values(vb, sb);
+      if (a == null || b == null) {
+        return "-";
+      }
+      double[] q = new double[rounds];
+      int n = 0;
+      for (int r = 0; r < rounds; r++) {
+        if (a[r] != null && b[r] != null && b[r][metric] > 0) {
+          q[n++] = a[r][metric] / (double) b[r][metric];
+        }
+      }
+      if (n == 0) {
+        return "-";
+      }
+      double[] d = Arrays.copyOf(q, n);
+      Arrays.sort(d);
+      return String.format(Locale.ROOT, "%.3f (%.2f–%.2f)", median(d), d[0], d[n - 1]);
+    }
+
+    private static double median(double[] v) {
+      double[] s = v.clone();
+      Arrays.sort(s);
+      return s.length == 0 ? Double.NaN
+          : s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2.0;
+    }
+
+    void table(List<String> scenarios) {
+      System.out.println("| scenario | metric | no agent | agent | agent / no agent | OTel agent | OTel / no agent |");
+      System.out.println("|---|---|---:|---:|---:|---:|---:|");
+      String[] metrics = {"ops/s", "p50 (µs)", "p99 (µs)"};
+      for (String s : scenarios) {
+        for (int m = 0; m < 3; m++) {
+          System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", s, metrics[m],
+              f(median("none", s, m)), f(median("agent", s, m)), pairedRatio("agent", s, "none", s, m),
+              f(median("otel", s, m)), pairedRatio("otel", s, "none", s, m));
+        }
+      }
+      System.out.println("rounds (ops/s): " + byVariant.entrySet().stream().map(e -> e.getKey() + " "
+          + e.getValue().entrySet().stream().map(x -> x.getKey() + "=" + Arrays.stream(x.getValue())
+              .map(v -> v == null ? "-" : Long.toString(v[0])).collect(Collectors.joining("/")))
+              .collect(Collectors.joining(" "))).collect(Collectors.joining("; ")));
+    }
+
+    private static String f(double v) {
+      return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.0f", v);
+    }
+  }
+}
