@@ -78,6 +78,23 @@ class WeakIdentityCacheTest {
     }
   }
 
+  /** Statements prepared once and executed for ever: reads alone drop the entries of collected keys. */
+  @Test
+  void readsAloneExpungeToo() throws Exception {
+    WeakIdentityCache<Object, Boolean> cache = new WeakIdentityCache<>();
+    Object live = new Object();
+    cache.put(live, Boolean.TRUE);
+    for (int i = 0; i < 10_000; i++) {
+      cache.put(new Object(), Boolean.TRUE);
+    }
+    for (int i = 0; i < 50 && cache.sizeWithoutExpunging() > 100; i++) {
+      System.gc();
+      Thread.sleep(20);
+      assertThat(cache.get(live)).isTrue();
+    }
+    assertThat(cache.sizeWithoutExpunging()).isLessThan(100);
+  }
+
   @Test
   void concurrentUseFromManyThreadsKeepsEveryLiveEntry() throws Exception {
     WeakIdentityCache<Object, Integer> cache = new WeakIdentityCache<>();

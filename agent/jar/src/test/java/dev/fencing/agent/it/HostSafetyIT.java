@@ -38,6 +38,8 @@ class HostSafetyIT {
   }
 
   private static final String H2 = "fencing.it.h2.jar";
+  /** One per entry of the agent's per-object caches (statements, connections). */
+  private static final String WEAK_KEY = "dev.fencing.agent.instrumentation.WeakIdentityCache$WeakKey";
 
   @ParameterizedTest
   @MethodSource("javaHomes")
@@ -147,8 +149,17 @@ class HostSafetyIT {
       assertThat(app.run("CHURN " + connections + " " + statements + " UPDATE c SET v = v + 1 WHERE id = 1"))
           .isEqualTo("OK " + connections * statements);
       long churnMs = (System.nanoTime() - start) / 1_000_000;
-      assertThat(app.run("GC")).isEqualTo("OK gc");
-      Map<String, Long> live = histogram(javaHome, app.jvm);
+      // Entries of collected keys are dropped by the agent's next use of its caches (no thread of its own to do it):
+      // collect, run one statement, count; the reference handler may hand over the cleared keys a moment after a GC,
+      // hence a few rounds.
+      Map<String, Long> live = Map.of();
+      for (int round = 0; round < 5; round++) {
+        assertThat(app.run("GC")).isEqualTo("OK gc");
+        live = histogram(javaHome, app.jvm);
+        if (live.getOrDefault(WEAK_KEY, 0L) < 100) {
+          break;
+        }
+      }
       System.out.printf("java %s: %d connections x %d statements in %d ms; live after GC: %s%n",
           AgentProcesses.javaVersion(javaHome), connections, statements, churnMs, live);
       // Every statement went through the hook (and was remembered while it lived) ...
@@ -156,7 +167,7 @@ class HostSafetyIT {
           "fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"bounded\",outcome=\"tagged\"} "
               + (connections * statements + 2) + ".0");
       // ... and neither the agent's entries nor the driver's objects outlive them.
-      assertThat(live.getOrDefault("dev.fencing.agent.instrumentation.WeakIdentityCache$WeakKey", 0L)).isLessThan(100);
+      assertThat(live.getOrDefault(WEAK_KEY, 0L)).isLessThan(100);
       assertThat(live.getOrDefault("org.h2.jdbc.JdbcConnection", 0L)).isLessThan(50);
       assertThat(live.getOrDefault("org.h2.jdbc.JdbcPreparedStatement", 0L)).isLessThan(50);
     }

@@ -209,12 +209,14 @@ public final class JdbcApp {
             break;
           }
           case "GC": {
-            // Collects, then prepares one statement: the agent drops entries of collected keys when it adds one.
+            // Collects, then prepares and runs one statement: the agent drops entries of collected keys as it goes.
             for (int i = 0; i < 3; i++) {
               System.gc();
               Thread.sleep(100);
+              try (PreparedStatement ps = c.prepareStatement("SELECT 1")) {
+                ps.executeQuery().close();
+              }
             }
-            c.prepareStatement("SELECT 1").close();
             System.out.println("OK gc");
             break;
           }
