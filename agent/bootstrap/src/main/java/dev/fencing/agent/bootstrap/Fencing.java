@@ -26,6 +26,23 @@ public final class Fencing {
   }
 
   /**
+   * A hook could not do its part for one call ({@link SideEffectGate#hookFailed}): never throws, never null. The hook
+   * then blocks the call with its library's usual exception, or lets it run untagged, as the decision says.
+   */
+  public static Decision hookFailed(Channel channel, boolean write, Throwable error) {
+    SideEffectGate g = gate;
+    if (g != null) {
+      try {
+        return g.hookFailed(channel, write, error);
+      } catch (Throwable ignored) {
+        // the policy itself failed: the entry point's fail-mode fallback below
+      }
+    }
+    Decision f = fallback;
+    return write || !f.isBlock() ? f : Decision.pass(f.lock());
+  }
+
+  /**
    * The lock and token a side effect made now on this thread would carry (see {@link SideEffectGate#current()}), for
    * span attributes; null before the core starts and on the agent's own threads. No counting, no waiting.
    */

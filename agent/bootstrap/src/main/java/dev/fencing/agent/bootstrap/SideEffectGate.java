@@ -17,4 +17,13 @@ public interface SideEffectGate {
   default Decision current() {
     return null;
   }
+
+  /**
+   * A hook failed to do its part for one call (an exception from the agent's own code, or from an application object
+   * the hook asked something the application did not). Counted and reported (rate-limited); returns what fail-mode
+   * says: block a write (closed) or let it through untagged (open). Reads are never blocked.
+   */
+  default Decision hookFailed(Channel channel, boolean write, Throwable error) {
+    return write ? Decision.block("(unknown)", 0, BlockReason.HOOK_FAILED) : Decision.pass("(unknown)");
+  }
 }

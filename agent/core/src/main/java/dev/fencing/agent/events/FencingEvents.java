@@ -23,6 +23,7 @@ public final class FencingEvents implements SideEffectEvents {
   private static final AgentLog LOG = AgentLog.get(FencingEvents.class);
   private static final int CHANNELS = Channel.values().length;
   private static final int BLOCK_SLOTS = CHANNELS * BlockReason.values().length * 2;
+  private static final int HOOK_SLOTS = BLOCK_SLOTS + CHANNELS * RejectionCounters.Reason.values().length;
 
   private final String lock;
   private final EventRateLimiter limiter;
@@ -35,7 +36,7 @@ public final class FencingEvents implements SideEffectEvents {
 
   FencingEvents(String lock, long intervalNanos, LongSupplier clock, Consumer<String> sink) {
     this.lock = lock;
-    this.limiter = new EventRateLimiter(BLOCK_SLOTS + CHANNELS * RejectionCounters.Reason.values().length, intervalNanos);
+    this.limiter = new EventRateLimiter(HOOK_SLOTS + CHANNELS, intervalNanos);
     this.clock = clock;
     this.sink = sink;
   }
@@ -74,6 +75,21 @@ public final class FencingEvents implements SideEffectEvents {
             ? " (a newer holder has written: this JVM's lease is gone)"
             : " (the side effect reached a fenced resource without a token)")
         + more(suppressed));
+  }
+
+  /**
+   * A hook failed (a bug to report, in the agent or in a library it calls): one warning per channel and interval, with
+   * a count of those left out. Never a span event: the call itself went on, or was blocked as fail-mode says.
+   */
+  @Override
+  public void hookFailed(Channel channel, Throwable error, Decision d) {
+    long suppressed = limiter.tryAcquire(HOOK_SLOTS + channel.ordinal(), clock.getAsLong());
+    if (suppressed == EventRateLimiter.SUPPRESSED) {
+      return;
+    }
+    sink.accept("the " + channel.label() + " hook failed; the call "
+        + (d.isBlock() ? "was blocked (fencing.fail-mode=closed)" : "went on untagged") + ": "
+        + AgentLog.describe(error) + more(suppressed));
   }
 
   private static String more(long suppressed) {

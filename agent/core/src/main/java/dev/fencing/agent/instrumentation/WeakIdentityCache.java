@@ -7,15 +7,21 @@ import java.util.function.Function;
 
 /**
  * Per-object state for objects the application owns (statements, connections): keyed by identity, held weakly so the
- * agent never keeps them alive, and read without locks or allocation (a per-thread lookup key).
+ * agent never keeps them alive, and read without locks or allocation (a per-thread lookup key). Entries whose key was
+ * collected are dropped by the next call of any method, so the map follows the live keys, not the total ever seen.
  */
 public final class WeakIdentityCache<K, V> {
   private final ConcurrentHashMap<Object, V> map = new ConcurrentHashMap<>();
   private final ReferenceQueue<K> queue = new ReferenceQueue<>();
   private final ThreadLocal<LookupKey> lookup = ThreadLocal.withInitial(LookupKey::new);
 
-  /** The value for {@code key}, or null. */
+  /**
+   * The value for {@code key}, or null. Also drops the entries of collected keys: a cache only read from (statements
+   * executed, no new ones prepared) must not keep them until the next put. With nothing collected that is one
+   * volatile read.
+   */
   public V get(K key) {
+    expunge();
     LookupKey k = lookup.get();
     k.set(key);
     try {
@@ -43,6 +49,11 @@ public final class WeakIdentityCache<K, V> {
 
   public int size() {
     expunge();
+    return map.size();
+  }
+
+  /** For tests: the entries, stale ones included. */
+  int sizeWithoutExpunging() {
     return map.size();
   }
 

@@ -115,6 +115,12 @@ public final class FencingSeries {
     }
     all.add(new Series("fencing_rejections", Kind.COUNTER, null,
         "Side effects of this JVM rejected by fences (stale or missing token), as the agent saw them", List.copyOf(rejected)));
+    List<Point> hookFailures = new ArrayList<>();
+    for (Channel c : Channel.values()) {
+      hookFailures.add(Point.ofLong(() -> sideEffects.hookFailures(c), "lock", lock, "channel", c.label()));
+    }
+    all.add(new Series("fencing_hook_failures", Kind.COUNTER, null,
+        "Calls a hook failed to handle (an agent or library bug); fencing.fail-mode decided them", List.copyOf(hookFailures)));
     all.add(new Series("fencing_token_reuse", Kind.COUNTER, null,
         "Grants whose token was not above the highest seen, or came from another etcd cluster",
         List.of(Point.ofLong(state::reuseCount, "lock", lock))));

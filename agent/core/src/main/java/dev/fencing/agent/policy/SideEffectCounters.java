@@ -33,10 +33,15 @@ public final class SideEffectCounters {
   private static final int OUTCOMES = Outcome.values().length;
 
   private final LongAdder[] adders = new LongAdder[Channel.values().length * 2 * OUTCOMES];
+  /** fencing_hook_failures_total, by channel. */
+  private final LongAdder[] hookFailures = new LongAdder[Channel.values().length];
 
   public SideEffectCounters() {
     for (int i = 0; i < adders.length; i++) {
       adders[i] = new LongAdder();
+    }
+    for (int i = 0; i < hookFailures.length; i++) {
+      hookFailures[i] = new LongAdder();
     }
   }
 
@@ -64,5 +69,13 @@ public final class SideEffectCounters {
 
   public long count(Channel channel, boolean fenced, Outcome outcome) {
     return adders[index(channel, fenced, outcome)].sum();
+  }
+
+  void recordHookFailure(Channel channel) {
+    hookFailures[channel.ordinal()].increment();
+  }
+
+  public long hookFailures(Channel channel) {
+    return hookFailures[channel.ordinal()].sum();
   }
 }

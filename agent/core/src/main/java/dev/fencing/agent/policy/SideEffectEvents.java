@@ -11,6 +11,9 @@ public interface SideEffectEvents {
   /** A fence rejected a side effect of this JVM. */
   void rejected(Channel channel, RejectionCounters.Reason reason);
 
+  /** A hook failed for one call; {@code decision} is what fail-mode made of it. */
+  default void hookFailed(Channel channel, Throwable error, Decision decision) {}
+
   SideEffectEvents NONE = new SideEffectEvents() {
     @Override
     public void blocked(Channel channel, boolean fenced, Decision decision) {}

@@ -109,6 +109,21 @@ public final class SideEffectPolicy implements SideEffectGate {
   }
 
   @Override
+  public Decision hookFailed(Channel channel, boolean write, Throwable error) {
+    counters.recordHookFailure(channel);
+    Decision d;
+    if (!write || noLease || ReentryGuard.isAgentThread()) {
+      d = decisions.pass; // reads are never blocked; without a lease or on our own threads nothing would be
+    } else {
+      Decisions c = decisionsFor(state.view().grant());
+      d = failOpen ? c.pass : block(c, BlockReason.HOOK_FAILED);
+      counters.record(channel, false, d);
+    }
+    events.hookFailed(channel, error, d);
+    return d;
+  }
+
+  @Override
   public Decision current() {
     if (ReentryGuard.isAgentThread()) {
       return null;

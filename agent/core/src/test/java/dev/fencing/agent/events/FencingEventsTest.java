@@ -61,4 +61,19 @@ class FencingEventsTest {
     events.blocked(Channel.KAFKA, false, Decision.tag("ledger", 3));
     assertThat(lines).isEmpty();
   }
+
+  @Test
+  void hookFailuresAreOneLinePerChannelAndPeriod() {
+    Decision blocked = Decision.block("ledger", 7, BlockReason.HOOK_FAILED);
+    events.hookFailed(Channel.JDBC, new IllegalStateException("driver bug"), blocked);
+    events.hookFailed(Channel.JDBC, new NoClassDefFoundError("com/x/Y"), blocked);
+    events.hookFailed(Channel.HTTP, new IllegalStateException("oops"), Decision.pass("ledger"));
+    clock.addAndGet(10 * SECOND);
+    events.hookFailed(Channel.JDBC, new NoClassDefFoundError("com/x/Y"), blocked);
+    assertThat(lines).containsExactly(
+        "the jdbc hook failed; the call was blocked (fencing.fail-mode=closed): IllegalStateException driver bug",
+        "the http hook failed; the call went on untagged: IllegalStateException oops",
+        "the jdbc hook failed; the call was blocked (fencing.fail-mode=closed): NoClassDefFoundError com/x/Y"
+            + " [1 more like it since the last such line]");
+  }
 }

@@ -31,7 +31,8 @@ class AgentMetricsTest {
         "fencing_lease_held gauge", "fencing_lease_remaining_seconds gauge", "fencing_token gauge",
         "fencing_token_headroom_ratio gauge", "fencing_lease_acquisitions_total counter",
         "fencing_lease_losses_total counter", "fencing_side_effects_total counter", "fencing_rejections_total counter",
-        "fencing_token_reuse_total counter", "fencing_token_overflow_total counter");
+        "fencing_token_reuse_total counter", "fencing_token_overflow_total counter",
+        "fencing_hook_failures_total counter");
     for (FencingSeries.Series s : metrics.series()) {
       assertThat(samples(s.prometheusName())).as(s.prometheusName()).hasSize(s.points().size());
     }

@@ -588,4 +588,19 @@ class SideEffectPolicyTest {
       dev.fencing.agent.bootstrap.TokenContext.exit(scope);
     }
   }
+
+  // ---- a hook that failed ----
+
+  @Test
+  void aFailedHookBlocksWritesWithFailModeClosedAndLetsThemThroughWithOpen() {
+    arrange(Scenario.HOLDING);
+    RuntimeException bug = new IllegalStateException("driver bug");
+    assertBlock(enforce().hookFailed(Channel.JDBC, true, bug), BlockReason.HOOK_FAILED, TOKEN);
+    assertPass(enforce().hookFailed(Channel.JDBC, false, bug)); // reads are never blocked
+    assertPass(failOpen().hookFailed(Channel.HTTP, true, new NoClassDefFoundError("x")));
+    assertThat(counters.hookFailures(Channel.JDBC)).isEqualTo(2);
+    assertThat(counters.hookFailures(Channel.HTTP)).isEqualTo(1);
+    assertThat(counters.count(Channel.JDBC, false, Outcome.BLOCKED)).isEqualTo(1);
+    assertThat(counters.count(Channel.HTTP, false, Outcome.PASSED)).isEqualTo(1);
+  }
 }

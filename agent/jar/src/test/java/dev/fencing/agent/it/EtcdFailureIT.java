@@ -6,13 +6,17 @@ import dev.fencing.agent.it.AgentProcesses.Agent;
 import dev.fencing.testing.EtcdCluster;
 import dev.fencing.testing.EtcdNode;
 import dev.fencing.testing.Http;
+import dev.fencing.agent.it.JdbcIT.JdbcJvm;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** What etcd failures do to a holder: a dead etcd ends the lease by the local deadline; a dead etcd leader does not. */
+/**
+ * What etcd failures do to a holder: a dead etcd ends the lease by the local deadline; a dead etcd leader does not;
+ * an application's real writes follow the lease through etcd being absent at start, killed mid-run and back.
+ */
 class EtcdFailureIT {
   static List<Path> javaHomes() {
     return AgentProcesses.javaHomes();
@@ -100,6 +104,76 @@ class EtcdFailureIT {
         String took = standby.awaitState("HOLDING", Duration.ofSeconds(5));
         assertThat((System.nanoTime() - closed) / 1_000_000).as("takeover after a clean exit, ms").isLessThan(6000);
         assertThat(Long.parseLong(Http.jsonField(took, "token"))).isGreaterThan(token);
+      }
+    }
+  }
+
+  /**
+   * etcd absent when the applications start, then up, then SIGKILLed mid-run, then back: the applications never stop
+   * answering; their writes are blocked (closed) or let through untagged (open) while the agent never held a lease,
+   * carry the token while it holds one, are blocked with FN003 once the lease has expired (in both fail-modes: a lost
+   * lease is no agent failure, DESIGN.md section 4), and carry a new, higher token once etcd is back.
+   */
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void applicationWritesFollowTheLeaseThroughEtcdAbsentAtStartKilledMidRunAndBack(Path javaHome) throws Exception {
+    String args = ",lease.ttl=3s,lease.safety-margin=500ms,etcd.timeout=1s,etcd.endpoints=";
+    String url = "jdbc:h2:mem:outage;DB_CLOSE_DELAY=-1";
+    try (EtcdCluster etcd = EtcdCluster.single()) {
+      for (EtcdNode node : etcd.nodes()) {
+        node.kill();
+      }
+      try (JdbcJvm closed = new JdbcJvm(javaHome, "outage-closed", "lock=outage-closed" + args + etcd.endpoints(), url,
+              JdbcIT.classpath("fencing.it.h2.jar"));
+          JdbcJvm open = new JdbcJvm(javaHome, "outage-open", "lock=outage-open,fail-mode=open" + args + etcd.endpoints(),
+              url, JdbcIT.classpath("fencing.it.h2.jar"))) {
+        Http.awaitStatus(closed.port, "\"state\":\"FAILED\"", Duration.ofSeconds(15));
+        Http.awaitStatus(open.port, "\"state\":\"FAILED\"", Duration.ofSeconds(15));
+        assertThat(closed.run("SQL CREATE TABLE t(v INT)")).startsWith("ERR FN003").contains("could not start");
+        assertThat(open.run("SQL CREATE TABLE t(v INT)")).startsWith("OK");
+        assertThat(open.run("SQL INSERT INTO t VALUES (1)")).isEqualTo("OK 1");
+        assertThat(open.run("QUERY SELECT @fencing_token")).isEqualTo("ROW null"); // untagged
+
+        etcd.start();
+        long[] tokens = new long[2];
+        int i = 0;
+        for (JdbcJvm app : List.of(closed, open)) {
+          tokens[i++] = Long.parseLong(Http.jsonField(
+              Http.awaitStatus(app.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(20)), "token"));
+        }
+        assertThat(closed.run("SQL CREATE TABLE t(v INT)")).startsWith("OK");
+        i = 0;
+        for (JdbcJvm app : List.of(closed, open)) {
+          assertThat(app.run("SQL INSERT INTO t VALUES (2)")).isEqualTo("OK 1");
+          assertThat(app.run("QUERY SELECT @fencing_token")).isEqualTo("ROW " + tokens[i++]);
+        }
+
+        for (EtcdNode node : etcd.nodes()) {
+          node.kill();
+        }
+        i = 0;
+        for (JdbcJvm app : List.of(closed, open)) {
+          Http.awaitStatus(app.port, "\"state\":\"EXPIRED\"", Duration.ofSeconds(10));
+          assertThat(app.run("SQL INSERT INTO t VALUES (3)")).startsWith("ERR FN003 Fencing Agent blocked a jdbc side "
+              + "effect: lock 'outage-" + (i == 0 ? "closed" : "open") + "', token " + tokens[i]).contains("expired");
+          assertThat(app.run("PREP DELETE FROM t")).startsWith("ERR FN003");
+          assertThat(app.run("QUERY SELECT count(*) FROM t")).isEqualTo(i == 0 ? "ROW 1" : "ROW 2"); // reads go on
+          i++;
+        }
+
+        etcd.start();
+        i = 0;
+        for (JdbcJvm app : List.of(closed, open)) {
+          String again = Http.awaitStatus(app.port, "\"acquisitionsTotal\":2", Duration.ofSeconds(30));
+          long newToken = Long.parseLong(Http.jsonField(again, "token"));
+          assertThat(newToken).isGreaterThan(tokens[i++]);
+          Http.awaitStatus(app.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(10));
+          assertThat(app.run("SQL INSERT INTO t VALUES (4)")).isEqualTo("OK 1");
+          assertThat(app.run("QUERY SELECT @fencing_token")).isEqualTo("ROW " + newToken);
+          assertThat(app.jvm.isAlive()).isTrue();
+        }
+        assertThat(Http.get("http://127.0.0.1:" + closed.port + "/metrics"))
+            .contains("fencing_lease_losses_total{lock=\"outage-closed\",reason=\"keepalive_failed\"} 1.0");
       }
     }
   }

@@ -149,7 +149,7 @@ class OtlpExportIT {
       assertThat(holding.metrics().keySet()).containsExactlyInAnyOrder("fencing_lease_held",
           "fencing_lease_remaining_seconds", "fencing_token", "fencing_token_headroom_ratio",
           "fencing_lease_acquisitions", "fencing_lease_losses", "fencing_side_effects", "fencing_rejections",
-          "fencing_token_reuse", "fencing_token_overflow");
+          "fencing_token_reuse", "fencing_token_overflow", "fencing_hook_failures");
       assertThat(holding.value("fencing_token", "lock=otlp")).isEqualTo(Long.parseLong(token));
       assertThat(holding.value("fencing_lease_remaining_seconds", "lock=otlp")).isBetween(0.1, 3.0);
       assertThat(holding.metrics().get("fencing_lease_remaining_seconds").getUnit()).isEqualTo("s");

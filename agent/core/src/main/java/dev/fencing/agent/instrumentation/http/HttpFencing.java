@@ -54,7 +54,13 @@ public final class HttpFencing implements HttpHook {
 
   @Override
   public Decision decide(String method, String scheme, String host, int port) {
-    return Fencing.decide(Channel.HTTP, unsafeMethods.contains(method), fenced(scheme, host, port));
+    boolean write = true;
+    try {
+      write = unsafeMethods.contains(method);
+      return Fencing.decide(Channel.HTTP, write, fenced(scheme, host, port));
+    } catch (Throwable t) {
+      return Fencing.hookFailed(Channel.HTTP, write, t); // never an error the request would not have had
+    }
   }
 
   boolean fenced(String scheme, String host, int port) {

@@ -9,7 +9,7 @@ import java.net.http.HttpResponse;
 
 /**
  * An ordinary JDK HttpClient application (no fencing code) driven over stdin: {@code SEND <method> <url>} (send) or
- * {@code ASYNC <method> <url>} (sendAsync), or {@code URLC <method> <url>} (HttpURLConnection). Prints {@code STATUS <code>} or {@code ERR <exception>: <message>}.
+ * {@code ASYNC <method> <url>} (sendAsync), or {@code URLC <method> <url>} (HttpURLConnection), or {@code CHURN <n> <url>} (n POSTs, then GC). Prints {@code STATUS <code>} or {@code ERR <exception>: <message>}.
  */
 public final class HttpApp {
   private HttpApp() {}
@@ -41,6 +41,25 @@ public final class HttpApp {
     String line;
     while ((line = in.readLine()) != null) {
       String[] p = line.split(" ");
+      if (p[0].equals("CHURN")) {
+        // CHURN <n> <url>: n POSTs, each a new request object, sent and dropped. Then collects.
+        int ok = 0;
+        try {
+          for (int i = 0; i < Integer.parseInt(p[1]); i++) {
+            HttpRequest r = HttpRequest.newBuilder(URI.create(p[2])).POST(HttpRequest.BodyPublishers.ofString("x")).build();
+            ok += client.send(r, HttpResponse.BodyHandlers.discarding()).statusCode() == 200 ? 1 : 0;
+          }
+          for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(100);
+          }
+          System.out.println("STATUS churned " + ok);
+        } catch (Exception e) {
+          System.out.println("ERR " + e.getClass().getName() + ": " + e.getMessage());
+        }
+        System.out.flush();
+        continue;
+      }
       if (p[0].equals("URLC")) {
         urlConnection(p[1], p[2]);
         continue;

@@ -13,7 +13,9 @@ import java.sql.Statement;
  * An ordinary JDBC application (no fencing code) driven line by line on stdin, so a test can make it write, read,
  * pause and write again. Commands: {@code SQL <statement>} (Statement.execute), {@code PREP <statement>}
  * (PreparedStatement), {@code BATCH <stmt>;<stmt>...}, {@code TXN <stmt>;<stmt>...} (one transaction), {@code LOAD <threads> <millis>} (throughput), {@code QUERY <select>} (prints the first column of the first
- * row), {@code POOL <write>|<query>} (HikariCP, the 4 other pooled connections at once). Prints {@code OK <n>}, {@code ROW <value>} or {@code ERR <sqlstate> <message>} per command.
+ * row), {@code POOL <write>|<query>} (HikariCP, the 4 other pooled connections at once), {@code FAULTY <runtime|error> <sql>}
+ * (a statement whose getConnection() throws), {@code CHURN <connections> <statements> <sql>} (short-lived connections
+ * and statements), {@code GC}. Prints {@code OK <n>}, {@code ROW <value>} or {@code ERR <sqlstate> <message>} per command.
  */
 public final class JdbcApp {
   private JdbcApp() {}
@@ -52,6 +54,27 @@ public final class JdbcApp {
       throw failure.get();
     }
     return done.sum() * 1000 / millis;
+  }
+
+  /**
+   * {@code real}, except that getConnection() throws: a driver (or a wrapper) breaking the JDBC contract in a method
+   * only the agent calls. A dynamic proxy, which the agent instruments like any other Statement implementation.
+   */
+  private static Statement faulty(Statement real, String failure) {
+    return (Statement) java.lang.reflect.Proxy.newProxyInstance(JdbcApp.class.getClassLoader(),
+        new Class<?>[] {Statement.class}, (proxy, method, methodArgs) -> {
+          if (method.getName().equals("getConnection")) {
+            if (failure.equals("error")) {
+              throw new NoClassDefFoundError("com/example/driver/Missing");
+            }
+            throw new IllegalStateException("driver bug: no connection");
+          }
+          try {
+            return method.invoke(real, methodArgs);
+          } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
   }
 
   public static void main(String[] args) throws Exception {
@@ -156,6 +179,45 @@ public final class JdbcApp {
               }
             }
             System.out.println("ROW " + tokens);
+            break;
+          }
+          case "FAULTY": {
+            // FAULTY <runtime|error> <sql>: through a statement whose getConnection() (which the application never
+            // calls, the agent does) throws an IllegalStateException or a NoClassDefFoundError.
+            String[] p = arg.split(" ", 2);
+            try (Statement s = faulty(c.createStatement(), p[0])) {
+              s.execute(p[1]);
+              System.out.println("OK " + s.getUpdateCount());
+            }
+            break;
+          }
+          case "CHURN": {
+            // CHURN <connections> <statements per connection> <sql>: each on a fresh connection and prepared
+            // statement, closed and dropped, as a pooled or short-lived application would.
+            String[] p = arg.split(" ", 3);
+            int n = 0;
+            for (int i = 0; i < Integer.parseInt(p[0]); i++) {
+              try (Connection cc = DriverManager.getConnection(args[0])) {
+                for (int j = 0; j < Integer.parseInt(p[1]); j++) {
+                  try (PreparedStatement ps = cc.prepareStatement(p[2])) {
+                    n += ps.executeUpdate();
+                  }
+                }
+              }
+            }
+            System.out.println("OK " + n);
+            break;
+          }
+          case "GC": {
+            // Collects, then prepares and runs one statement: the agent drops entries of collected keys as it goes.
+            for (int i = 0; i < 3; i++) {
+              System.gc();
+              Thread.sleep(100);
+              try (PreparedStatement ps = c.prepareStatement("SELECT 1")) {
+                ps.executeQuery().close();
+              }
+            }
+            System.out.println("OK gc");
             break;
           }
           default:

@@ -30,6 +30,9 @@ final class JdbcFencing implements JdbcHook {
   static final String STALE_SQLSTATE = "FN001";
   static final String MISSING_SQLSTATE = "FN002";
 
+  /** Fence detection results kept per JDBC URL, at most. */
+  static final int MAX_REMEMBERED_URLS = 256;
+
   private static final AgentLog LOG = AgentLog.get(JdbcFencing.class);
 
   /** {@link #beforeExecute} results: not entered (agent thread), nested in another hooked call, outermost. */
@@ -57,7 +60,6 @@ final class JdbcFencing implements JdbcHook {
   private final ConcurrentHashMap<String, Boolean> fencedByUrl = new ConcurrentHashMap<>();
   private final List<String> fencedUrlPrefixes;
   private final RejectionCounters rejections;
-  private volatile boolean warned;
 
   JdbcFencing(List<String> fencedUrlPrefixes, RejectionCounters rejections) {
     this.fencedUrlPrefixes = fencedUrlPrefixes;
@@ -81,8 +83,8 @@ final class JdbcFencing implements JdbcHook {
       // The outermost call decides and counts.
       return NESTED;
     }
+    boolean write = true; // until classified: a call the hook could not look at counts as a write
     try {
-      boolean write;
       if (kind == SQL) {
         SqlClassifier.Kind k = SqlClassifier.classify(sql);
         if (k == SqlClassifier.Kind.CONTROL) {
@@ -118,17 +120,27 @@ final class JdbcFencing implements JdbcHook {
       if (BLOCKED_SQLSTATE.equals(e.getSQLState())) {
         throw e;
       }
-      return failed(e);
-    } catch (RuntimeException e) {
-      return failed(e);
+      // The driver refused to answer about this statement or connection (closed, transaction aborted): the
+      // application's own call meets the same state and gets the driver's own error. Not an agent failure.
+      LOG.debug("JDBC hook could not inspect a statement, letting it run: " + AgentLog.describe(e));
+      return OUTERMOST;
+    } catch (Throwable t) {
+      // Whatever it is (a driver's RuntimeException, a LinkageError, our own bug), it must not reach the application
+      // as an error its call would not have had, nor leave the re-entry guard entered (every later statement on this
+      // thread would then be taken for a nested call, and neither counted nor blocked).
+      return failed(write, t);
     }
   }
 
-  /** The agent could not do its part (closed connection, odd driver): never the application's problem. */
-  private int failed(Exception e) {
-    if (!warned) {
-      warned = true;
-      LOG.warn("JDBC hook could not inspect a statement; letting it run", e);
+  /**
+   * The hook could not do its part (a driver throwing what JDBC does not allow, a bug): counted and logged (rate-limited) by
+   * the policy, and fail-mode decides: the call is blocked with the usual FN003 SQLException, or runs untagged.
+   */
+  private int failed(boolean write, Throwable error) throws SQLException {
+    Decision d = Fencing.hookFailed(Channel.JDBC, write, error);
+    if (d.isBlock()) {
+      ReentryGuard.exit();
+      throw new SQLException(d.blockMessage(Channel.JDBC), BLOCKED_SQLSTATE, error);
     }
     return OUTERMOST;
   }
@@ -147,8 +159,8 @@ final class JdbcFencing implements JdbcHook {
         if (s != null) {
           s.carriedToken = UNKNOWN_TOKEN;
         }
-      } catch (SQLException | RuntimeException ignored) {
-        // closed statement: nothing to forget
+      } catch (Throwable ignored) {
+        // closed statement, or a driver failing oddly: nothing to forget, and the application's call is over
       }
     }
   }
@@ -224,7 +236,9 @@ final class JdbcFencing implements JdbcHook {
     } catch (SQLException e) {
       LOG.debug("fence detection failed for " + url + ": " + AgentLog.describe(e));
     }
-    fencedByUrl.put(url, detected);
+    if (fencedByUrl.size() < MAX_REMEMBERED_URLS) {
+      fencedByUrl.put(url, detected); // bounded: an application making up URLs (per-tenant, per-test) costs one query per new session, not memory
+    }
     LOG.info("JDBC destination " + url + " is " + (detected ? "fenced (fence table found)" : "not fenced"));
     return detected;
   }
