@@ -122,6 +122,13 @@ public final class EtcdLeaseProvider implements LeaseProvider {
   }
 
   @Override
+  public long revision(Duration timeout) throws Exception {
+    // A linearizable read (jetcd's default) of any key: its header carries the store's current revision.
+    return client.getKVClient().get(bytes(keyPrefix)).get(timeout.toMillis(), TimeUnit.MILLISECONDS).getHeader()
+        .getRevision();
+  }
+
+  @Override
   public Optional<Holder> holder(String lock, Duration timeout) throws Exception {
     long ms = timeout.toMillis();
     try {
