@@ -140,7 +140,9 @@ public final class EtcdLeaseProvider implements LeaseProvider {
           : client.getLeaseClient().timeToLive(kv.getLease(), LeaseOption.DEFAULT).get(ms, TimeUnit.MILLISECONDS).getTTL();
       return Optional.of(new Holder(kv.getValue().toString(StandardCharsets.UTF_8), kv.getCreateRevision(), kv.getLease(), ttl));
     } catch (java.util.concurrent.ExecutionException e) {
-      if (String.valueOf(e.getCause()).contains("no leader")) {
+      // jetcd fails the leader call with NoLeaderException when nobody holds the lock (its message varies).
+      if (e.getCause() instanceof io.etcd.jetcd.election.NoLeaderException
+          || String.valueOf(e.getCause()).contains("no leader")) {
         return Optional.empty();
       }
       throw e;
