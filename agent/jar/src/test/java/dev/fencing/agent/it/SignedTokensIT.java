@@ -97,6 +97,27 @@ class SignedTokensIT {
 
   @ParameterizedTest
   @MethodSource("javaHomes")
+  void jdbcSessionsCarryTheSignatureBesideTheToken(Path javaHome) throws Exception {
+    byte[] raw = new byte[48];
+    new java.security.SecureRandom().nextBytes(raw);
+    Path keyFile = Files.writeString(dir.resolve("jdbc.key"), Base64.getUrlEncoder().encodeToString(raw));
+    TokenSignature key = TokenSignature.load(keyFile);
+    try (EtcdCluster etcd = EtcdCluster.single();
+        JdbcIT.JdbcJvm app = new JdbcIT.JdbcJvm(javaHome, "signed-jdbc", "lock=signed,signing.key-file=" + keyFile
+            + ",etcd.endpoints=" + etcd.endpoints(), "jdbc:h2:mem:signed;DB_CLOSE_DELAY=-1",
+            JdbcIT.classpath("fencing.it.h2.jar"))) {
+      long token = Long.parseLong(Http.jsonField(
+          Http.awaitStatus(app.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token"));
+      assertThat(app.run("SQL CREATE TABLE account (id INT PRIMARY KEY, balance INT)")).startsWith("OK");
+      assertThat(app.run("QUERY SELECT @fencing_token")).isEqualTo("ROW " + token);
+      String row = app.run("QUERY SELECT @fencing_signature");
+      assertThat(row).startsWith("ROW ");
+      assertThat(key.verify("signed", token, row.substring(4))).as(row).isTrue();
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("javaHomes")
   void aTooShortKeyFileIsAStartupErrorAndSideEffectsAreBlocked(Path javaHome) throws Exception {
     Path keyFile = Files.writeString(dir.resolve("short.key"), Base64.getEncoder().encodeToString(new byte[16]));
     int port = Ports.freePort();
