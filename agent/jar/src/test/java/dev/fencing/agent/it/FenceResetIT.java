@@ -84,12 +84,14 @@ class FenceResetIT {
 
         String done = fence(concat(base, "--lower"));
         assertThat(done).startsWith("0 ");
-        String audit = done.lines().filter(l -> l.startsWith("fencing-audit: ")).findFirst().orElseThrow();
+        // fence() puts the exit code in front of the output: "0 fencing-audit: ..."
+        String audit = done.lines().filter(l -> l.contains("fencing-audit: ")).findFirst().orElseThrow(
+            () -> new AssertionError("no audit line in: " + done));
         assertThat(audit).contains("fence reset at=").contains(" by=").contains(" lock=ledger ")
             .contains(" old=9223372036854775807 new=" + token + " outcome=lowered")
             .contains("coordinator=(holder ").contains(" token " + token + ")")
             .contains("target=" + pg.jdbcUrl().split("\\?")[0] + " fencing_fence").doesNotContain("user=");
-        assertThat(done.lines().filter(l -> l.startsWith("fencing-audit"))).hasSize(1);
+        assertThat(done.lines().filter(l -> l.contains("fencing-audit"))).hasSize(1);
         assertThat(fenceToken(url)).isEqualTo(token);
 
         // The legitimate holder writes again.
