@@ -14,8 +14,14 @@ public final class Decision {
   private final String tokenText;
   private final BlockReason reason;
   private final boolean observed;
+  private final String signature;
 
   private Decision(Kind kind, String lock, long token, BlockReason reason, boolean observed) {
+    this(kind, lock, token, reason, observed, null);
+  }
+
+  private Decision(Kind kind, String lock, long token, BlockReason reason, boolean observed, String signature) {
+    this.signature = signature;
     this.kind = kind;
     this.lock = lock;
     this.token = token;
@@ -27,6 +33,16 @@ public final class Decision {
   /** Tag the call with this lock and token. */
   public static Decision tag(String lock, long token) {
     return new Decision(Kind.TAG, lock, token, null, false);
+  }
+
+  /** Tag the call with this lock, token and the token's signature (null: unsigned). */
+  public static Decision tag(String lock, long token, String signature) {
+    return new Decision(Kind.TAG, lock, token, null, false, signature);
+  }
+
+  /** As {@link #observedBlock(String, long, BlockReason)}, carrying the token's signature (null: unsigned). */
+  public static Decision observedBlock(String lock, long token, BlockReason reason, String signature) {
+    return new Decision(token > 0 ? Kind.TAG : Kind.PASS, lock, token, reason, true, token > 0 ? signature : null);
   }
 
   /** Observe mode: tag (or pass, when there is no token) a call that enforce mode would block for {@code reason}. */
@@ -68,6 +84,15 @@ public final class Decision {
   /** The token as the decimal text carried in headers and session variables; null when there is none. */
   public String tokenText() {
     return tokenText;
+  }
+
+  /**
+   * The signature of (lock, token) to carry beside the token (HTTP {@code Fencing-Signature}, Kafka
+   * {@code fencing-signature}, the session's {@code fencing.signature}); null when tokens are not signed, and then
+   * nothing extra is sent.
+   */
+  public String signature() {
+    return signature;
   }
 
   /** Why the call is blocked (BLOCK), or would be in enforce mode (observed); null otherwise. */

@@ -9,6 +9,8 @@ public interface HttpHook {
   String TOKEN_HEADER = "Fencing-Token";
   /** Request header carrying the lock name. */
   String LOCK_HEADER = "Fencing-Lock";
+  /** Request header carrying the token's signature when fencing.signing.key-file is set (absent otherwise). */
+  String SIGNATURE_HEADER = "Fencing-Signature";
   /** Response header a fence sets on a 409 for a stale token. */
   String REJECTED_HEADER = "Fencing-Rejected";
 

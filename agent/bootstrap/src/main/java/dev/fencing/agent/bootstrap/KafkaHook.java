@@ -9,6 +9,8 @@ public interface KafkaHook {
   String TOKEN_HEADER = "fencing-token";
   /** Record header carrying the lock name as UTF-8. */
   String LOCK_HEADER = "fencing-lock";
+  /** Record header carrying the token's signature (ASCII) when fencing.signing.key-file is set (absent otherwise). */
+  String SIGNATURE_HEADER = "fencing-signature";
 
   /**
    * Decides for one record sent to {@code topic}. Never null; a block decision is turned into the producer's own error

@@ -31,15 +31,26 @@ public final class TokenContext {
    * request returns null too).
    */
   public static Object enter(String lock, String token) {
+    return enter(lock, token, null);
+  }
+
+  /**
+   * As {@link #enter(String, String)}, with the inbound signature of (lock, token), carried on unchanged by the work's
+   * own side effects (this JVM cannot sign another holder's token; the fences verify it). A signature that is not 43
+   * base64url characters is dropped (the downstream fence then sees none). Verification is the fences' job.
+   */
+  public static Object enter(String lock, String token, String signature) {
     long t = parseToken(token);
     if (t <= 0 || !validLock(lock)) {
       return null;
     }
+    String s = wellFormedSignature(signature) ? signature : null;
     Decision previous = CURRENT.get();
-    if (previous != null && previous.token() == t && previous.lock().equals(lock)) {
+    if (previous != null && previous.token() == t && previous.lock().equals(lock)
+        && (s == null ? previous.signature() == null : s.equals(previous.signature()))) {
       return null; // nested entry for the same request (filter chains, servlet forwarding)
     }
-    CURRENT.set(Decision.tag(lock, t));
+    CURRENT.set(Decision.tag(lock, t, s));
     return previous == null ? NONE : previous;
   }
 
@@ -101,6 +112,21 @@ public final class TokenContext {
       value = value * 10 + digit;
     }
     return value > 0 ? value : -1;
+  }
+
+  /** 43 characters of base64url: the shape of a signature (HMAC-SHA256, no padding); header-safe. */
+  static boolean wellFormedSignature(String s) {
+    if (s == null || s.length() != 43) {
+      return false;
+    }
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+      if (!ok) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The lock-name rule of fencing.lock: 1..128 of [A-Za-z0-9._-]. */

@@ -13,6 +13,7 @@ public final class WithoutFencingHeaders implements BiPredicate<String, String> 
 
   @Override
   public boolean test(String name, String value) {
-    return !HttpHook.TOKEN_HEADER.equalsIgnoreCase(name) && !HttpHook.LOCK_HEADER.equalsIgnoreCase(name);
+    return !HttpHook.TOKEN_HEADER.equalsIgnoreCase(name) && !HttpHook.LOCK_HEADER.equalsIgnoreCase(name)
+        && !HttpHook.SIGNATURE_HEADER.equalsIgnoreCase(name);
   }
 }

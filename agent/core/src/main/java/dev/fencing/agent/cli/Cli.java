@@ -10,7 +10,7 @@ import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.Optional;
 
-/** {@code java -jar fencing-agent.jar <command>}: doctor, config, --help. Returns the process exit code. */
+/** {@code java -jar fencing-agent.jar <command>}: doctor, sql, fence, config, --help. Returns the process exit code. */
 public final class Cli {
   private Cli() {}
 
@@ -26,6 +26,8 @@ public final class Cli {
         return doctor(rest, out);
       case "sql":
         return dev.fencing.fence.sql.SqlFenceCli.run(rest, out);
+      case "fence":
+        return FenceResetCli.run(rest, out);
       case "config":
         out.print(ConfigKey.markdownTable());
         return 0;
@@ -50,6 +52,7 @@ public final class Cli {
     out.println("Commands:     java -jar fencing-agent.jar <command> [key=value ...]");
     out.println("  doctor      check the configuration and etcd, show who holds the lock and its token; exit 0 if healthy, 1 if not");
     out.println("  sql         print, install or uninstall the SQL fence on a table: sql print|install|uninstall --help");
+    out.println("  fence       fence reset: set a poisoned fence back to the coordinator's token, with an audit line: fence --help");
     out.println("  config      print the configuration reference (Markdown)");
     out.println("  --help      this text");
     out.println();

@@ -116,6 +116,11 @@ public final class AgentConfig {
     return (Long) get(ConfigKey.TOKEN_MAX);
   }
 
+  /** The key tokens are signed with (fencing.signing.key-file); null when tokens go unsigned. */
+  public dev.fencing.fence.sql.TokenSignature signingKey() {
+    return get(ConfigKey.SIGNING_KEY_FILE);
+  }
+
   public Path stateDir() {
     return get(ConfigKey.STATE_DIR);
   }

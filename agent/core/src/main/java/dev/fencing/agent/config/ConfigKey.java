@@ -29,6 +29,7 @@ public enum ConfigKey {
   FENCED_HTTP("fenced.http", "host:port list", "(none)", "HTTP destinations that check tokens (host:port, or host for any port), comma-separated: after expiry they still get the last token, unfenced ones get nothing."),
   UNSAFE_HTTP_METHODS("unsafe-http-methods", "method list", "POST,PUT,PATCH,DELETE", "HTTP methods that are side effects (blocked when the policy blocks); other methods pass, tagged while the lease is valid."),
   FENCED_KAFKA("fenced.kafka", "topic list", "(none)", "Kafka topics whose consumers check tokens, comma-separated names or globs (* matches any run of characters, e.g. ledger-*): after expiry their records still carry the last token, records to other topics are blocked."),
+  SIGNING_KEY_FILE("signing.key-file", "path", "(none)", "File whose first line is a base64 key of at least 32 bytes (openssl rand -base64 32): every token is sent with its HMAC-SHA256 signature (Fencing-Signature, fencing-signature, the session's fencing.signature), and fences holding the same key refuse unsigned or forged tokens. Unreadable or too short: invalid configuration (fail-mode decides)."),
   HOLDER_ID("holder.id", "text", "hostname/pid", "Identity of this process, stored in the lock key and shown by status and doctor."),
   HTTP_PORT("http.port", "port", "(off)", "Port of the agent's HTTP endpoint (GET /status, GET /metrics); 0 picks a free port."),
   HTTP_HOST("http.host", "address", "127.0.0.1", "Address the HTTP endpoint binds to."),

@@ -1,5 +1,6 @@
 package dev.fencing.agent.config;
 
+import dev.fencing.fence.sql.TokenSignature;
 import java.io.IOException;
 import java.io.Reader;
 import java.net.URI;
@@ -210,6 +211,7 @@ public final class ConfigLoader {
     v.put(ConfigKey.UNSAFE_HTTP_METHODS, methods.isEmpty() ? List.of("POST", "PUT", "PATCH", "DELETE")
         : methods.stream().map(m -> m.toUpperCase(Locale.ROOT)).toList());
     v.put(ConfigKey.FENCED_KAFKA, p.topics());
+    v.put(ConfigKey.SIGNING_KEY_FILE, p.signingKey());
     v.put(ConfigKey.HOLDER_ID, p.text(ConfigKey.HOLDER_ID, null)); // default computed off premain, see AgentConfig
     v.put(ConfigKey.HTTP_PORT, p.port());
     v.put(ConfigKey.HTTP_HOST, p.text(ConfigKey.HTTP_HOST, "127.0.0.1"));
@@ -374,6 +376,28 @@ public final class ConfigLoader {
         }
       }
       return methods;
+    }
+
+    /** The signing key read from its file (a small read, in premain: the key must be there before any side effect). */
+    TokenSignature signingKey() {
+      Raw r = raw(ConfigKey.SIGNING_KEY_FILE);
+      if (r == null || r.value.isBlank()) {
+        return null;
+      }
+      Path path;
+      try {
+        path = Paths.get(r.value.trim());
+      } catch (InvalidPathException e) {
+        problem(ConfigKey.SIGNING_KEY_FILE, r, TokenSignature.EXPECTED_FORM + " (" + e.getReason() + ")");
+        return null;
+      }
+      try {
+        return TokenSignature.load(path);
+      } catch (IllegalArgumentException e) {
+        problems.add(ConfigKey.SIGNING_KEY_FILE.property() + "='" + r.value + "' (" + r.source + "): "
+            + e.getMessage());
+        return null;
+      }
     }
 
     Path file(ConfigKey k) {

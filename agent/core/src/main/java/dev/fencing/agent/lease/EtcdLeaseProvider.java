@@ -140,6 +140,13 @@ public final class EtcdLeaseProvider implements LeaseProvider {
   }
 
   @Override
+  public long revision(Duration timeout) throws Exception {
+    // A linearizable read (jetcd's default) of any key: its header carries the store's current revision.
+    return client.getKVClient().get(bytes(keyPrefix)).get(timeout.toMillis(), TimeUnit.MILLISECONDS).getHeader()
+        .getRevision();
+  }
+
+  @Override
   public Optional<Holder> holder(String lock, Duration timeout) throws Exception {
     long ms = timeout.toMillis();
     try {
@@ -151,7 +158,9 @@ public final class EtcdLeaseProvider implements LeaseProvider {
           : client.getLeaseClient().timeToLive(kv.getLease(), LeaseOption.DEFAULT).get(ms, TimeUnit.MILLISECONDS).getTTL();
       return Optional.of(new Holder(kv.getValue().toString(StandardCharsets.UTF_8), kv.getCreateRevision(), kv.getLease(), ttl));
     } catch (java.util.concurrent.ExecutionException e) {
-      if (String.valueOf(e.getCause()).contains("no leader")) {
+      // jetcd fails the leader call with NoLeaderException when nobody holds the lock (its message varies).
+      if (e.getCause() instanceof io.etcd.jetcd.election.NoLeaderException
+          || String.valueOf(e.getCause()).contains("no leader")) {
         return Optional.empty();
       }
       throw e;

@@ -66,6 +66,12 @@ public interface LeaseProvider extends AutoCloseable {
   /** Revokes the lease (deleting the lock key with it); best effort within {@code timeout}. */
   void revoke(long leaseId, Duration timeout);
 
+  /**
+   * The coordinator's current revision (etcd: the store revision). Every lock key created later gets a higher create
+   * revision, so it is a token no past holder exceeds and every future holder does (fence reset with no holder).
+   */
+  long revision(Duration timeout) throws Exception;
+
   /** The current holder of {@code lock}, if any. */
   Optional<Holder> holder(String lock, Duration timeout) throws Exception;
 

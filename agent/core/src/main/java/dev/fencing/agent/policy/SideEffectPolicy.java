@@ -31,11 +31,12 @@ public final class SideEffectPolicy implements SideEffectGate {
     Decisions(String lock, Grant grant) {
       this.grant = grant;
       long token = grant == null ? 0 : grant.token();
-      this.tag = grant == null ? null : Decision.tag(lock, token);
+      String signature = grant == null ? null : grant.signature();
+      this.tag = grant == null ? null : Decision.tag(lock, token, signature);
       this.pass = Decision.pass(lock);
       for (BlockReason r : BlockReason.values()) {
         block[r.ordinal()] = Decision.block(lock, token, r);
-        observed[r.ordinal()] = Decision.observedBlock(lock, token, r);
+        observed[r.ordinal()] = Decision.observedBlock(lock, token, r, signature);
       }
     }
   }

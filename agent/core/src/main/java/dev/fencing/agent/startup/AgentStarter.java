@@ -28,7 +28,8 @@ public final class AgentStarter {
   public static void start(String agentArgs, Instrumentation inst, boolean dynamic, long startNanos) {
     AgentConfig config = ConfigLoader.load(agentArgs);
     AgentLog.setLevel(config.logLevel());
-    TokenState state = new TokenState(config.lock(), config.tokenMax(), HighestTokenStore.in(config.stateDir(), config.lock()));
+    TokenState state = new TokenState(config.lock(), config.tokenMax(),
+        HighestTokenStore.in(config.stateDir(), config.lock()), config.signingKey());
     SideEffectCounters counters = new SideEffectCounters();
     FencingEvents events = new FencingEvents(config.lock(), config.logEventInterval());
     RejectionCounters rejections = new RejectionCounters(events);

@@ -12,10 +12,17 @@ public final class Grant {
   private final boolean reused;
   private final boolean overflow;
   private final long grantedAtNanos;
+  private final String signature;
   private volatile long deadlineNanos;
 
   Grant(String lock, long token, long leaseId, long clusterId, boolean reused, boolean overflow, long grantedAtNanos,
       long deadlineNanos) {
+    this(lock, token, leaseId, clusterId, reused, overflow, grantedAtNanos, deadlineNanos, null);
+  }
+
+  Grant(String lock, long token, long leaseId, long clusterId, boolean reused, boolean overflow, long grantedAtNanos,
+      long deadlineNanos, String signature) {
+    this.signature = signature;
     this.lock = lock;
     this.token = token;
     this.leaseId = leaseId;
@@ -50,6 +57,11 @@ public final class Grant {
   /** The token is above fencing.token.max. */
   public boolean overflow() {
     return overflow;
+  }
+
+  /** The signature of (lock, token) with fencing.signing.key-file, computed once at grant; null without a key. */
+  public String signature() {
+    return signature;
   }
 
   public long grantedAtNanos() {

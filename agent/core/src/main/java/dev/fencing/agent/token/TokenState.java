@@ -1,6 +1,7 @@
 package dev.fencing.agent.token;
 
 import dev.fencing.agent.log.AgentLog;
+import dev.fencing.fence.sql.TokenSignature;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -26,6 +27,7 @@ public final class TokenState {
   private final long tokenMax;
   private final HighestTokenStore store;
   private final LongSupplier clock;
+  private final TokenSignature signer;
   private volatile TokenView view;
 
   private long highestSeen;
@@ -37,10 +39,20 @@ public final class TokenState {
   private final Map<LossReason, LongAdder> losses = new EnumMap<>(LossReason.class);
 
   public TokenState(String lock, long tokenMax, HighestTokenStore store) {
-    this(lock, tokenMax, store, System::nanoTime);
+    this(lock, tokenMax, store, System::nanoTime, null);
+  }
+
+  /** With {@code signer} (fencing.signing.key-file), each grant carries the signature of (lock, token). */
+  public TokenState(String lock, long tokenMax, HighestTokenStore store, TokenSignature signer) {
+    this(lock, tokenMax, store, System::nanoTime, signer);
   }
 
   TokenState(String lock, long tokenMax, HighestTokenStore store, LongSupplier clock) {
+    this(lock, tokenMax, store, clock, null);
+  }
+
+  TokenState(String lock, long tokenMax, HighestTokenStore store, LongSupplier clock, TokenSignature signer) {
+    this.signer = signer;
     this.lock = lock;
     this.tokenMax = tokenMax;
     this.store = store;
@@ -126,7 +138,9 @@ public final class TokenState {
       knownClusterId = clusterId;
     }
     store.save(new HighestTokenStore.Record(highestSeen, knownClusterId));
-    Grant g = new Grant(lock, token, leaseId, clusterId, reused, over, clock.getAsLong(), deadlineNanos);
+    // Signed here, on the lease keeper's thread, once per grant: side effects only read it.
+    String signature = signer == null ? null : signer.sign(lock, token);
+    Grant g = new Grant(lock, token, leaseId, clusterId, reused, over, clock.getAsLong(), deadlineNanos, signature);
     acquisitions.increment();
     set(new TokenView(LeasePhase.HOLDING, g, view.lastLoss(), null));
     notifyAll();

@@ -182,6 +182,31 @@ class ConfigLoaderTest {
     assertOneProblemMentioning(c, "fencing.config.file", missing.toString(), "cannot read");
   }
 
+  @Test
+  void signingKeyFileIsReadAtLoadAndShownByPathOnly() throws IOException {
+    Path key = Files.writeString(dir.resolve("fencing.key"), java.util.Base64.getEncoder().encodeToString(new byte[32]));
+
+    AgentConfig c = load("lock=ledger,signing.key-file=" + key);
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.signingKey()).isNotNull();
+    assertThat(c.display(ConfigKey.SIGNING_KEY_FILE)).isEqualTo(key.toString());
+    assertThat(load("lock=ledger").signingKey()).isNull();
+  }
+
+  @Test
+  void badSigningKeyFilesAreOneProblemNamingKeyPathAndForm() throws IOException {
+    Path shortKey = Files.writeString(dir.resolve("short.key"), java.util.Base64.getEncoder().encodeToString(new byte[8]));
+    Path junk = Files.writeString(dir.resolve("junk.key"), "not base64 at all!");
+    Path missing = dir.resolve("missing.key");
+    for (Path p : new Path[] {shortKey, junk, missing, dir}) {
+      AgentConfig c = load("lock=ledger,signing.key-file=" + p);
+      assertOneProblemMentioning(c, "fencing.signing.key-file", p.toString(), "at least 32 bytes");
+      assertThat(c.valid()).isFalse();
+      assertThat(c.signingKey()).isNull();
+    }
+  }
+
   @ParameterizedTest(name = "{3} wins")
   @CsvSource({
       "true,  true,  true,  agent argument,       7s",

@@ -26,6 +26,7 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -67,6 +68,42 @@ class KafkaProducerIT {
           + "agent/jar), whose kafka-matrix execution copies it from Maven Central");
     }
     return jar;
+  }
+
+  /** With fencing.signing.key-file, each record also carries fencing-signature, which verifies for (lock, token). */
+  @ParameterizedTest(name = "kafka-clients {0} on {1}")
+  @MethodSource("matrix")
+  void withASigningKeyRecordsCarryAVerifyingSignatureOnce(String version, Path javaHome, @TempDir Path dir)
+      throws Exception {
+    String run = version.replace('.', '_') + "-java" + AgentProcesses.javaVersion(javaHome);
+    String topic = "signed-" + run;
+    broker.createTopic(topic, 1);
+    byte[] raw = new byte[32];
+    new java.security.SecureRandom().nextBytes(raw);
+    Path keyFile = Files.writeString(dir.resolve("fencing.key"), java.util.Base64.getEncoder().encodeToString(raw));
+    dev.fencing.fence.sql.TokenSignature key = dev.fencing.fence.sql.TokenSignature.load(keyFile);
+    int port = Ports.freePort();
+    String classpath = AgentProcesses.appClasspath() + File.pathSeparator + clientsJar(version) + File.pathSeparator
+        + System.getProperty("fencing.it.slf4j.jar");
+    try (EtcdCluster etcd = EtcdCluster.single();
+        AgentJvm app = AgentJvm.builder().javaHome(javaHome).name("kafka-signed-" + run)
+            .agentArgs("lock=orders,http.port=" + port + ",signing.key-file=" + keyFile + ",etcd.endpoints="
+                + etcd.endpoints())
+            .classpath(classpath).mainClass(KafkaApp.class.getName()).args(broker.bootstrapServers()).start()) {
+      app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+      AppStdin stdin = AppStdin.marked(app, "> ");
+      long token = Long.parseLong(Http.jsonField(
+          Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token"));
+      assertThat(stdin.run("SEND " + topic + " plain plain")).startsWith("OK 0 ");
+      assertThat(stdin.run("SEND " + topic + " resend resend")).startsWith("OK ");
+      List<ConsumerRecord<String, String>> records = readAll(topic, "read_uncommitted");
+      assertThat(records).isNotEmpty();
+      String signature = key.sign("orders", token);
+      for (ConsumerRecord<String, String> r : records) {
+        assertThat(headers(r)).as("record %s", r.offset()).containsOnlyOnce("fencing-signature=" + signature)
+            .containsOnlyOnce("fencing-token=" + token);
+      }
+    }
   }
 
   @ParameterizedTest(name = "kafka-clients {0} on {1}")

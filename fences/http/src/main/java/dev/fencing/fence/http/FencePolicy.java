@@ -1,5 +1,7 @@
 package dev.fencing.fence.http;
 
+import dev.fencing.fence.sql.TokenSignature;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -33,6 +35,7 @@ public final class FencePolicy {
   private final boolean strict;
   private final boolean permissive;
   private final Duration drainTimeout;
+  private final TokenSignature signingKey;
 
   private FencePolicy(Builder b) {
     if (b.locks.isEmpty()) {
@@ -44,6 +47,7 @@ public final class FencePolicy {
     this.strict = b.strict;
     this.permissive = b.permissive;
     this.drainTimeout = b.drainTimeout;
+    this.signingKey = b.signingKey;
   }
 
   /** A policy for the given locks: every path, the default methods, normal (non-strict, non-permissive) mode. */
@@ -58,7 +62,7 @@ public final class FencePolicy {
   /**
    * A policy from string settings (servlet init parameters, properties): {@code locks} (required), {@code paths},
    * {@code methods} (comma-separated), {@code strict}, {@code permissive} ({@code true}/{@code false}),
-   * {@code drainTimeoutMillis}. An invalid value fails naming the key, the value and the expected form.
+   * {@code drainTimeoutMillis}, {@code signingKeyFile}. An invalid value fails naming the key, the value and the expected form.
    */
   public static FencePolicy fromSettings(Function<String, String> settings) {
     Builder b = new Builder();
@@ -86,6 +90,14 @@ public final class FencePolicy {
             + "': expected a positive number of milliseconds");
       }
     }
+    String keyFile = settings.apply("signingKeyFile");
+    if (keyFile != null && !keyFile.isBlank()) {
+      try {
+        b.signingKey(TokenSignature.load(Path.of(keyFile.trim())));
+      } catch (IllegalArgumentException e) { // InvalidPathException is one
+        throw new IllegalArgumentException("invalid setting signingKeyFile='" + keyFile + "': " + e.getMessage());
+      }
+    }
     return b.build();
   }
 
@@ -111,6 +123,11 @@ public final class FencePolicy {
 
   public Duration drainTimeout() {
     return drainTimeout;
+  }
+
+  /** The key fenced requests' tokens must be signed with; null when the fence accepts unsigned tokens. */
+  public TokenSignature signingKey() {
+    return signingKey;
   }
 
   /**
@@ -156,7 +173,8 @@ public final class FencePolicy {
   @Override
   public String toString() {
     return "locks " + locks + ", paths " + paths + ", methods " + methods + (strict ? ", strict" : "")
-        + (permissive ? ", permissive" : "") + ", drain timeout " + drainTimeout.toMillis() + " ms";
+        + (permissive ? ", permissive" : "") + ", drain timeout " + drainTimeout.toMillis() + " ms"
+        + (signingKey != null ? ", signed tokens only" : "");
   }
 
   private static List<String> split(String list) {
@@ -192,6 +210,7 @@ public final class FencePolicy {
     private boolean strict;
     private boolean permissive;
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
+    private TokenSignature signingKey;
 
     private Builder() {
     }
@@ -261,6 +280,15 @@ public final class FencePolicy {
         throw new IllegalArgumentException("invalid drain timeout " + timeout + ": expected a positive duration");
       }
       this.drainTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Accept only tokens signed with this key ({@code Fencing-Signature}): an unsigned token gets 428, a forged one
+     * 403, before the store is asked. Null (the default) accepts unsigned tokens.
+     */
+    public Builder signingKey(TokenSignature key) {
+      this.signingKey = key;
       return this;
     }
 

@@ -21,7 +21,7 @@ import java.util.Map;
  * The HTTP fence as a Servlet 6 filter (jakarta.servlet). Either construct it with an {@link HttpFence} and register
  * it programmatically (the way to use a {@link JdbcFenceStore}), or declare it in web.xml with init parameters read by
  * {@link FencePolicy#fromSettings} ({@code locks}, {@code paths}, {@code methods}, {@code strict}, {@code permissive},
- * {@code drainTimeoutMillis}) over an {@link InMemoryFenceStore}. Paths are matched inside the web application
+ * {@code drainTimeoutMillis}, {@code signingKeyFile}) over an {@link InMemoryFenceStore}. Paths are matched inside the web application
  * (servlet path plus path info, as decoded and normalised by the container).
  *
  * <p>An admitted request keeps its place in the fence until the filter chain returns, or, when the handler went
@@ -66,7 +66,7 @@ public final class FenceServletFilter implements Filter {
     HttpServletRequest req = (HttpServletRequest) request;
     HttpServletResponse res = (HttpServletResponse) response;
     Decision decision = fence.decide(req.getMethod(), path(req), values(req.getHeaders(TokenHeaders.TOKEN)),
-        values(req.getHeaders(TokenHeaders.LOCK)));
+        values(req.getHeaders(TokenHeaders.LOCK)), values(req.getHeaders(TokenHeaders.SIGNATURE)));
     if (decision.isRejected()) {
       send(res, decision.problem());
       return;

@@ -58,10 +58,20 @@ public final class HttpFence {
    * null when absent). May block: for the first request of a new token, until older requests have drained.
    */
   public Decision decide(String method, String path, List<String> tokenValues, List<String> lockValues) {
+    return decide(method, path, tokenValues, lockValues, null);
+  }
+
+  /**
+   * As {@link #decide(String, String, List, List)}, with the values of {@code Fencing-Signature}: with a signing key
+   * in the policy, a token without a valid signature is refused before the store or the gate is touched.
+   */
+  public Decision decide(String method, String path, List<String> tokenValues, List<String> lockValues,
+      List<String> signatureValues) {
     if (!policy.fences(method, path)) {
       return Decision.PASS;
     }
-    TokenHeaders.Result headers = TokenHeaders.parse(tokenValues, lockValues, policy.locks());
+    TokenHeaders.Result headers = TokenHeaders.verify(TokenHeaders.parse(tokenValues, lockValues, policy.locks()),
+        signatureValues, policy.signingKey());
     if (!headers.isValid()) {
       if (headers.rejection() == Rejection.MISSING_TOKEN && policy.permissive()) {
         return Decision.PASS;

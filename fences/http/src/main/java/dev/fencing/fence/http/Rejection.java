@@ -13,7 +13,14 @@ public enum Rejection {
   /** The fence store failed (e.g. its database is down): fail closed. */
   STORE_UNAVAILABLE(503, "store_unavailable", null, "Fence store unavailable"),
   /** An advancing request waited too long for requests with the older token to finish. */
-  DRAIN_TIMEOUT(503, "drain_timeout", null, "Fence busy draining older requests");
+  DRAIN_TIMEOUT(503, "drain_timeout", null, "Fence busy draining older requests"),
+  /** The fence holds a signing key and the request carries a token without Fencing-Signature. */
+  MISSING_SIGNATURE(428, "missing_signature", "missing-signature", "Missing fencing signature"),
+  /**
+   * The fence holds a signing key and the signature does not verify for (lock, token): forged, corrupted, signed with
+   * another key, malformed or repeated. 403: the token may be well formed, but it is not vouched for.
+   */
+  BAD_SIGNATURE(403, "bad_signature", "bad-signature", "Invalid fencing signature");
 
   /** Problem types are URNs of this prefix, e.g. {@code urn:fencing:problem:stale-token}. */
   public static final String TYPE_PREFIX = "urn:fencing:problem:";

@@ -1,5 +1,6 @@
 package dev.fencing.fence.http;
 
+import dev.fencing.fence.sql.TokenSignature;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -15,6 +16,8 @@ public final class TokenHeaders {
 
   public static final String TOKEN = "Fencing-Token";
   public static final String LOCK = "Fencing-Lock";
+  /** HMAC-SHA256 of (lock, token) in base64url ({@link TokenSignature}); checked by fences that hold the key. */
+  public static final String SIGNATURE = "Fencing-Signature";
   /** Set on every verdict against the token (409, 428, 400): {@code stale-token}, {@code missing-token}, ... */
   public static final String REJECTED = "Fencing-Rejected";
   public static final int MAX_DIGITS = 19;
@@ -61,6 +64,32 @@ public final class TokenHeaders {
       return invalid(null, token, Rejection.UNKNOWN_LOCK, lockProblem(lockValues, locks));
     }
     return new Result(lock, token, null, null);
+  }
+
+  /**
+   * For a fence holding {@code key}: the valid {@code headers} when the only signature value verifies for their (lock,
+   * token), else a {@link Rejection#MISSING_SIGNATURE} or {@link Rejection#BAD_SIGNATURE} verdict. Headers that are
+   * already invalid, and any headers when {@code key} is null, are returned as they are. Runs before the fence store
+   * is asked, so an unsigned or forged token never moves the fence.
+   */
+  public static Result verify(Result headers, List<String> signatureValues, TokenSignature key) {
+    if (key == null || !headers.isValid()) {
+      return headers;
+    }
+    if (signatureValues == null || signatureValues.isEmpty()) {
+      return invalid(headers.lock(), headers.token(), Rejection.MISSING_SIGNATURE, "no " + SIGNATURE + " header: "
+          + "this fence accepts only signed tokens (the agent signs when fencing.signing.key-file is set)");
+    }
+    if (signatureValues.size() > 1) {
+      return invalid(headers.lock(), headers.token(), Rejection.BAD_SIGNATURE, signatureValues.size() + " "
+          + SIGNATURE + " headers: send exactly one");
+    }
+    if (!key.verify(headers.lock(), headers.token(), strip(signatureValues.get(0)))) {
+      return invalid(headers.lock(), headers.token(), Rejection.BAD_SIGNATURE, "the " + SIGNATURE + " of token "
+          + headers.token() + " for lock '" + headers.lock() + "' does not verify with this fence's key: forged, "
+          + "corrupted or signed with another key");
+    }
+    return headers;
   }
 
   /** Why {@code value} (already stripped of surrounding blanks) is not a token, or null when it is one. */

@@ -23,7 +23,7 @@ class FenceMetricsTest {
     assertThat(text.lines().filter(l -> !l.startsWith("#"))).hasSize(Rejection.values().length);
     assertThat(m.samples()).extracting(FenceMetrics.Sample::reason)
         .containsExactly("stale_token", "missing_token", "malformed_token", "unknown_lock", "store_unavailable",
-            "drain_timeout");
+            "drain_timeout", "missing_signature", "bad_signature");
   }
 
   @Test

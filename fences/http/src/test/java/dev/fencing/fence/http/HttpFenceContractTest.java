@@ -2,6 +2,8 @@ package dev.fencing.fence.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.fence.sql.TokenSignature;
+import dev.fencing.testing.Gen;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -145,6 +147,87 @@ abstract class HttpFenceContractTest {
     assertThat(fence.store().current(LOCK)).isEqualTo(3);
     assertThat(backend.entries()).hasSize(1);
     assertThat(fence.metrics().count(LOCK, Rejection.MISSING_TOKEN)).isEqualTo(2);
+  }
+
+  static final TokenSignature KEY = TokenSignature.of("0123456789abcdef0123456789abcdef".getBytes());
+
+  HttpResponse<String> signedPost(FencedServer s, long token, String signature) throws Exception {
+    return post(s, token, TokenHeaders.SIGNATURE, signature);
+  }
+
+  @Test
+  void withASigningKeyOnlySignedTokensPassAndRefusalsNeverMoveTheFence() throws Exception {
+    HttpFence fence = fence(policy().signingKey(KEY));
+    FencedServer s = serve(fence);
+    assertThat(signedPost(s, 10, KEY.sign(LOCK, 10)).statusCode()).isEqualTo(200);
+
+    // Token poisoning: a huge token, unsigned or with a forged signature, never reaches the store.
+    long poison = Long.MAX_VALUE;
+    HttpResponse<String> unsigned = post(s, poison);
+    assertThat(unsigned.statusCode()).isEqualTo(428);
+    assertThat(unsigned.headers().firstValue(TokenHeaders.REJECTED)).hasValue("missing-signature");
+    assertThat(Json.object(unsigned.body())).containsEntry("type", "urn:fencing:problem:missing-signature")
+        .containsEntry("status", 428L).containsEntry("token", poison).containsEntry("currentToken", null);
+    HttpResponse<String> forged = signedPost(s, poison, KEY.sign(LOCK, 10)); // a real signature, of another token
+    assertThat(forged.statusCode()).isEqualTo(403);
+    assertThat(forged.headers().firstValue(TokenHeaders.REJECTED)).hasValue("bad-signature");
+    assertThat(forged.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+    assertThat(Json.object(forged.body())).containsEntry("type", "urn:fencing:problem:bad-signature")
+        .containsEntry("title", "Invalid fencing signature").containsEntry("status", 403L)
+        .containsEntry("lock", LOCK).containsEntry("token", poison);
+    TokenSignature otherKey = TokenSignature.of("another key, another key, another".getBytes());
+    assertThat(signedPost(s, poison, otherKey.sign(LOCK, poison)).statusCode()).isEqualTo(403);
+    assertThat(send(request(s, "POST", "/api/orders", TokenHeaders.TOKEN, "11", TokenHeaders.LOCK, LOCK,
+        TokenHeaders.SIGNATURE, KEY.sign(LOCK, 11), TokenHeaders.SIGNATURE, KEY.sign(LOCK, 11))).statusCode())
+        .as("two signature headers").isEqualTo(403);
+
+    // Seeded malformed signatures: each one 403 bad-signature, the fence stays at 10.
+    Gen gen = new Gen(20261130L);
+    String good = KEY.sign(LOCK, 12);
+    int cases = 0;
+    for (int i = 0; i < 40; i++) {
+      String bad = gen.oneOf(
+          () -> good.substring(0, gen.between(1, 42)),
+          () -> good + "=",
+          () -> good.substring(0, 42) + (good.charAt(42) == 'A' ? 'B' : 'A'),
+          () -> gen.chars('!', '~', 43, 43).replace(',', '.'),
+          () -> gen.chars('A', 'Z', 44, 200),
+          () -> good.replace('-', '+').replace('_', '/') + (good.contains("-") || good.contains("_") ? "" : "+"));
+      if (bad.equals(good) || bad.isBlank()) {
+        continue;
+      }
+      cases++;
+      HttpResponse<String> r;
+      try {
+        r = signedPost(s, 12, bad);
+      } catch (java.io.IOException e) {
+        throw new AssertionError("signature '" + bad + "' (" + bad.length() + " chars)", e);
+      }
+      assertThat(r.statusCode()).as("signature '%s'", bad).isEqualTo(403);
+      assertThat(r.headers().firstValue(TokenHeaders.REJECTED)).as(bad).hasValue("bad-signature");
+      assertThat(fence.store().current(LOCK)).as(bad).isEqualTo(10);
+    }
+    assertThat(backend.entries()).extracting(Backend.Entry::token).containsExactly("10");
+    assertThat(fence.store().current(LOCK)).isEqualTo(10);
+    assertThat(fence.metrics().count(LOCK, Rejection.MISSING_SIGNATURE)).isEqualTo(1);
+    assertThat(fence.metrics().count(LOCK, Rejection.BAD_SIGNATURE)).isEqualTo(3 + cases);
+    assertThat(fence.metrics().prometheusText())
+        .contains("fencing_fence_rejections_total{fence=\"http\",lock=\"ledger\",reason=\"bad_signature\"} "
+            + (3 + cases) + "\n");
+
+    // The legitimate holder's signed writes still go through, and a signed stale token is still a 409.
+    assertThat(signedPost(s, 12, good).statusCode()).isEqualTo(200);
+    assertThat(signedPost(s, 11, KEY.sign(LOCK, 11)).statusCode()).isEqualTo(409);
+    assertThat(fence.store().current(LOCK)).isEqualTo(12);
+  }
+
+  @Test
+  void withoutASigningKeySignaturesAreIgnored() throws Exception {
+    HttpFence fence = fence(policy());
+    FencedServer s = serve(fence);
+    assertThat(post(s, 5).statusCode()).isEqualTo(200);
+    assertThat(signedPost(s, 6, "not a signature").statusCode()).isEqualTo(200);
+    assertThat(fence.store().current(LOCK)).isEqualTo(6);
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.fencing.fence.kafka;
 
 import dev.fencing.fence.http.Rejection;
 import dev.fencing.fence.http.TokenHeaders;
+import dev.fencing.fence.sql.TokenSignature;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,12 +21,31 @@ public final class FencingHeaders {
 
   public static final String TOKEN = "fencing-token";
   public static final String LOCK = "fencing-lock";
+  /** HMAC-SHA256 of (lock, token), base64url: checked when the fence holds a signing key. */
+  public static final String SIGNATURE = "fencing-signature";
+  /** A signature has 43 characters; longer values are bad without being decoded. */
+  static final int MAX_SIGNATURE_BYTES = 64;
   /** Longer token values are malformed without being decoded (TokenHeaders' limit). */
   static final int MAX_TOKEN_BYTES = 64;
   /** Lock names have at most 128 characters: a longer value cannot name a guarded lock. */
   private static final int MAX_LOCK_BYTES = 4 * 128;
 
   private FencingHeaders() {
+  }
+
+  /**
+   * The verdict on a record's headers, with the signature checked when {@code key} is not null (a valid token without
+   * a valid {@code fencing-signature} is then {@code missing_signature} or {@code bad_signature}).
+   */
+  public static TokenHeaders.Result read(Headers headers, Set<String> locks, TokenSignature key) {
+    TokenHeaders.Result r = read(headers, locks);
+    if (key == null || !r.isValid()) {
+      return r;
+    }
+    List<String> signatures = values(headers, SIGNATURE, MAX_SIGNATURE_BYTES);
+    TokenHeaders.Result v = TokenHeaders.verify(r, signatures, key);
+    return v.isValid() ? v : new TokenHeaders.Result(v.lock(), v.token(), v.rejection(),
+        v.detail().replace(TokenHeaders.SIGNATURE, SIGNATURE));
   }
 
   /** The verdict on a record's headers: valid lock and token, or a rejection with its detail. */

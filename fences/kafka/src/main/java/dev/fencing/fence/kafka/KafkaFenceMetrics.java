@@ -31,7 +31,8 @@ public final class KafkaFenceMetrics {
   public static final String UNKNOWN_LOCK = "(unknown)";
   /** The reasons this fence gives (the HTTP fence's, less its drain timeout). */
   public static final List<Rejection> REASONS = List.of(Rejection.STALE_TOKEN, Rejection.MISSING_TOKEN,
-      Rejection.MALFORMED_TOKEN, Rejection.UNKNOWN_LOCK, Rejection.STORE_UNAVAILABLE);
+      Rejection.MALFORMED_TOKEN, Rejection.UNKNOWN_LOCK, Rejection.STORE_UNAVAILABLE, Rejection.MISSING_SIGNATURE,
+      Rejection.BAD_SIGNATURE);
   public static final List<String> OUTCOMES = List.of("sent", "failed");
 
   private static final KafkaFenceMetrics GLOBAL = new KafkaFenceMetrics();

@@ -1,6 +1,8 @@
 package dev.fencing.fence.kafka;
 
 import dev.fencing.fence.http.FencePolicy;
+import dev.fencing.fence.sql.TokenSignature;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -39,6 +41,7 @@ public final class KafkaFenceSettings {
   public static final String DLQ_VALUE_SERIALIZER = PREFIX + "dead-letter.value.serializer";
   public static final String DLQ_PRODUCER_PREFIX = PREFIX + "dead-letter.producer.";
   public static final String MICROMETER = PREFIX + "metrics.micrometer";
+  public static final String SIGNING_KEY_FILE = PREFIX + "signing.key-file";
 
   /** One documented setting: key, default (as shown to users) and one line of meaning. */
   public record Key(String name, String defaultValue, String meaning) {
@@ -53,6 +56,9 @@ public final class KafkaFenceSettings {
       new Key(STRICT, "false", "accept only token > highest seen (per-record tokens), instead of token >= highest seen"),
       new Key(MISSING, "quarantine", "a record without `fencing-token`: `quarantine` (drop or dead-letter, counted "
           + "as `missing_token`) or `pass` (rollout: unfenced producers still get through)"),
+      new Key(SIGNING_KEY_FILE, "(none)", "file holding the key the producers' agents sign tokens with (their "
+          + "`fencing.signing.key-file`): a record whose token has no valid `fencing-signature` is quarantined "
+          + "(`missing_signature`, `bad_signature`) before the store is asked; without it tokens are not verified"),
       new Key(STORE, "jdbc", "where the highest token per lock lives: `jdbc` (durable, shared, the SQL fence's table) "
           + "or `memory` (this JVM only, lost on restart)"),
       new Key(JDBC_URL, "(none)", "JDBC URL of the database holding `fencing_fence`; required for `store=jdbc` "
@@ -108,6 +114,7 @@ public final class KafkaFenceSettings {
       this.policy = FencePolicy.forLocks(list(locks).toArray(String[]::new))
           .strict(bool(config, STRICT, false))
           .permissive(missing == Missing.PASS)
+          .signingKey(signingKey(config))
           .build();
     } catch (IllegalArgumentException e) {
       throw new ConfigException(LOCKS, locks, e.getMessage());
@@ -298,6 +305,18 @@ public final class KafkaFenceSettings {
     }
     throw new ConfigException(key, v, "expected one of " + Arrays.stream(type.getEnumConstants())
         .map(e -> e.name().toLowerCase(Locale.ROOT)).collect(Collectors.joining(", ")));
+  }
+
+  private static TokenSignature signingKey(Map<String, ?> config) {
+    String file = string(config, SIGNING_KEY_FILE);
+    if (file == null || file.isBlank()) {
+      return null;
+    }
+    try {
+      return TokenSignature.load(Path.of(file.trim()));
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException(SIGNING_KEY_FILE, file, e.getMessage());
+    }
   }
 
   private static String className(Object v) {

@@ -4,6 +4,7 @@ import dev.fencing.fence.http.FenceStore;
 import dev.fencing.fence.http.Rejection;
 import dev.fencing.fence.http.TokenHeaders;
 import dev.fencing.fence.http.Verdict;
+import dev.fencing.fence.sql.TokenSignature;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -38,6 +39,7 @@ final class RecordFence {
   private final KafkaFenceMetrics metrics;
   private final Set<String> locks;
   private final String fallbackLabel;
+  private final TokenSignature signingKey;
 
   /** The batch's state of one lock. */
   private static final class Run {
@@ -57,6 +59,7 @@ final class RecordFence {
     this.store = store;
     this.metrics = metrics;
     this.locks = settings.locks();
+    this.signingKey = settings.policy().signingKey();
     this.fallbackLabel = KafkaFenceMetrics.fallbackLabel(locks);
     for (String lock : locks) {
       metrics.register(lock);
@@ -100,7 +103,7 @@ final class RecordFence {
       if (!settings.fences(r.topic())) {
         continue;
       }
-      TokenHeaders.Result h = FencingHeaders.read(r.headers(), locks);
+      TokenHeaders.Result h = FencingHeaders.read(r.headers(), locks, signingKey);
       lockOf[i] = h.lock();
       token[i] = h.token();
       if (!h.isValid()) {

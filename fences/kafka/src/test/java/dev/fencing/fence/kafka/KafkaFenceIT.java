@@ -3,6 +3,7 @@ package dev.fencing.fence.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.fence.http.Rejection;
+import dev.fencing.fence.sql.TokenSignature;
 import dev.fencing.testing.KafkaBroker;
 import dev.fencing.testing.PostgresServer;
 import io.micrometer.core.instrument.Metrics;
@@ -124,6 +125,68 @@ class KafkaFenceIT {
         + "outcome=\"failed\"} 0.0");
     assertThat(KafkaFenceMetrics.global().prometheusText()).contains("fencing_fence_rejections_total{fence=\"kafka\","
         + "lock=\"" + lock + "\",reason=\"stale_token\"} 2\n");
+  }
+
+  /**
+   * Token poisoning: with the signing key, a huge unsigned or forged token is quarantined before the store is asked,
+   * so the fence stays where the legitimate holder left it and its signed records keep flowing.
+   */
+  @Test
+  void withASigningKeyUnsignedAndForgedTokensAreQuarantinedAndTheFenceNeverMoves() throws Exception {
+    String topic = topic(1);
+    String lock = "signed";
+    byte[] raw = "kafka signing key, 32 bytes long!".getBytes(StandardCharsets.US_ASCII);
+    java.nio.file.Path keyFile = java.nio.file.Files.createTempFile("fencing", ".key");
+    java.nio.file.Files.writeString(keyFile, java.util.Base64.getEncoder().encodeToString(raw) + "\n");
+    TokenSignature key = TokenSignature.of(raw);
+    String poison = Long.toString(Long.MAX_VALUE);
+    dev.fencing.testing.Gen gen = new dev.fencing.testing.Gen(8_04L);
+    List<String> malformed = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      malformed.add(gen.chars('A', 'z', 1, 60).replace('\\', '-').replace('[', '_'));
+    }
+    try (KafkaConsumer<String, String> consumer = consumer("g-" + topic, lock, topic,
+        Map.of(KafkaFenceSettings.SIGNING_KEY_FILE, keyFile.toString()))) {
+      sendSigned(topic, lock, "5", key.sign(lock, 5), "a");
+      sendSigned(topic, lock, poison, null, "unsigned-poison");
+      sendSigned(topic, lock, poison, key.sign(lock, 5), "forged-poison");
+      for (int i = 0; i < malformed.size(); i++) {
+        sendSigned(topic, lock, "6", malformed.get(i), "malformed-" + i);
+      }
+      sendSigned(topic, lock, "6", key.sign(lock, 6), "b");
+      assertThat(drain(consumer)).containsExactly("a", "b");
+    } finally {
+      java.nio.file.Files.deleteIfExists(keyFile);
+    }
+    assertThat(fenceRow(lock)).isEqualTo(6);
+    assertThat(KafkaFenceMetrics.global().rejections(lock, Rejection.MISSING_SIGNATURE)).isEqualTo(1);
+    assertThat(KafkaFenceMetrics.global().rejections(lock, Rejection.BAD_SIGNATURE)).isEqualTo(1 + malformed.size());
+    assertThat(prometheus.scrape()).contains("fencing_fence_rejections_total{fence=\"kafka\",lock=\"" + lock
+        + "\",reason=\"bad_signature\"} " + (1 + malformed.size()) + ".0");
+  }
+
+  @Test
+  void anUnreadableSigningKeyFileFailsTheConsumerNamingTheSetting() {
+    Map<String, Object> config = baseConfig("g-bad-key");
+    config.put("interceptor.classes", FencingConsumerInterceptor.class.getName());
+    config.put(KafkaFenceSettings.LOCKS, "ledger");
+    config.put(KafkaFenceSettings.JDBC_URL, postgres.jdbcUrl());
+    config.put(KafkaFenceSettings.SIGNING_KEY_FILE, "/nonexistent/fencing.key");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KafkaConsumer<String, String>(config).close())
+        .isInstanceOf(KafkaException.class)
+        .satisfies(e -> assertThat(String.valueOf(e) + e.getCause()).contains(KafkaFenceSettings.SIGNING_KEY_FILE)
+            .contains("/nonexistent/fencing.key"));
+  }
+
+  private static void sendSigned(String topic, String lock, String token, String signature, String value)
+      throws Exception {
+    ProducerRecord<String, String> r = new ProducerRecord<>(topic, 0, "k-" + value, value);
+    r.headers().add(FencingHeaders.LOCK, bytes(lock));
+    r.headers().add(FencingHeaders.TOKEN, bytes(token));
+    if (signature != null) {
+      r.headers().add(FencingHeaders.SIGNATURE, bytes(signature));
+    }
+    producer.send(r).get();
   }
 
   @Test

@@ -120,7 +120,8 @@ public final class SqlFenceCli {
     }
   }
 
-  private static Connection connect(String url, Map<String, String> options) throws SQLException, IOException {
+  /** A connection from the CLI options --user, --password-file (first line), --driver-jar (also for fence reset). */
+  public static Connection connect(String url, Map<String, String> options) throws SQLException, IOException {
     Properties props = new Properties();
     if (options.containsKey("--user")) {
       props.setProperty("user", options.get("--user"));

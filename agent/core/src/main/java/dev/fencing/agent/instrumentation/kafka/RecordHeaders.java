@@ -45,7 +45,10 @@ final class RecordHeaders {
 
   private RecordHeaders() {}
 
-  /** {lock, token} as carried by the record, or null when either header is missing or unreadable. */
+  /**
+   * {lock, token, signature} as carried by the record (signature null when absent), or null when the lock or token
+   * header is missing or unreadable.
+   */
   static String[] pair(Object record) {
     if (record == null) {
       return null;
@@ -61,7 +64,9 @@ final class RecordHeaders {
       if (token == null || lock == null) {
         return null;
       }
-      return new String[] {new String(lock, StandardCharsets.UTF_8), new String(token, StandardCharsets.US_ASCII)};
+      byte[] signature = value(a, headers, KafkaHook.SIGNATURE_HEADER);
+      return new String[] {new String(lock, StandardCharsets.UTF_8), new String(token, StandardCharsets.US_ASCII),
+          signature == null || signature.length > 64 ? null : new String(signature, StandardCharsets.US_ASCII)};
     } catch (Throwable t) {
       return null; // the application's record, never the agent's reason to fail its processing
     }

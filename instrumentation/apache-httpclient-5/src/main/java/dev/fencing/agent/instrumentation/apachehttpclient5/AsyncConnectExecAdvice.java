@@ -36,6 +36,9 @@ public final class AsyncConnectExecAdvice {
     if (d.isTag()) {
       r.setHeader(HttpHook.TOKEN_HEADER, d.tokenText());
       r.setHeader(HttpHook.LOCK_HEADER, d.lock());
+      if (d.signature() != null) {
+        r.setHeader(HttpHook.SIGNATURE_HEADER, d.signature());
+      }
     }
     return false;
   }

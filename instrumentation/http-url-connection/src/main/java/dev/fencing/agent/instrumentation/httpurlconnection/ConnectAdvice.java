@@ -39,6 +39,9 @@ public final class ConnectAdvice {
     if (d.isTag()) {
       connection.setRequestProperty(HttpHook.TOKEN_HEADER, d.tokenText()); // set replaces: carried exactly once
       connection.setRequestProperty(HttpHook.LOCK_HEADER, d.lock());
+      if (d.signature() != null) {
+        connection.setRequestProperty(HttpHook.SIGNATURE_HEADER, d.signature());
+      }
     }
     return true;
   }

@@ -30,10 +30,13 @@ public final class SendAsyncAdvice {
       return CompletableFuture.failedFuture(new FencingBlockedException(Channel.HTTP, d));
     }
     if (d.isTag()) {
-      request = HttpRequest.newBuilder(request, WithoutFencingHeaders.INSTANCE)
+      HttpRequest.Builder b = HttpRequest.newBuilder(request, WithoutFencingHeaders.INSTANCE)
           .header(HttpHook.TOKEN_HEADER, d.tokenText())
-          .header(HttpHook.LOCK_HEADER, d.lock())
-          .build();
+          .header(HttpHook.LOCK_HEADER, d.lock());
+      if (d.signature() != null) {
+        b.header(HttpHook.SIGNATURE_HEADER, d.signature());
+      }
+      request = b.build();
     }
     return null;
   }

@@ -48,6 +48,8 @@ final class JdbcFencing implements JdbcHook {
     volatile String carriedLock;
     /** The token last set; {@link #UNKNOWN_TOKEN} after a failure or rollback may have undone it. */
     volatile long carriedToken;
+    /** The signature last set (one instance per grant, so compared by reference). */
+    volatile String carriedSignature;
 
     SessionState(SessionDialect dialect, boolean fenced) {
       this.dialect = dialect;
@@ -104,16 +106,19 @@ final class JdbcFencing implements JdbcHook {
         ReentryGuard.exit();
         throw new SQLException(d.blockMessage(Channel.JDBC), BLOCKED_SQLSTATE);
       }
-      if (write && d.isTag() && (session.carriedToken != d.token() || !d.lock().equals(session.carriedLock))) {
-        session.dialect.setPair(physical, d.lock(), d.token());
+      if (write && d.isTag() && (session.carriedToken != d.token() || !d.lock().equals(session.carriedLock)
+          || session.carriedSignature != d.signature())) {
+        session.dialect.setPair(physical, d.lock(), d.token(), d.signature());
         session.carriedLock = d.lock();
         session.carriedToken = d.token();
+        session.carriedSignature = d.signature();
       } else if (write && !d.isTag() && session.carriedLock != null) {
         // An untagged write (no lease of our own, fail-mode open) after a tagged one on this session: the session
         // must not still vouch for the earlier token (an inbound request's, or a lost lease's).
         session.dialect.clearPair(physical);
         session.carriedLock = null;
         session.carriedToken = 0;
+        session.carriedSignature = null;
       }
       return OUTERMOST;
     } catch (SQLException e) {

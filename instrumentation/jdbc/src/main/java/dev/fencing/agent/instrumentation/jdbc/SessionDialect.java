@@ -7,14 +7,19 @@ import java.util.Locale;
 
 /** How a database session is made to carry (lock, token): DESIGN.md section 5. */
 enum SessionDialect {
-  /** Custom settings fencing.lock / fencing.token, session scope (is_local = false). */
+  /** Custom settings fencing.lock / fencing.token (and fencing.signature), session scope (is_local = false). */
   POSTGRESQL {
     @Override
-    void setPair(Connection c, String lock, long token) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(
-          "SELECT set_config('fencing.lock', ?, false), set_config('fencing.token', ?, false)")) {
+    void setPair(Connection c, String lock, long token, String signature) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(signature == null
+          ? "SELECT set_config('fencing.lock', ?, false), set_config('fencing.token', ?, false)"
+          : "SELECT set_config('fencing.lock', ?, false), set_config('fencing.token', ?, false), "
+              + "set_config('fencing.signature', ?, false)")) {
         ps.setString(1, lock);
         ps.setString(2, Long.toString(token));
+        if (signature != null) {
+          ps.setString(3, signature);
+        }
         ps.executeQuery().close();
       }
     }
@@ -27,13 +32,17 @@ enum SessionDialect {
       }
     }
   },
-  /** User variables @fencing_lock / @fencing_token. */
+  /** User variables @fencing_lock / @fencing_token (and @fencing_signature). */
   MYSQL {
     @Override
-    void setPair(Connection c, String lock, long token) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement("SET @fencing_lock = ?, @fencing_token = ?")) {
+    void setPair(Connection c, String lock, long token, String signature) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(signature == null ? "SET @fencing_lock = ?, @fencing_token = ?"
+          : "SET @fencing_lock = ?, @fencing_token = ?, @fencing_signature = ?")) {
         ps.setString(1, lock);
         ps.setLong(2, token);
+        if (signature != null) {
+          ps.setString(3, signature);
+        }
         ps.execute();
       }
     }
@@ -45,16 +54,22 @@ enum SessionDialect {
       }
     }
   },
-  /** User variables @fencing_lock / @fencing_token (one per SET in H2). */
+  /** User variables @fencing_lock / @fencing_token (and @fencing_signature), one per SET in H2. */
   H2 {
     @Override
-    void setPair(Connection c, String lock, long token) throws SQLException {
+    void setPair(Connection c, String lock, long token, String signature) throws SQLException {
       try (PreparedStatement l = c.prepareStatement("SET @fencing_lock = ?");
           PreparedStatement t = c.prepareStatement("SET @fencing_token = ?")) {
         l.setString(1, lock);
         l.execute();
         t.setLong(1, token);
         t.execute();
+      }
+      if (signature != null) {
+        try (PreparedStatement s = c.prepareStatement("SET @fencing_signature = ?")) {
+          s.setString(1, signature);
+          s.execute();
+        }
       }
     }
 
@@ -70,15 +85,19 @@ enum SessionDialect {
   /** A database the agent cannot tag: writes are decided (and blocked) but carry no token. */
   UNKNOWN {
     @Override
-    void setPair(Connection c, String lock, long token) {}
+    void setPair(Connection c, String lock, long token, String signature) {}
 
     @Override
     void clearPair(Connection c) {}
   };
 
-  abstract void setPair(Connection c, String lock, long token) throws SQLException;
+  /** Sets the pair, and the signature when it is not null (without a signing key nothing extra is sent). */
+  abstract void setPair(Connection c, String lock, long token, String signature) throws SQLException;
 
-  /** Forgets the pair, so an untagged write on a pooled connection cannot borrow an earlier caller's token. */
+  /**
+   * Forgets the pair, so an untagged write on a pooled connection cannot borrow an earlier caller's token. A signature
+   * left behind is harmless: it vouches only for the (lock, token) it was made for.
+   */
   abstract void clearPair(Connection c) throws SQLException;
 
   static SessionDialect of(String jdbcUrl) {

@@ -23,7 +23,8 @@ public final class DoFilterAdvice {
       return null;
     }
     List<String> locks = headers.get(HttpHook.LOCK_HEADER);
-    return locks == null || locks.size() != 1 ? null : TokenContext.enter(locks.get(0), tokens.get(0));
+    return locks == null || locks.size() != 1 ? null
+        : TokenContext.enter(locks.get(0), tokens.get(0), headers.getFirst(HttpHook.SIGNATURE_HEADER));
   }
 
   @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)

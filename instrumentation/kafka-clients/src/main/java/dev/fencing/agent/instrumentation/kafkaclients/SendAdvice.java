@@ -69,20 +69,30 @@ public final class SendAdvice {
     if (d.isTag()) {
       byte[] token = d.tokenText().getBytes(StandardCharsets.US_ASCII);
       byte[] lock = d.lock().getBytes(StandardCharsets.UTF_8);
+      String signatureText = d.signature();
+      byte[] signature = signatureText == null ? null : signatureText.getBytes(StandardCharsets.US_ASCII);
       try {
         Headers h = record.headers();
         h.remove(KafkaHook.TOKEN_HEADER);
         h.remove(KafkaHook.LOCK_HEADER);
+        h.remove(KafkaHook.SIGNATURE_HEADER);
         h.add(KafkaHook.TOKEN_HEADER, token);
         h.add(KafkaHook.LOCK_HEADER, lock);
+        if (signature != null) {
+          h.add(KafkaHook.SIGNATURE_HEADER, signature);
+        }
       } catch (IllegalStateException | UnsupportedOperationException readOnly) {
         ProducerRecord<Object, Object> copy = new ProducerRecord<Object, Object>(record.topic(), record.partition(),
             record.timestamp(), record.key(), record.value(), record.headers());
         Headers h = copy.headers();
         h.remove(KafkaHook.TOKEN_HEADER);
         h.remove(KafkaHook.LOCK_HEADER);
+        h.remove(KafkaHook.SIGNATURE_HEADER);
         h.add(KafkaHook.TOKEN_HEADER, token);
         h.add(KafkaHook.LOCK_HEADER, lock);
+        if (signature != null) {
+          h.add(KafkaHook.SIGNATURE_HEADER, signature);
+        }
         record = copy;
       }
     }

@@ -44,10 +44,13 @@ public final class ProceedAdvice {
       throw new FencingBlockedException(Channel.HTTP, d);
     }
     if (d.isTag()) {
-      request = r.newBuilder()
+      Request.Builder b = r.newBuilder()
           .header(HttpHook.TOKEN_HEADER, d.tokenText())
-          .header(HttpHook.LOCK_HEADER, d.lock())
-          .build();
+          .header(HttpHook.LOCK_HEADER, d.lock());
+      if (d.signature() != null) {
+        b.header(HttpHook.SIGNATURE_HEADER, d.signature());
+      }
+      request = b.build();
     }
     return true;
   }

@@ -27,7 +27,8 @@ public final class ServletEntryAdvice {
       return null;
     }
     String token = tokens.nextElement();
-    return tokens.hasMoreElements() ? null : TokenContext.enter(http.getHeader(HttpHook.LOCK_HEADER), token);
+    return tokens.hasMoreElements() ? null : TokenContext.enter(http.getHeader(HttpHook.LOCK_HEADER), token,
+        http.getHeader(HttpHook.SIGNATURE_HEADER));
   }
 
   @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
