@@ -20,6 +20,7 @@ import java.util.regex.Pattern;
  * token ever issued"). Every put is one revision.
  */
 final class EtcdGateway {
+  private static final Pattern LEASE_ID = Pattern.compile("\"ID\":\"(\\d+)\"");
   private static final Pattern REVISION = Pattern.compile("\"revision\":\"(\\d+)\"");
   private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .connectTimeout(Duration.ofSeconds(2)).build();
@@ -48,6 +49,22 @@ final class EtcdGateway {
       }
     }
     return revision;
+  }
+
+  /** Revokes every lease (and so deletes every key attached to one, lock keys included); returns how many. */
+  static int revokeAllLeases(String clientUrl) {
+    Matcher ids = LEASE_ID.matcher(post(clientUrl + "/v3/lease/leases", "{}"));
+    int n = 0;
+    while (ids.find()) {
+      // A lease that expired meanwhile answers 404-like errors: it is gone either way.
+      try {
+        post(clientUrl + "/v3/lease/revoke", "{\"ID\":\"" + ids.group(1) + "\"}");
+        n++;
+      } catch (IllegalStateException gone) {
+        // already expired
+      }
+    }
+    return n;
   }
 
   private static String post(String url, String body) {

@@ -54,7 +54,7 @@ import org.apache.kafka.common.TopicPartition;
  * line printed is its summary.
  */
 public final class FaultRun {
-  static final String LOCK = "faults";
+  static final String LOCK = History.LOCK;
   static final String TOPIC = "faults";
   static final String DEAD_LETTER_TOPIC = "faults.fenced";
   static final long TTL_MS = 2_000;
@@ -195,7 +195,7 @@ public final class FaultRun {
     Map<Fault, Integer> counts = new EnumMap<>(Fault.class);
     for (int trial = 1; trial <= options.trials(); trial++) {
       Fault fault = Fault.values()[(trial - 1) % Fault.values().length];
-      sleep(300 + random.nextInt(500));
+      sleep(200 + random.nextInt(300));
       long t0 = System.currentTimeMillis();
       String what = inject(fault);
       WorkerSlot.Status holder = awaitHolder();
@@ -213,7 +213,7 @@ public final class FaultRun {
         notes.add("liveness: no holder within " + HOLDER_TIMEOUT.toSeconds() + " s after trial " + trial + " ("
             + fault.label + ")");
       }
-      sleep(500);
+      sleep(300);
     }
     return finish(counts);
   }
@@ -273,30 +273,38 @@ public final class FaultRun {
 
   /**
    * Coordinator data loss and the runbook's remedy. The running agents meet the new cluster (they knew a higher
-   * token and another cluster id: token reuse, they must block). Every other wipe, fresh workers that know nothing
-   * are then started against it: they get low tokens, which the fences, keeping the highest token they accepted,
-   * must reject. Then the revision is bumped above every token issued and the workers are restarted (an agent that
-   * met the new cluster holds its lease with a reused grant until it goes), and work resumes.
+   * token and another cluster id: token reuse, they must block). On every tenth wipe (the first included), fresh
+   * workers that know nothing are then started against it: they get low tokens, which the fences, keeping the
+   * highest token they accepted, must reject. Then etcd's revision is bumped above every token issued, and every
+   * lease is revoked until a valid holder appears: an agent that holds a reused grant (or waits with a key created
+   * before the bump) campaigns again and gets a token above every one issued. That is the runbook's "let the holder
+   * acquire the lock again" without restarting the JVMs.
    */
   private String wipe() {
-    boolean freshPhase = wipes++ % 2 == 0;
-    long before = EtcdGateway.revision(etcd.node(0).clientUrl());
+    boolean freshPhase = wipes++ % 10 == 0;
+    String url = etcd.node(0).clientUrl();
+    long before = EtcdGateway.revision(url);
     etcd.wipeAndRestart();
-    sleep(2_500);
+    sleep(2_000);
     List<String> reused = slots.stream().map(WorkerSlot::status).filter(s -> s.reused())
         .map(s -> s.worker() + "@" + s.token()).toList();
     String fresh = "";
     if (freshPhase) {
       restartWorkers();
-      sleep(2_000);
+      sleep(1_500);
       fresh = "; fresh workers' holder " + slots.stream().map(WorkerSlot::status)
           .filter(s -> "HOLDING".equals(s.state())).map(s -> s.worker() + "@" + s.token()).findFirst()
           .orElse("none");
     }
-    long after = EtcdGateway.bumpAbove(etcd.node(0).clientUrl(), before);
-    restartWorkers();
+    long after = EtcdGateway.bumpAbove(url, before);
+    int rounds = 0;
+    // A holder below the bump (a fresh agent's low token) is no holder: every write of it is rejected.
+    while (rounds < 8 && awaitHolder(Duration.ofMillis(rounds == 0 ? 0 : 3_000), before) == null) {
+      EtcdGateway.revokeAllLeases(url);
+      rounds++;
+    }
     return "wiped etcd at revision " + before + "; reuse detected by " + (reused.isEmpty() ? "none" : reused)
-        + fresh + "; revision bumped to " + after;
+        + fresh + "; revision bumped to " + after + ", leases revoked " + rounds + "x";
   }
 
   private void restartWorkers() {
@@ -320,9 +328,10 @@ public final class FaultRun {
       metrics.putAll(slot.metrics());
     }
     List<Accepted> accepted = new ArrayList<>();
-    accepted.addAll(readAccepted("pg", postgres.jdbcUrl(), "SELECT id, write_id, token FROM pg_write ORDER BY id"));
-    accepted.addAll(readAccepted("mariadb", maria.jdbcUrl(),
-        "SELECT id, write_id, token FROM maria_write ORDER BY id"));
+    accepted.addAll(readAccepted("pg", postgres.jdbcUrl(), "SELECT id, write_id, token,"
+        + " (extract(epoch FROM accepted_at) * 1000)::bigint FROM pg_write ORDER BY id"));
+    accepted.addAll(readAccepted("mariadb", maria.jdbcUrl(), "SELECT id, write_id, token,"
+        + " CAST(UNIX_TIMESTAMP(accepted_at) * 1000 AS SIGNED) FROM maria_write ORDER BY id"));
     accepted.addAll(http.accepted());
     accepted.addAll(sink.accepted());
     History history = new History(options.trials(), attempts, accepted, sink.quarantined(), metrics,
@@ -366,21 +375,28 @@ public final class FaultRun {
   }
 
   private WorkerSlot.Status awaitHolder() {
-    long deadline = System.nanoTime() + HOLDER_TIMEOUT.toNanos();
-    while (System.nanoTime() < deadline) {
+    return awaitHolder(HOLDER_TIMEOUT, 0);
+  }
+
+  /**
+   * The valid holder (HOLDING, no reuse, token above {@code minToken}) with the highest token, polled until
+   * {@code timeout}; null if none.
+   */
+  private WorkerSlot.Status awaitHolder(Duration timeout, long minToken) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
       WorkerSlot.Status best = null;
       for (WorkerSlot slot : slots) {
         WorkerSlot.Status s = slot.status();
-        if (s.holding() && (best == null || s.token() > best.token())) {
+        if (s.holding() && s.token() > minToken && (best == null || s.token() > best.token())) {
           best = s;
         }
       }
-      if (best != null) {
+      if (best != null || System.nanoTime() >= deadline) {
         return best;
       }
       sleep(50);
     }
-    return null;
   }
 
   private WorkerSlot slotOf(WorkerSlot.Status status) {
@@ -412,7 +428,8 @@ public final class FaultRun {
       s.execute("CREATE TABLE pg_total (id int PRIMARY KEY, n bigint NOT NULL)");
       s.execute("INSERT INTO pg_total VALUES (1, 0)");
       s.execute("CREATE TABLE pg_write (id bigserial PRIMARY KEY, write_id text NOT NULL UNIQUE, worker text NOT"
-          + " NULL, token bigint DEFAULT nullif(current_setting('fencing.token', true), '')::bigint)");
+          + " NULL, token bigint DEFAULT nullif(current_setting('fencing.token', true), '')::bigint,"
+          + " accepted_at timestamptz NOT NULL DEFAULT clock_timestamp())");
       SqlFenceInstaller installer = new SqlFenceInstaller(c);
       installer.install(new SqlFence(TableName.parse("pg_total"), LOCK, false, false));
       installer.install(new SqlFence(TableName.parse("pg_write"), LOCK, false, false));
@@ -421,7 +438,8 @@ public final class FaultRun {
     }
     try (Connection c = DriverManager.getConnection(maria.jdbcUrl()); Statement s = c.createStatement()) {
       s.execute("CREATE TABLE maria_write (id bigint AUTO_INCREMENT PRIMARY KEY, write_id varchar(64) NOT NULL"
-          + " UNIQUE, worker varchar(32) NOT NULL, token bigint NULL) ENGINE=InnoDB");
+          + " UNIQUE, worker varchar(32) NOT NULL, token bigint NULL,"
+          + " accepted_at DATETIME(6) NOT NULL DEFAULT NOW(6)) ENGINE=InnoDB");
       // MariaDB assigns the AUTO_INCREMENT value after the BEFORE triggers, the fence's included.
       s.execute("CREATE TRIGGER faults_record_token BEFORE INSERT ON maria_write FOR EACH ROW"
           + " SET NEW.token = CAST(@fencing_token AS SIGNED)");
@@ -436,7 +454,7 @@ public final class FaultRun {
     try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
         ResultSet r = s.executeQuery(query)) {
       while (r.next()) {
-        rows.add(new Accepted(resource, r.getLong(1), r.getString(2), r.getLong(3)));
+        rows.add(new Accepted(resource, r.getLong(1), r.getString(2), r.getLong(3), r.getLong(4)));
       }
     } catch (SQLException e) {
       throw new IllegalStateException("cannot read " + resource + "'s accepted writes: " + e.getMessage(), e);

@@ -45,13 +45,20 @@ public record History(int trials, List<Attempt> attempts, List<Accepted> accepte
       long tokenSeen, Outcome outcome, String detail) {
   }
 
-  /** A write a resource accepted: {@code order} is its commit order in that resource, {@code token} the token it accepted. */
-  public record Accepted(String resource, long order, String writeId, long token) {
+  /**
+   * A write a resource accepted: {@code order} is its commit order in that resource, {@code token} the token it
+   * accepted, {@code atMs} the resource's own clock when it took the write (epoch ms; informational, the checker's
+   * real-time rule uses the workers' acknowledgements).
+   */
+  public record Accepted(String resource, long order, String writeId, long token, long atMs) {
   }
 
   /** The agent's counters of one worker incarnation, per agent channel (jdbc, http, kafka). */
   public record AgentMetrics(Map<String, Long> blocked, Map<String, Long> rejected) {
   }
+
+  /** The one lock every worker contends for; every write and every accepted row belongs to it. */
+  public static final String LOCK = "faults";
 
   /** The agent's channel label for a resource. */
   public static String agentChannel(String resource) {

@@ -43,7 +43,8 @@ final class HttpWriteServer implements AutoCloseable {
         String token = exchange.getRequestHeaders().getFirst("Fencing-Token");
         sleep(5);
         synchronized (accepted) {
-          accepted.add(new Accepted("http", accepted.size() + 1, id, Long.parseLong(token)));
+          accepted.add(new Accepted("http", accepted.size() + 1, id, Long.parseLong(token),
+              System.currentTimeMillis()));
         }
         exchange.sendResponseHeaders(200, -1);
       }

@@ -51,7 +51,8 @@ final class KafkaSink implements AutoCloseable {
     KafkaConsumer<String, String> dlqConsumer = new KafkaConsumer<>(consumerProperties(bootstrap));
     mainThread = poller("kafka-sink", fencedConsumer, main, record -> {
       synchronized (accepted) {
-        accepted.add(new Accepted("kafka", record.offset() + 1, record.key(), token(record)));
+        accepted.add(new Accepted("kafka", record.offset() + 1, record.key(), token(record),
+            record.timestamp()));
       }
     }, p -> mainPosition = p);
     dlqThread = poller("kafka-sink-dlq", dlqConsumer, deadLetters, record -> {

@@ -42,7 +42,7 @@ class HistoryCheckerTest {
     }
 
     H accepted(String resource, long order, String id, long token) {
-      accepted.add(new Accepted(resource, order, id, token));
+      accepted.add(new Accepted(resource, order, id, token, 0));
       return this;
     }
 
