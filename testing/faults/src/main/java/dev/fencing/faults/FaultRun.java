@@ -45,11 +45,11 @@ import org.apache.kafka.common.TopicPartition;
  *   <li>{@code leader-kill}: SIGKILL of the etcd leader (3-node cluster), restarted a moment later;</li>
  *   <li>{@code etcd-restart}: every etcd node stopped, then started again;</li>
  *   <li>{@code etcd-wipe}: coordinator data loss: a brand-new cluster on the same ports. The running agents meet it
- *       (token reuse: they must block), then fresh workers are started against it (low tokens: the fences must
- *       reject), then the operator's remedy from the runbook: etcd's revision is bumped above every token issued
- *       and the workers are restarted.</li>
+ *       (token reuse: they must block); on every tenth wipe fresh workers are started against it (low tokens: the
+ *       fences must reject); then the operator's remedy from the runbook: etcd's revision is bumped above every
+ *       token issued and the holders made to acquire the lock again (leases revoked).</li>
  * </ul>
- * The infrastructure lives for the whole run; workers are restarted only by the wipe's remedy. At the end the
+ * The infrastructure and the workers live for the whole run; fresh workers only on every tenth wipe. At the end the
  * workers are drained and scraped, the resources read, and {@link HistoryChecker} judges the whole history; the last
  * line printed is its summary.
  */
