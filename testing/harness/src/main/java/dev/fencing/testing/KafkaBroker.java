@@ -104,8 +104,7 @@ public final class KafkaBroker implements AutoCloseable {
           .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
       long deadline = System.nanoTime() + ADMIN_TIMEOUT.toNanos();
       while (true) {
-        TopicDescription d = admin().describeTopics(List.of(name)).allTopicNames()
-            .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).get(name);
+        TopicDescription d = describe(name);
         if (d != null && d.partitions().size() == partitions
             && d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
           return;
@@ -121,6 +120,22 @@ public final class KafkaBroker implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while creating topic " + name, e);
+    }
+  }
+
+  /**
+   * The topic's description, or null while the broker's metadata does not know the topic yet: right after its
+   * creation a describe can still answer UnknownTopicOrPartition on a busy machine.
+   */
+  private TopicDescription describe(String name) throws InterruptedException, ExecutionException, TimeoutException {
+    try {
+      return admin().describeTopics(List.of(name)).allTopicNames()
+          .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).get(name);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) {
+        return null;
+      }
+      throw e;
     }
   }
 

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The fault harness (RELIABILITY.md): N trials (default 200) of agent-attached workers contending for one lock and
+# writing through fenced PostgreSQL, MariaDB, HTTP and Kafka while the holder is frozen or partitioned and etcd's
+# leader is killed, etcd restarted or wiped; the checker's last line is
+#   trials=N stale_accepted=S lost=L blocked=B rejected=R
+# Usage: scripts/faults.sh [trials] [--seed=N] [--workers=2|3] [--out=DIR]. Exit 0 when the history holds, 1 when
+# the checker found a violation. Not part of the test command (its 10-trial smoke, FaultsSmokeIT, is).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/prerequisites.sh
+mvn -B -q -Dstyle.color=never install -DskipTests -pl testing/faults -am
+exec java -Xmx512m -cp "testing/faults/target/classes:$(cat testing/faults/target/runtime-classpath.txt)" \
+  dev.fencing.faults.FaultRun "$@"

@@ -1,0 +1,524 @@
+package dev.fencing.faults;
+
+import dev.fencing.fence.sql.SqlFence;
+import dev.fencing.fence.sql.SqlFenceInstaller;
+import dev.fencing.fence.sql.TableName;
+import dev.fencing.faults.History.Accepted;
+import dev.fencing.faults.History.Attempt;
+import dev.fencing.testing.EtcdCluster;
+import dev.fencing.testing.EtcdNode;
+import dev.fencing.testing.KafkaBroker;
+import dev.fencing.testing.MariaDbServer;
+import dev.fencing.testing.Ports;
+import dev.fencing.testing.PostgresServer;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The fault harness ({@code scripts/faults.sh [trials]}): 2-3 agent-attached {@link FaultWorker}s contend for one
+ * lock and write through fenced PostgreSQL, MariaDB, an HTTP fence and the Kafka consumer fence, while each trial
+ * injects one fault, round-robin:
+ * <ul>
+ *   <li>{@code pause}: SIGSTOP of the holder past its TTL, at a random point of its loop (often mid-call);</li>
+ *   <li>{@code partition}: the holder's TCP proxies to etcd blackhole past the TTL, then heal;</li>
+ *   <li>{@code leader-kill}: SIGKILL of the etcd leader (3-node cluster), restarted a moment later;</li>
+ *   <li>{@code etcd-restart}: every etcd node stopped, then started again;</li>
+ *   <li>{@code etcd-wipe}: coordinator data loss: a brand-new cluster on the same ports. The running agents meet it
+ *       (token reuse: they must block); on every tenth wipe fresh workers are started against it (low tokens: the
+ *       fences must reject); then the operator's remedy from the runbook: etcd's revision is bumped above every
+ *       token issued and the holders made to acquire the lock again (leases revoked).</li>
+ * </ul>
+ * The infrastructure and the workers live for the whole run; fresh workers only on every tenth wipe. At the end the
+ * workers are drained and scraped, the resources read, and {@link HistoryChecker} judges the whole history; the last
+ * line printed is its summary.
+ */
+public final class FaultRun {
+  static final String LOCK = History.LOCK;
+  static final String TOPIC = "faults";
+  static final String DEAD_LETTER_TOPIC = "faults.fenced";
+  static final long TTL_MS = 2_000;
+  private static final Duration HOLDER_TIMEOUT = Duration.ofSeconds(30);
+
+  /** The kinds of fault, injected round-robin. */
+  enum Fault {
+    PAUSE("pause"), PARTITION("partition"), LEADER_KILL("leader-kill"), ETCD_RESTART("etcd-restart"),
+    ETCD_WIPE("etcd-wipe");
+
+    final String label;
+
+    Fault(String label) {
+      this.label = label;
+    }
+  }
+
+  /** What a worker needs to know about the resources. */
+  record Setup(Path agentJar, String classpath, String pgUrl, String mariaUrl, String httpUrl, String httpHostPort,
+      String kafka) {
+  }
+
+  /** How to run: trials, seed, number of workers, the agent jar, where the history goes. */
+  public record Options(int trials, long seed, int workers, Path agentJar, Path outDir) {
+    public static final String USAGE = "usage: scripts/faults.sh [trials] [--seed=N] [--workers=2|3] [--out=DIR]";
+
+    public static Options parse(String[] args) {
+      int trials = 200;
+      long seed = System.nanoTime() & 0xFFFF_FFFFL;
+      int workers = 3;
+      Path out = null;
+      for (String arg : args) {
+        if (arg.startsWith("--seed=")) {
+          seed = Long.parseLong(arg.substring(7));
+        } else if (arg.startsWith("--workers=")) {
+          workers = Integer.parseInt(arg.substring(10));
+        } else if (arg.startsWith("--out=")) {
+          out = Path.of(arg.substring(6));
+        } else if (arg.matches("\\d+")) {
+          trials = Integer.parseInt(arg);
+        } else {
+          throw new IllegalArgumentException("unknown argument '" + arg + "'\n" + USAGE);
+        }
+      }
+      if (workers < 2 || workers > 3 || trials < 1) {
+        throw new IllegalArgumentException("need 1+ trials and 2 or 3 workers\n" + USAGE);
+      }
+      return new Options(trials, seed, workers, defaultAgentJar(), out);
+    }
+
+    /** {@code -Dfencing.agent.jar}, else agent/jar/target/fencing-agent.jar under the current directory. */
+    public static Path defaultAgentJar() {
+      Path jar = Path.of(System.getProperty("fencing.agent.jar", "agent/jar/target/fencing-agent.jar"));
+      if (!Files.isRegularFile(jar)) {
+        throw new IllegalStateException(jar.toAbsolutePath() + " is missing: build the agent first (`mvn -B install"
+            + " -DskipTests -pl testing/faults -am`; scripts/faults.sh does), or set -Dfencing.agent.jar");
+      }
+      return jar.toAbsolutePath();
+    }
+  }
+
+  /** The run's verdict, the counts per fault, and where its history was written. */
+  public record Outcome(HistoryChecker.Result result, Map<Fault, Integer> faults, List<String> notes, Path outDir) {
+  }
+
+  private final Options options;
+  private final PrintStream out;
+  private final Random random;
+  private final Deque<AutoCloseable> open = new ArrayDeque<>();
+  private final long started = System.currentTimeMillis();
+  private final List<String> notes = new ArrayList<>();
+  private final List<String> trialLog = new ArrayList<>();
+  private final List<long[]> freezes = new ArrayList<>();
+  private final List<String> frozenWorkers = new ArrayList<>();
+  private EtcdCluster etcd;
+  private PostgresServer postgres;
+  private MariaDbServer maria;
+  private KafkaBroker kafka;
+  private HttpWriteServer http;
+  private KafkaSink sink;
+  private final List<WorkerSlot> slots = new ArrayList<>();
+  private Path outDir;
+  private int wipes;
+  private final Map<Fault, List<Long>> recovery = new EnumMap<>(Fault.class);
+
+  private FaultRun(Options options, PrintStream out) {
+    this.options = options;
+    this.out = out;
+    this.random = new Random(options.seed());
+  }
+
+  public static void main(String[] args) {
+    Options options;
+    try {
+      options = Options.parse(args);
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      System.err.println(e.getMessage());
+      System.exit(2);
+      return;
+    }
+    Outcome outcome = run(options, System.out);
+    System.exit(outcome.result().ok() ? 0 : 1);
+  }
+
+  /** Runs the trials and the checker; everything started is stopped before it returns. */
+  public static Outcome run(Options options, PrintStream out) {
+    FaultRun run = new FaultRun(options, out);
+    try {
+      return run.execute();
+    } finally {
+      run.closeAll();
+    }
+  }
+
+  private Outcome execute() {
+    out.println("fault run: " + options.trials() + " trials, " + options.workers() + " workers, seed="
+        + options.seed() + ", lease TTL " + TTL_MS + " ms");
+    try {
+      outDir = options.outDir() != null ? Files.createDirectories(options.outDir())
+          : Files.createTempDirectory("fencing-faults-");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    startInfrastructure();
+    Setup setup = new Setup(options.agentJar(), System.getProperty("java.class.path"),
+        postgres.jdbcUrl() + "&socketTimeout=30", maria.jdbcUrl() + "&socketTimeout=30000", http.url(),
+        http.hostPort(), kafka.bootstrapServers());
+    List<Integer> etcdPorts = etcd.nodes().stream().map(EtcdNode::clientPort).toList();
+    for (int i = 1; i <= options.workers(); i++) {
+      slots.add(add(new WorkerSlot("w" + i, setup, etcdPorts)));
+    }
+    slots.forEach(WorkerSlot::launch);
+    slots.forEach(WorkerSlot::awaitStarted);
+    WorkerSlot.Status first = awaitHolder();
+    out.println(at() + " infrastructure up, " + (first == null ? "no holder yet" : first.worker() + " holds token "
+        + first.token()));
+
+    Map<Fault, Integer> counts = new EnumMap<>(Fault.class);
+    for (int trial = 1; trial <= options.trials(); trial++) {
+      Fault fault = Fault.values()[(trial - 1) % Fault.values().length];
+      sleep(200 + random.nextInt(300));
+      long t0 = System.currentTimeMillis();
+      String what = inject(fault);
+      WorkerSlot.Status holder = awaitHolder();
+      long recovered = System.currentTimeMillis() - t0;
+      counts.merge(fault, 1, Integer::sum);
+      if (holder != null) {
+        recovery.computeIfAbsent(fault, f -> new ArrayList<>()).add(recovered);
+      }
+      String line = String.format("%s trial %d/%d %-12s %s; then %s", at(), trial, options.trials(), fault.label,
+          what, holder == null ? "NO HOLDER within " + HOLDER_TIMEOUT.toSeconds() + " s"
+              : holder.worker() + " holds token " + holder.token() + " (" + recovered + " ms after the fault began)");
+      out.println(line);
+      trialLog.add(line);
+      if (holder == null) {
+        notes.add("liveness: no holder within " + HOLDER_TIMEOUT.toSeconds() + " s after trial " + trial + " ("
+            + fault.label + ")");
+      }
+      sleep(300);
+    }
+    return finish(counts);
+  }
+
+  private String inject(Fault fault) {
+    switch (fault) {
+      case PAUSE -> {
+        WorkerSlot.Status h = awaitHolder();
+        if (h == null) {
+          return "no holder to freeze";
+        }
+        WorkerSlot slot = slotOf(h);
+        sleep(random.nextInt(150));
+        long pause = TTL_MS + 300 + random.nextInt(1_200);
+        long at = System.currentTimeMillis();
+        slot.current().jvm().suspend();
+        sleep(pause);
+        slot.current().jvm().resume();
+        freezes.add(new long[] {at, pause});
+        frozenWorkers.add(h.worker());
+        return "froze " + h.worker() + " (token " + h.token() + ") for " + pause + " ms";
+      }
+      case PARTITION -> {
+        WorkerSlot.Status h = awaitHolder();
+        if (h == null) {
+          return "no holder to partition";
+        }
+        WorkerSlot slot = slotOf(h);
+        long cut = TTL_MS + 500 + random.nextInt(1_500);
+        slot.proxies().forEach(TcpProxy::partition);
+        sleep(cut);
+        slot.proxies().forEach(TcpProxy::heal);
+        return "cut " + h.worker() + " (token " + h.token() + ") off etcd for " + cut + " ms";
+      }
+      case LEADER_KILL -> {
+        EtcdNode leader = etcd.leader();
+        leader.kill();
+        long down = 500 + random.nextInt(1_500);
+        sleep(down);
+        leader.start();
+        etcd.awaitHealthy(Duration.ofSeconds(30));
+        return "killed etcd leader " + leader.name() + ", restarted after " + down + " ms";
+      }
+      case ETCD_RESTART -> {
+        etcd.stop();
+        long down = 200 + random.nextInt(1_300);
+        sleep(down);
+        etcd.start();
+        return "stopped all etcd nodes, started again after " + down + " ms";
+      }
+      case ETCD_WIPE -> {
+        return wipe();
+      }
+      default -> throw new IllegalStateException(fault.toString());
+    }
+  }
+
+  /**
+   * Coordinator data loss and the runbook's remedy. The running agents meet the new cluster (they knew a higher
+   * token and another cluster id: token reuse, they must block). On every tenth wipe (the first included), fresh
+   * workers that know nothing are then started against it: they get low tokens, which the fences, keeping the
+   * highest token they accepted, must reject. Then etcd's revision is bumped above every token issued, and every
+   * lease is revoked until a valid holder appears: an agent that holds a reused grant (or waits with a key created
+   * before the bump) campaigns again and gets a token above every one issued. That is the runbook's "let the holder
+   * acquire the lock again" without restarting the JVMs.
+   */
+  private String wipe() {
+    boolean freshPhase = wipes++ % 10 == 0;
+    String url = etcd.node(0).clientUrl();
+    long before = EtcdGateway.revision(url);
+    etcd.wipeAndRestart();
+    sleep(2_000);
+    List<String> reused = slots.stream().map(WorkerSlot::status).filter(s -> s.reused())
+        .map(s -> s.worker() + "@" + s.token()).toList();
+    String fresh = "";
+    if (freshPhase) {
+      restartWorkers();
+      sleep(1_500);
+      fresh = "; fresh workers' holder " + slots.stream().map(WorkerSlot::status)
+          .filter(s -> "HOLDING".equals(s.state())).map(s -> s.worker() + "@" + s.token()).findFirst()
+          .orElse("none");
+    }
+    long after = EtcdGateway.bumpAbove(url, before);
+    int rounds = 0;
+    // A holder below the bump (a fresh agent's low token) is no holder: every write of it is rejected.
+    while (rounds < 8 && awaitHolder(Duration.ofMillis(rounds == 0 ? 0 : 3_000), before) == null) {
+      EtcdGateway.revokeAllLeases(url);
+      rounds++;
+    }
+    return "wiped etcd at revision " + before + "; reuse detected by " + (reused.isEmpty() ? "none" : reused)
+        + fresh + "; revision bumped to " + after + ", leases revoked " + rounds + "x";
+  }
+
+  private void restartWorkers() {
+    slots.forEach(WorkerSlot::requestStop);
+    slots.forEach(slot -> slot.retire(outDir));
+    slots.forEach(WorkerSlot::launch);
+    slots.forEach(WorkerSlot::awaitStarted);
+  }
+
+  private Outcome finish(Map<Fault, Integer> counts) {
+    slots.forEach(WorkerSlot::requestStop);
+    slots.forEach(slot -> slot.retire(outDir));
+    Map<TopicPartition, Long> ends = endOffsets(List.of(sink.mainPartition(), sink.deadLetterPartition()));
+    if (!sink.awaitCaughtUp(ends, Duration.ofSeconds(60))) {
+      notes.add("the Kafka consumer did not reach the end of the topics " + ends + " within 60 s");
+    }
+    List<Attempt> attempts = new ArrayList<>();
+    Map<String, History.AgentMetrics> metrics = new HashMap<>();
+    for (WorkerSlot slot : slots) {
+      attempts.addAll(slot.attempts());
+      metrics.putAll(slot.metrics());
+    }
+    List<Accepted> accepted = new ArrayList<>();
+    accepted.addAll(readAccepted("pg", postgres.jdbcUrl(), "SELECT id, write_id, token,"
+        + " (extract(epoch FROM accepted_at) * 1000)::bigint FROM pg_write ORDER BY id"));
+    accepted.addAll(readAccepted("mariadb", maria.jdbcUrl(), "SELECT id, write_id, token,"
+        + " CAST(UNIX_TIMESTAMP(accepted_at) * 1000 AS SIGNED) FROM maria_write ORDER BY id"));
+    accepted.addAll(http.accepted());
+    accepted.addAll(sink.accepted());
+    History history = new History(options.trials(), attempts, accepted, sink.quarantined(), metrics,
+        Map.of("http", http.fenceRejections(LOCK), "kafka", sink.fenceRejections()), pgCounter());
+    HistoryChecker.Result result = HistoryChecker.check(history);
+    HistoryFiles.write(outDir, history, trialLog);
+
+    out.println();
+    out.println("faults: " + counts.entrySet().stream().map(e -> e.getKey().label + "=" + e.getValue())
+        .collect(Collectors.joining(" ")));
+    out.println("time from the fault's start to a valid holder (mean / max): " + recovery.entrySet().stream()
+        .map(e -> e.getKey().label + " " + seconds(e.getValue().stream().mapToLong(Long::longValue).average()
+            .orElse(0)) + " / " + seconds(e.getValue().stream().mapToLong(Long::longValue).max().orElse(0)))
+        .collect(Collectors.joining(", ")));
+    out.println("freezes that landed while the frozen worker had a call in flight: " + midCallFreezes(attempts)
+        + " of " + freezes.size());
+    out.println("attempts: " + attempts.size() + ", accepted per resource: " + accepted.stream()
+        .collect(Collectors.groupingBy(Accepted::resource, java.util.TreeMap::new, Collectors.counting())));
+    notes.forEach(n -> out.println("note: " + n));
+    result.violations().stream().limit(40).forEach(v -> out.println("VIOLATION " + v));
+    if (result.violations().size() > 40) {
+      out.println("... " + (result.violations().size() - 40) + " more violations in " + outDir);
+    }
+    out.println("history, worker logs: " + outDir + " (seed=" + options.seed() + ", "
+        + (System.currentTimeMillis() - started) / 1000 + " s)");
+    out.println(result.summary());
+    return new Outcome(result, counts, List.copyOf(notes), outDir);
+  }
+
+  /** How many freezes caught the frozen worker between an ATTEMPT line and its OUTCOME. */
+  private long midCallFreezes(List<Attempt> attempts) {
+    long n = 0;
+    for (int i = 0; i < freezes.size(); i++) {
+      long at = freezes.get(i)[0];
+      String worker = frozenWorkers.get(i);
+      boolean inFlight = attempts.stream().anyMatch(a -> a.worker().equals(worker) && a.startMs() <= at
+          && (a.endMs() > at || a.endMs() < 0));
+      n += inFlight ? 1 : 0;
+    }
+    return n;
+  }
+
+  private WorkerSlot.Status awaitHolder() {
+    return awaitHolder(HOLDER_TIMEOUT, 0);
+  }
+
+  /**
+   * The valid holder (HOLDING, no reuse, token above {@code minToken}) with the highest token, polled until
+   * {@code timeout}; null if none.
+   */
+  private WorkerSlot.Status awaitHolder(Duration timeout, long minToken) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      WorkerSlot.Status best = null;
+      for (WorkerSlot slot : slots) {
+        WorkerSlot.Status s = slot.status();
+        if (s.holding() && s.token() > minToken && (best == null || s.token() > best.token())) {
+          best = s;
+        }
+      }
+      if (best != null || System.nanoTime() >= deadline) {
+        return best;
+      }
+      sleep(50);
+    }
+  }
+
+  private WorkerSlot slotOf(WorkerSlot.Status status) {
+    return slots.stream().filter(s -> s.current().name().equals(status.worker())).findFirst().orElseThrow();
+  }
+
+  private void startInfrastructure() {
+    CompletableFuture<KafkaBroker> k = CompletableFuture.supplyAsync(() -> add(KafkaBroker.start()));
+    CompletableFuture<PostgresServer> pg = CompletableFuture.supplyAsync(() -> add(PostgresServer.start()));
+    CompletableFuture<MariaDbServer> m = CompletableFuture.supplyAsync(() -> add(MariaDbServer.start()));
+    etcd = add(EtcdCluster.of(3));
+    postgres = pg.join();
+    maria = m.join();
+    kafka = k.join();
+    prepareDatabases();
+    kafka.createTopic(TOPIC, 1);
+    kafka.createTopic(DEAD_LETTER_TOPIC, 1);
+    http = add(new HttpWriteServer(Ports.freePort(), LOCK));
+    sink = add(new KafkaSink(kafka.bootstrapServers(), TOPIC, DEAD_LETTER_TOPIC, LOCK));
+  }
+
+  /**
+   * The tables and their fences, installed as a DBA would (table mode: every write of a stale token fails). Each
+   * accepted row records the token its session carried and gets its id from a sequence after the fence's check
+   * passed, under the fence's lock, so id order is the order the fence admitted the writes.
+   */
+  private void prepareDatabases() {
+    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE pg_total (id int PRIMARY KEY, n bigint NOT NULL)");
+      s.execute("INSERT INTO pg_total VALUES (1, 0)");
+      s.execute("CREATE TABLE pg_write (id bigserial PRIMARY KEY, write_id text NOT NULL UNIQUE, worker text NOT"
+          + " NULL, token bigint DEFAULT nullif(current_setting('fencing.token', true), '')::bigint,"
+          + " accepted_at timestamptz NOT NULL DEFAULT clock_timestamp())");
+      SqlFenceInstaller installer = new SqlFenceInstaller(c);
+      installer.install(new SqlFence(TableName.parse("pg_total"), LOCK, false, false));
+      installer.install(new SqlFence(TableName.parse("pg_write"), LOCK, false, false));
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot prepare PostgreSQL: " + e.getMessage(), e);
+    }
+    try (Connection c = DriverManager.getConnection(maria.jdbcUrl()); Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE maria_write (id bigint AUTO_INCREMENT PRIMARY KEY, write_id varchar(64) NOT NULL"
+          + " UNIQUE, worker varchar(32) NOT NULL, token bigint NULL,"
+          + " accepted_at DATETIME(6) NOT NULL DEFAULT NOW(6)) ENGINE=InnoDB");
+      // MariaDB assigns the AUTO_INCREMENT value after the BEFORE triggers, the fence's included.
+      s.execute("CREATE TRIGGER faults_record_token BEFORE INSERT ON maria_write FOR EACH ROW"
+          + " SET NEW.token = CAST(@fencing_token AS SIGNED)");
+      new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("maria_write"), LOCK, false, false));
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot prepare MariaDB: " + e.getMessage(), e);
+    }
+  }
+
+  private static List<Accepted> readAccepted(String resource, String url, String query) {
+    List<Accepted> rows = new ArrayList<>();
+    try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+        ResultSet r = s.executeQuery(query)) {
+      while (r.next()) {
+        rows.add(new Accepted(resource, r.getLong(1), r.getString(2), r.getLong(3), r.getLong(4)));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot read " + resource + "'s accepted writes: " + e.getMessage(), e);
+    }
+    return rows;
+  }
+
+  private long pgCounter() {
+    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement();
+        ResultSet r = s.executeQuery("SELECT n FROM pg_total WHERE id = 1")) {
+      return r.next() ? r.getLong(1) : -1;
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot read the pg counter: " + e.getMessage(), e);
+    }
+  }
+
+  private Map<TopicPartition, Long> endOffsets(List<TopicPartition> partitions) {
+    try {
+      Map<TopicPartition, OffsetSpec> request = new HashMap<>();
+      partitions.forEach(p -> request.put(p, OffsetSpec.latest()));
+      Map<TopicPartition, Long> ends = new HashMap<>();
+      kafka.admin().listOffsets(request).all().get().forEach((p, info) -> ends.put(p, info.offset()));
+      return ends;
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot read the topics' end offsets: " + e, e);
+    }
+  }
+
+  private static String seconds(double ms) {
+    return String.format("%.1f s", ms / 1000);
+  }
+
+  private String at() {
+    return String.format("%7.1fs", (System.currentTimeMillis() - started) / 1000.0);
+  }
+
+  private synchronized <T extends AutoCloseable> T add(T resource) {
+    open.push(resource);
+    return resource;
+  }
+
+  private void closeAll() {
+    while (true) {
+      AutoCloseable next;
+      synchronized (this) {
+        next = open.poll();
+      }
+      if (next == null) {
+        return;
+      }
+      try {
+        next.close();
+      } catch (Exception | AssertionError e) {
+        out.println("could not stop " + next + ": " + e);
+      }
+    }
+  }
+
+  static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+}

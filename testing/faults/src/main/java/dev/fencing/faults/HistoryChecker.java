@@ -1,0 +1,207 @@
+package dev.fencing.faults;
+
+import dev.fencing.faults.History.Accepted;
+import dev.fencing.faults.History.AgentMetrics;
+import dev.fencing.faults.History.Attempt;
+import dev.fencing.faults.History.Outcome;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+/**
+ * Judges a fault run's {@link History}, per resource (one lock: the run's):
+ * <ol>
+ *   <li>accepted tokens never decrease in the resource's commit order;</li>
+ *   <li>no write is accepted if it was attempted after a write with a higher token had been acknowledged by the same
+ *       resource (real time: the acknowledgement was printed before the attempt started);</li>
+ *   <li>every blocked or rejected write appears in the metrics: per agent and channel the agent's counters are at
+ *       least what its worker saw, per fence its rejection counter at least the rejections the resource made;</li>
+ *   <li>nothing acknowledged as written is lost: every ACKED write is among the resource's accepted writes (Kafka:
+ *       accepted or quarantined by the consumer fence), and the PostgreSQL counter matches the accepted rows.</li>
+ * </ol>
+ * Also flagged: a write accepted although its worker saw it rejected or blocked, or accepted twice, or accepted
+ * without any attempt. Writes whose outcome is open (FAILED, NONE) may or may not be accepted.
+ */
+public final class HistoryChecker {
+
+  /** The verdict: the counts of the summary line and every violation, described. */
+  public record Result(int trials, long staleAccepted, long lost, long blocked, long rejected, List<String> violations) {
+    /** {@code trials=N stale_accepted=S lost=L blocked=B rejected=R}. */
+    public String summary() {
+      return "trials=" + trials + " stale_accepted=" + staleAccepted + " lost=" + lost + " blocked=" + blocked
+          + " rejected=" + rejected;
+    }
+
+    public boolean ok() {
+      return violations.isEmpty();
+    }
+  }
+
+  private HistoryChecker() {
+  }
+
+  public static Result check(History h) {
+    List<String> violations = new ArrayList<>();
+    Map<String, Attempt> attempts = new HashMap<>();
+    for (Attempt a : h.attempts()) {
+      attempts.put(a.channel() + " " + a.writeId(), a);
+    }
+    Map<String, List<Accepted>> byResource = h.accepted().stream()
+        .collect(Collectors.groupingBy(Accepted::resource, TreeMap::new, Collectors.toList()));
+
+    long stale = 0;
+    for (Map.Entry<String, List<Accepted>> e : byResource.entrySet()) {
+      Set<String> staleIds = new LinkedHashSet<>();
+      List<Accepted> rows = new ArrayList<>(e.getValue());
+      rows.sort(Comparator.comparingLong(Accepted::order));
+      long highest = 0;
+      Accepted highestRow = null;
+      for (Accepted row : rows) {
+        if (row.token() < highest) {
+          staleIds.add(row.writeId());
+          violations.add("stale accept in " + e.getKey() + ": " + row.writeId() + " with token " + row.token()
+              + " committed (order " + row.order() + ") after " + highestRow.writeId() + " with token " + highest
+              + " (order " + highestRow.order() + ")");
+        } else {
+          highest = row.token();
+          highestRow = row;
+        }
+      }
+      staleIds.addAll(acceptedAfterHigherAck(e.getKey(), rows, attempts, violations));
+      stale += staleIds.size();
+    }
+
+    long lost = 0;
+    Map<String, Set<String>> acceptedIds = new HashMap<>();
+    for (Accepted row : h.accepted()) {
+      if (!acceptedIds.computeIfAbsent(row.resource(), r -> new HashSet<>()).add(row.writeId())) {
+        violations.add("accepted twice in " + row.resource() + ": " + row.writeId());
+      }
+      Attempt a = attempts.get(row.resource() + " " + row.writeId());
+      if (a == null) {
+        violations.add("accepted in " + row.resource() + " without any attempt: " + row.writeId());
+      } else if (a.outcome() == Outcome.REJECTED || a.outcome() == Outcome.BLOCKED) {
+        violations.add("accepted in " + row.resource() + " although the worker saw it " + a.outcome() + ": "
+            + row.writeId() + " (" + a.detail() + ")");
+      }
+    }
+    for (Attempt a : h.attempts()) {
+      if (a.outcome() != Outcome.ACKED) {
+        continue;
+      }
+      boolean present = acceptedIds.getOrDefault(a.channel(), Set.of()).contains(a.writeId())
+          || (a.channel().equals("kafka") && h.quarantined().contains(a.writeId()));
+      if (!present) {
+        lost++;
+        violations.add("lost: " + a.channel() + " write " + a.writeId() + " was acknowledged at " + a.endMs()
+            + " but the resource does not have it");
+      }
+    }
+    long pgRows = acceptedIds.getOrDefault("pg", Set.of()).size();
+    if (h.pgCounter() >= 0 && h.pgCounter() != pgRows) {
+      lost += Math.abs(h.pgCounter() - pgRows);
+      violations.add("pg counter is " + h.pgCounter() + " but " + pgRows + " pg rows were accepted: the UPDATE and"
+          + " the INSERT of one transaction did not commit together");
+    }
+
+    long blocked = h.attempts().stream().filter(a -> a.outcome() == Outcome.BLOCKED).count();
+    long rejected = h.attempts().stream().filter(a -> a.outcome() == Outcome.REJECTED).count()
+        + h.quarantined().size();
+    checkMetrics(h, violations);
+    return new Result(h.trials(), stale, lost, blocked, rejected, List.copyOf(violations));
+  }
+
+  /**
+   * Rule 2: a write attempted after a higher-token write to the same resource was acknowledged must not be accepted.
+   * Acknowledgements sorted by time, a running maximum of their tokens, one pass over the attempts by start time.
+   */
+  private static Set<String> acceptedAfterHigherAck(String resource, List<Accepted> rows,
+      Map<String, Attempt> attempts, List<String> violations) {
+    record Timed(Accepted row, Attempt attempt) {
+    }
+    List<Timed> timed = new ArrayList<>();
+    for (Accepted row : rows) {
+      Attempt a = attempts.get(resource + " " + row.writeId());
+      if (a != null) {
+        timed.add(new Timed(row, a));
+      }
+    }
+    List<Timed> acks = timed.stream().filter(t -> t.attempt().outcome() == Outcome.ACKED)
+        .sorted(Comparator.comparingLong(t -> t.attempt().endMs())).toList();
+    List<Timed> starts = timed.stream().sorted(Comparator.comparingLong(t -> t.attempt().startMs())).toList();
+    Set<String> found = new LinkedHashSet<>();
+    int next = 0;
+    Timed highest = null;
+    for (Timed w : starts) {
+      while (next < acks.size() && acks.get(next).attempt().endMs() < w.attempt().startMs()) {
+        Timed ack = acks.get(next++);
+        if (highest == null || ack.row().token() > highest.row().token()) {
+          highest = ack;
+        }
+      }
+      if (highest != null && w.row().token() < highest.row().token()) {
+        found.add(w.row().writeId());
+        violations.add("stale accept in " + resource + ": " + w.row().writeId() + " with token " + w.row().token()
+            + " attempted at " + w.attempt().startMs() + ", after " + highest.row().writeId() + " with token "
+            + highest.row().token() + " was acknowledged at " + highest.attempt().endMs());
+      }
+    }
+    return found;
+  }
+
+  /** Rule 3: what the workers saw blocked and rejected, and what the fences rejected, is in the counters. */
+  private static void checkMetrics(History h, List<String> violations) {
+    Map<String, List<Attempt>> byWorker = h.attempts().stream()
+        .collect(Collectors.groupingBy(Attempt::worker, TreeMap::new, Collectors.toList()));
+    for (Map.Entry<String, List<Attempt>> e : byWorker.entrySet()) {
+      AgentMetrics m = h.agentMetrics().get(e.getKey());
+      if (m == null) {
+        violations.add("no metrics were scraped from " + e.getKey() + "'s agent");
+        continue;
+      }
+      Map<String, Long> blocked = new TreeMap<>();
+      Map<String, Long> rejected = new TreeMap<>();
+      for (Attempt a : e.getValue()) {
+        if (a.outcome() == Outcome.BLOCKED) {
+          blocked.merge(History.agentChannel(a.channel()), 1L, Long::sum);
+        } else if (a.outcome() == Outcome.REJECTED) {
+          rejected.merge(History.agentChannel(a.channel()), 1L, Long::sum);
+        }
+      }
+      blocked.forEach((channel, seen) -> {
+        long counted = m.blocked().getOrDefault(channel, 0L);
+        if (counted < seen) {
+          violations.add("missing metric: " + e.getKey() + " saw " + seen + " blocked " + channel + " writes, its"
+              + " agent counted fencing_side_effects_total{channel=\"" + channel + "\",outcome=\"blocked\"} "
+              + counted);
+        }
+      });
+      rejected.forEach((channel, seen) -> {
+        long counted = m.rejected().getOrDefault(channel, 0L);
+        if (counted < seen) {
+          violations.add("missing metric: " + e.getKey() + " saw " + seen + " rejected " + channel + " writes, its"
+              + " agent counted fencing_rejections_total{channel=\"" + channel + "\"} " + counted);
+        }
+      });
+    }
+    long httpRejected = h.attempts().stream()
+        .filter(a -> a.channel().equals("http") && a.outcome() == Outcome.REJECTED).count();
+    fenceCounter(h, "http", httpRejected, violations);
+    fenceCounter(h, "kafka", h.quarantined().size(), violations);
+  }
+
+  private static void fenceCounter(History h, String fence, long seen, List<String> violations) {
+    long counted = h.fenceRejections().getOrDefault(fence, 0L);
+    if (counted < seen) {
+      violations.add("missing metric: the " + fence + " fence rejected " + seen + " writes, its"
+          + " fencing_fence_rejections_total{fence=\"" + fence + "\"} is " + counted);
+    }
+  }
+}

@@ -1,0 +1,91 @@
+package dev.fencing.faults;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.fencing.fence.http.FenceHttpFilter;
+import dev.fencing.fence.http.FencePolicy;
+import dev.fencing.fence.http.HttpFence;
+import dev.fencing.fence.http.InMemoryFenceStore;
+import dev.fencing.fence.http.Rejection;
+import dev.fencing.faults.History.Accepted;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * The fenced HTTP resource: a JDK HttpServer with the HTTP fence (in-memory store) in front of {@code POST /writes}.
+ * The handler records each write it accepts with the token of its request, in the order handlers record (the
+ * fence lets a new token's handlers start only after the old token's have returned), then answers 200. It takes a
+ * few milliseconds, so that a frozen worker often has a request in flight.
+ */
+final class HttpWriteServer implements AutoCloseable {
+  private final HttpServer server;
+  private final ExecutorService executor = Executors.newCachedThreadPool();
+  private final HttpFence fence;
+  private final List<Accepted> accepted = new ArrayList<>();
+
+  HttpWriteServer(int port, String lock) {
+    fence = new HttpFence(FencePolicy.forLocks(lock).build(), new InMemoryFenceStore());
+    try {
+      server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 64);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot listen on " + port, e);
+    }
+    server.setExecutor(executor);
+    server.createContext("/writes", exchange -> {
+      try (exchange) {
+        String id = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8).strip();
+        String token = exchange.getRequestHeaders().getFirst("Fencing-Token");
+        sleep(5);
+        synchronized (accepted) {
+          accepted.add(new Accepted("http", accepted.size() + 1, id, Long.parseLong(token),
+              System.currentTimeMillis()));
+        }
+        exchange.sendResponseHeaders(200, -1);
+      }
+    }).getFilters().add(new FenceHttpFilter(fence));
+    server.start();
+  }
+
+  String url() {
+    return "http://127.0.0.1:" + server.getAddress().getPort() + "/writes";
+  }
+
+  String hostPort() {
+    return "127.0.0.1:" + server.getAddress().getPort();
+  }
+
+  List<Accepted> accepted() {
+    synchronized (accepted) {
+      return List.copyOf(accepted);
+    }
+  }
+
+  /** The fence's own {@code fencing_fence_rejections_total}, all reasons. */
+  long fenceRejections(String lock) {
+    long sum = 0;
+    for (Rejection r : Rejection.values()) {
+      sum += fence.metrics().count(lock, r);
+    }
+    return sum;
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+    executor.shutdownNow();
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

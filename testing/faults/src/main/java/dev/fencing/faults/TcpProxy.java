@@ -1,0 +1,152 @@
+package dev.fencing.faults;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A TCP proxy on a loopback port in front of one etcd node, owned by the harness, so that one worker can be cut off
+ * from etcd while everything else goes on. {@link #partition()} is a blackhole, as a real partition is: connections
+ * stay open, bytes stop moving both ways (a pump holds what it read until the heal), new connections are accepted
+ * but not forwarded. {@link #heal()} lets everything flow again, as TCP retransmission would. Threads, not NIO: a
+ * handful of connections per worker.
+ */
+public final class TcpProxy implements AutoCloseable {
+  private final ServerSocket server;
+  private final int targetPort;
+  private final Object gate = new Object();
+  private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+  private volatile boolean partitioned;
+  private volatile boolean closed;
+
+  public TcpProxy(int listenPort, int targetPort) {
+    this.targetPort = targetPort;
+    try {
+      server = new ServerSocket();
+      server.setReuseAddress(true);
+      server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), listenPort));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot listen on 127.0.0.1:" + listenPort, e);
+    }
+    daemon("proxy-accept-" + listenPort, this::acceptLoop).start();
+  }
+
+  public int port() {
+    return server.getLocalPort();
+  }
+
+  /** Stops every byte between the clients and the target until {@link #heal()}. */
+  public void partition() {
+    partitioned = true;
+  }
+
+  public void heal() {
+    synchronized (gate) {
+      partitioned = false;
+      gate.notifyAll();
+    }
+  }
+
+  public boolean partitioned() {
+    return partitioned;
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    heal();
+    try {
+      server.close();
+    } catch (IOException ignored) {
+      // closing anyway
+    }
+    sockets.forEach(TcpProxy::closeQuietly);
+  }
+
+  private void acceptLoop() {
+    while (!closed) {
+      Socket client;
+      try {
+        client = server.accept();
+      } catch (IOException e) {
+        return; // closed
+      }
+      sockets.add(client);
+      daemon("proxy-connect-" + targetPort, () -> connect(client)).start();
+    }
+  }
+
+  private void connect(Socket client) {
+    Socket upstream = new Socket();
+    try {
+      awaitHealed();
+      upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort), 2_000);
+      sockets.add(upstream);
+      upstream.setTcpNoDelay(true);
+      client.setTcpNoDelay(true);
+      InputStream fromClient = client.getInputStream();
+      OutputStream toUpstream = upstream.getOutputStream();
+      daemon("proxy-up-" + targetPort, () -> pump(fromClient, toUpstream, client, upstream)).start();
+      pump(upstream.getInputStream(), client.getOutputStream(), client, upstream);
+    } catch (IOException e) {
+      // target down (a killed etcd node): the client sees the connection close, as it would see a refusal
+      closeQuietly(client);
+      closeQuietly(upstream);
+    }
+  }
+
+  private void pump(InputStream in, OutputStream out, Socket a, Socket b) {
+    byte[] buffer = new byte[16 * 1024];
+    try {
+      for (int n; (n = in.read(buffer)) >= 0; ) {
+        awaitHealed();
+        out.write(buffer, 0, n);
+        out.flush();
+      }
+    } catch (IOException e) {
+      // one side went away
+    } finally {
+      closeQuietly(a);
+      closeQuietly(b);
+      sockets.remove(a);
+      sockets.remove(b);
+    }
+  }
+
+  private void awaitHealed() throws IOException {
+    synchronized (gate) {
+      while (partitioned && !closed) {
+        try {
+          gate.wait();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException("interrupted", e);
+        }
+      }
+    }
+    if (closed) {
+      throw new IOException("proxy closed");
+    }
+  }
+
+  private static Thread daemon(String name, Runnable body) {
+    Thread t = new Thread(body, name);
+    t.setDaemon(true);
+    return t;
+  }
+
+  private static void closeQuietly(Socket s) {
+    try {
+      s.close();
+    } catch (IOException ignored) {
+      // already gone
+    }
+  }
+}

@@ -1,0 +1,169 @@
+package dev.fencing.faults;
+
+import dev.fencing.faults.History.AgentMetrics;
+import dev.fencing.faults.History.Attempt;
+import dev.fencing.testing.AgentJvm;
+import dev.fencing.testing.Http;
+import dev.fencing.testing.Ports;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * One contending worker: its own TCP proxies to the etcd nodes (so it alone can be partitioned) and its successive
+ * incarnations, each a {@link FaultWorker} JVM with the agent attached ({@code w1.1}, {@code w1.2}, ...: the
+ * incarnation is part of every write id). Ending an incarnation drains its loop, scrapes its agent's counters and
+ * keeps its log.
+ */
+final class WorkerSlot implements AutoCloseable {
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+  /** Small, quick-starting JVMs: two cores for a dozen processes. */
+  private static final List<String> JVM_OPTIONS = List.of("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+      "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+
+  record Incarnation(String name, AgentJvm jvm, int statusPort) {
+  }
+
+  /** What the worker's agent says right now; null fields when it did not answer. */
+  record Status(String worker, String state, long token, boolean reused) {
+    boolean holding() {
+      return "HOLDING".equals(state) && !reused;
+    }
+  }
+
+  private static final HttpClient STATUS_CLIENT = HttpClient.newBuilder()
+      .connectTimeout(Duration.ofMillis(500)).build();
+
+  private final String name;
+  private final FaultRun.Setup setup;
+  private final List<TcpProxy> proxies;
+  private final List<Attempt> attempts = new ArrayList<>();
+  private final Map<String, AgentMetrics> metrics = new java.util.TreeMap<>();
+  private Incarnation current;
+  private int incarnations;
+
+  WorkerSlot(String name, FaultRun.Setup setup, List<Integer> etcdClientPorts) {
+    this.name = name;
+    this.setup = setup;
+    this.proxies = etcdClientPorts.stream().map(port -> new TcpProxy(Ports.freePort(), port)).toList();
+  }
+
+  String name() {
+    return name;
+  }
+
+  Incarnation current() {
+    return current;
+  }
+
+  /** Launches the next incarnation (without waiting for it to start: see {@link #awaitStarted()}). */
+  void launch() {
+    String id = name + "." + ++incarnations;
+    int statusPort = Ports.freePort();
+    String endpoints = proxies.stream().map(p -> "http://127.0.0.1:" + p.port()).collect(Collectors.joining(";"));
+    AgentJvm.Builder builder = AgentJvm.builder()
+        .agentJar(setup.agentJar())
+        .agentArgs("lock=" + FaultRun.LOCK + ",etcd.endpoints=" + endpoints + ",lease.ttl=" + FaultRun.TTL_MS + "ms"
+            + ",lease.safety-margin=500ms,etcd.timeout=2s,holder.id=" + id + ",http.port=" + statusPort
+            + ",fenced.http=" + setup.httpHostPort() + ",fenced.kafka=" + FaultRun.TOPIC)
+        .classpath(setup.classpath())
+        .mainClass(FaultWorker.class.getName())
+        .args("name=" + id, "pg=" + setup.pgUrl(), "mariadb=" + setup.mariaUrl(), "http=" + setup.httpUrl(),
+            "kafka=" + setup.kafka(), "topic=" + FaultRun.TOPIC, "status=http://127.0.0.1:" + statusPort + "/status",
+            "interval-ms=100")
+        .name(id);
+    JVM_OPTIONS.forEach(builder::jvmArg);
+    current = new Incarnation(id, builder.start(), statusPort);
+  }
+
+  void awaitStarted() {
+    current.jvm().awaitOutput("WORKER STARTED", START_TIMEOUT);
+  }
+
+  /** The agent's /status, with a short timeout: a frozen worker does not answer. */
+  Status status() {
+    try {
+      HttpResponse<String> r = STATUS_CLIENT.send(HttpRequest.newBuilder(
+              URI.create("http://127.0.0.1:" + current.statusPort() + "/status")).timeout(Duration.ofMillis(700))
+          .GET().build(), HttpResponse.BodyHandlers.ofString());
+      String json = r.body();
+      String token = Http.jsonField(json, "token");
+      return new Status(current.name(), Http.jsonField(json, "state"),
+          token == null || token.equals("null") ? 0 : Long.parseLong(token),
+          "true".equals(Http.jsonField(json, "tokenReused")));
+    } catch (IOException | RuntimeException e) {
+      return new Status(current.name(), null, 0, false);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new Status(current.name(), null, 0, false);
+    }
+  }
+
+  List<TcpProxy> proxies() {
+    return proxies;
+  }
+
+  /** Asks the current incarnation to finish its iteration (without waiting: see {@link #retire()}). */
+  void requestStop() {
+    try {
+      OutputStream stdin = current.jvm().process().getOutputStream();
+      stdin.write("stop\n".getBytes(StandardCharsets.UTF_8));
+      stdin.flush();
+    } catch (IOException e) {
+      // already gone: retire() records what it left
+    }
+  }
+
+  /**
+   * Waits for the drained incarnation, scrapes its agent's counters, ends it and records its attempts; its log is
+   * copied into {@code logDir}.
+   */
+  void retire(Path logDir) {
+    Incarnation inc = current;
+    try {
+      inc.jvm().awaitOutput("IDLE " + inc.name(), Duration.ofSeconds(40));
+    } catch (AssertionError e) {
+      System.out.println("  " + inc.name() + " did not drain within 40 s; its unfinished attempts count as open");
+    }
+    try {
+      metrics.put(inc.name(), WorkerLog.metrics(Http.get("http://127.0.0.1:" + inc.statusPort() + "/metrics")));
+    } catch (RuntimeException | AssertionError e) {
+      System.out.println("  cannot scrape " + inc.name() + "'s metrics: " + e.getMessage());
+    }
+    inc.jvm().close();
+    String output = inc.jvm().output();
+    attempts.addAll(WorkerLog.parse(output));
+    try {
+      Files.writeString(logDir.resolve(inc.name() + ".log"), output);
+    } catch (IOException e) {
+      System.out.println("  cannot keep " + inc.name() + "'s log: " + e.getMessage());
+    }
+  }
+
+  List<Attempt> attempts() {
+    return attempts;
+  }
+
+  Map<String, AgentMetrics> metrics() {
+    return metrics;
+  }
+
+  @Override
+  public void close() {
+    if (current != null) {
+      current.jvm().close();
+    }
+    proxies.forEach(TcpProxy::close);
+  }
+}

@@ -1,0 +1,185 @@
+package dev.fencing.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.faults.History.Accepted;
+import dev.fencing.faults.History.AgentMetrics;
+import dev.fencing.faults.History.Attempt;
+import dev.fencing.faults.History.Outcome;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** Hand-made histories: a clean one passes; each kind of violation is caught and counted. */
+class HistoryCheckerTest {
+
+  /** A small history builder: attempts with times, what the resources accepted, the counters. */
+  private static final class H {
+    final List<Attempt> attempts = new ArrayList<>();
+    final List<Accepted> accepted = new ArrayList<>();
+    final Set<String> quarantined = new HashSet<>();
+    final Map<String, AgentMetrics> metrics = new HashMap<>();
+    final Map<String, Long> fence = new HashMap<>();
+    long pgCounter = -1;
+
+    H attempt(String id, String channel, long start, long end, Outcome outcome) {
+      String worker = id.substring(0, id.indexOf(':'));
+      attempts.add(new Attempt(id, worker, channel, start, end, "HOLDING", 0, outcome, outcome.name()));
+      metrics.putIfAbsent(worker, new AgentMetrics(new HashMap<>(), new HashMap<>()));
+      if (outcome == Outcome.BLOCKED) {
+        metrics.get(worker).blocked().merge(History.agentChannel(channel), 1L, Long::sum);
+      } else if (outcome == Outcome.REJECTED) {
+        metrics.get(worker).rejected().merge(History.agentChannel(channel), 1L, Long::sum);
+        if (channel.equals("http")) {
+          fence.merge("http", 1L, Long::sum);
+        }
+      }
+      return this;
+    }
+
+    H accepted(String resource, long order, String id, long token) {
+      accepted.add(new Accepted(resource, order, id, token, 0));
+      return this;
+    }
+
+    H quarantined(String id) {
+      quarantined.add(id);
+      fence.merge("kafka", 1L, Long::sum);
+      return this;
+    }
+
+    HistoryChecker.Result check() {
+      return HistoryChecker.check(new History(3, attempts, accepted, quarantined, metrics, fence, pgCounter));
+    }
+  }
+
+  /** w1.1 holds token 5, w2.1 takes over with token 9; the stale w1.1 is rejected, blocked, quarantined. */
+  private static H clean() {
+    H h = new H();
+    h.attempt("w1.1:1", "pg", 100, 110, Outcome.ACKED).accepted("pg", 1, "w1.1:1", 5);
+    h.attempt("w1.1:1", "mariadb", 111, 115, Outcome.ACKED).accepted("mariadb", 1, "w1.1:1", 5);
+    h.attempt("w1.1:1", "http", 116, 120, Outcome.ACKED).accepted("http", 1, "w1.1:1", 5);
+    h.attempt("w1.1:1", "kafka", 121, 125, Outcome.ACKED).accepted("kafka", 1, "w1.1:1", 5);
+    h.attempt("w2.1:1", "pg", 130, 140, Outcome.BLOCKED);
+    h.attempt("w2.1:2", "pg", 3000, 3010, Outcome.ACKED).accepted("pg", 2, "w2.1:2", 9);
+    h.attempt("w2.1:2", "http", 3011, 3020, Outcome.ACKED).accepted("http", 2, "w2.1:2", 9);
+    h.attempt("w2.1:2", "kafka", 3021, 3030, Outcome.ACKED).accepted("kafka", 2, "w2.1:2", 9);
+    h.attempt("w1.1:2", "pg", 3100, 3110, Outcome.REJECTED);
+    h.attempt("w1.1:2", "mariadb", 3111, 3115, Outcome.FAILED); // fate open: not accepted, not lost
+    h.attempt("w1.1:2", "http", 3116, 3120, Outcome.REJECTED);
+    h.attempt("w1.1:2", "kafka", 3121, 3125, Outcome.ACKED).quarantined("w1.1:2");
+    h.pgCounter = 2;
+    return h;
+  }
+
+  @Test
+  void aCleanHistoryPassesAndCountsBlockedAndRejected() {
+    HistoryChecker.Result r = clean().check();
+    assertThat(r.violations()).isEmpty();
+    assertThat(r.summary()).isEqualTo("trials=3 stale_accepted=0 lost=0 blocked=1 rejected=3");
+  }
+
+  @Test
+  void aLowerTokenCommittedAfterAHigherOneIsAStaleAccept() {
+    H h = clean();
+    h.attempt("w1.1:3", "mariadb", 2000, 2005, Outcome.FAILED).accepted("mariadb", 2, "w1.1:3", 9);
+    h.attempt("w1.1:4", "mariadb", 2006, 2010, Outcome.ACKED).accepted("mariadb", 3, "w1.1:4", 5);
+    HistoryChecker.Result r = h.check();
+    assertThat(r.staleAccepted()).isEqualTo(1);
+    assertThat(r.violations()).anyMatch(v -> v.startsWith("stale accept in mariadb: w1.1:4 with token 5 committed"));
+    assertThat(r.ok()).isFalse();
+  }
+
+  @Test
+  void aWriteAttemptedAfterAHigherTokenWasAcknowledgedMustNotBeAccepted() {
+    // Commit order alone looks fine (the resource put it first), but real time says the higher token was acked
+    // before the stale write was even attempted.
+    H h = new H();
+    h.attempt("w2.1:1", "http", 100, 110, Outcome.ACKED).accepted("http", 2, "w2.1:1", 9);
+    h.attempt("w1.1:1", "http", 200, 210, Outcome.ACKED).accepted("http", 1, "w1.1:1", 5);
+    HistoryChecker.Result r = h.check();
+    assertThat(r.staleAccepted()).isEqualTo(1);
+    assertThat(r.violations()).singleElement().asString()
+        .contains("w1.1:1 with token 5 attempted at 200, after w2.1:1 with token 9 was acknowledged at 110");
+  }
+
+  @Test
+  void bothRulesOnOneWriteCountOnce() {
+    H h = new H();
+    h.attempt("w2.1:1", "pg", 100, 110, Outcome.ACKED).accepted("pg", 1, "w2.1:1", 9);
+    h.attempt("w1.1:1", "pg", 200, 210, Outcome.ACKED).accepted("pg", 2, "w1.1:1", 5);
+    assertThat(h.check().staleAccepted()).isEqualTo(1);
+  }
+
+  @Test
+  void anAcknowledgedWriteMissingFromItsResourceIsLost() {
+    H h = clean();
+    h.attempt("w2.1:3", "http", 3200, 3210, Outcome.ACKED);
+    h.attempt("w2.1:3", "kafka", 3211, 3220, Outcome.ACKED); // neither consumed nor quarantined
+    HistoryChecker.Result r = h.check();
+    assertThat(r.lost()).isEqualTo(2);
+    assertThat(r.violations()).anyMatch(v -> v.startsWith("lost: http write w2.1:3"))
+        .anyMatch(v -> v.startsWith("lost: kafka write w2.1:3"));
+  }
+
+  @Test
+  void aCounterOutOfStepWithTheRowsCountsAsLost() {
+    H h = clean();
+    h.pgCounter = 3;
+    HistoryChecker.Result r = h.check();
+    assertThat(r.lost()).isEqualTo(1);
+    assertThat(r.violations()).singleElement().asString().startsWith("pg counter is 3 but 2 pg rows");
+  }
+
+  @Test
+  void aBlockedWriteTheAgentDidNotCountIsAMissingMetric() {
+    H h = clean();
+    h.metrics.get("w2.1").blocked().clear();
+    HistoryChecker.Result r = h.check();
+    assertThat(r.summary()).endsWith("stale_accepted=0 lost=0 blocked=1 rejected=3");
+    assertThat(r.ok()).isFalse();
+    assertThat(r.violations()).singleElement().asString()
+        .isEqualTo("missing metric: w2.1 saw 1 blocked jdbc writes, its agent counted"
+            + " fencing_side_effects_total{channel=\"jdbc\",outcome=\"blocked\"} 0");
+  }
+
+  @Test
+  void aRejectionMissingFromTheAgentsOrTheFencesCountersIsAMissingMetric() {
+    H h = clean();
+    h.metrics.get("w1.1").rejected().put("http", 0L);
+    h.fence.put("kafka", 0L);
+    HistoryChecker.Result r = h.check();
+    assertThat(r.violations()).hasSize(2)
+        .anyMatch(v -> v.startsWith("missing metric: w1.1 saw 1 rejected http writes"))
+        .anyMatch(v -> v.startsWith("missing metric: the kafka fence rejected 1 writes"));
+  }
+
+  @Test
+  void aWorkerWithoutScrapedMetricsIsAViolation() {
+    H h = clean();
+    h.metrics.remove("w1.1");
+    assertThat(h.check().violations()).containsExactly("no metrics were scraped from w1.1's agent");
+  }
+
+  @Test
+  void aWriteTheWorkerSawRejectedButTheResourceKeptIsAViolation() {
+    H h = clean();
+    h.accepted("http", 3, "w1.1:2", 9);
+    HistoryChecker.Result r = h.check();
+    assertThat(r.violations()).singleElement().asString()
+        .startsWith("accepted in http although the worker saw it REJECTED: w1.1:2");
+  }
+
+  @Test
+  void duplicatesAndWritesNobodyAttemptedAreViolations() {
+    H h = clean();
+    h.accepted("pg", 3, "w2.1:2", 9).accepted("pg", 4, "w9.1:1", 9);
+    h.pgCounter = 4;
+    assertThat(h.check().violations()).contains("accepted twice in pg: w2.1:2",
+        "accepted in pg without any attempt: w9.1:1");
+  }
+}

@@ -1,0 +1,67 @@
+package dev.fencing.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.faults.History.Attempt;
+import dev.fencing.faults.History.Outcome;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class WorkerLogTest {
+
+  @Test
+  void attemptsArePairedWithTheirOutcomesAmongTheAgentsLines() {
+    String log = """
+        WORKER STARTED w1.2
+        ATTEMPT 1000 w1.2:1 pg HOLDING 42
+        [fencing-agent] WARN a fence rejected a jdbc side effect of lock 'faults': reason stale_token
+        OUTCOME 1010 w1.2:1 pg SQLSTATE FN001 fencing: stale token 42 for lock 'faults' on public.pg_total
+        ATTEMPT 1011 w1.2:1 mariadb HOLDING 42
+        OUTCOME 1015 w1.2:1 mariadb OK
+        ATTEMPT 1016 w1.2:1 http EXPIRED 42
+        OUTCOME 1020 w1.2:1 http HTTP 409 {"type":"urn:fencing:problem:stale-token"}
+        ATTEMPT 1021 w1.2:1 kafka STANDBY 0
+        """;
+    List<Attempt> attempts = WorkerLog.parse(log);
+    assertThat(attempts).extracting(Attempt::channel, Attempt::outcome, Attempt::endMs).containsExactly(
+        org.assertj.core.groups.Tuple.tuple("pg", Outcome.REJECTED, 1010L),
+        org.assertj.core.groups.Tuple.tuple("mariadb", Outcome.ACKED, 1015L),
+        org.assertj.core.groups.Tuple.tuple("http", Outcome.REJECTED, 1020L),
+        org.assertj.core.groups.Tuple.tuple("kafka", Outcome.NONE, -1L));
+    assertThat(attempts.get(0)).extracting(Attempt::worker, Attempt::writeId, Attempt::startMs, Attempt::state,
+        Attempt::tokenSeen).containsExactly("w1.2", "w1.2:1", 1000L, "HOLDING", 42L);
+  }
+
+  @Test
+  void classifiesRawResults() {
+    assertThat(WorkerLog.classify("OK")).isEqualTo(Outcome.ACKED);
+    assertThat(WorkerLog.classify("SQLSTATE FN003 fencing-agent blocked")).isEqualTo(Outcome.BLOCKED);
+    assertThat(WorkerLog.classify("SQLSTATE FN002 missing token")).isEqualTo(Outcome.REJECTED);
+    assertThat(WorkerLog.classify("SQLSTATE 08006 connection lost")).isEqualTo(Outcome.FAILED);
+    assertThat(WorkerLog.classify("HTTP 503 busy")).isEqualTo(Outcome.FAILED);
+    assertThat(WorkerLog.classify("EXC java.util.concurrent.ExecutionException<org.apache.kafka.common.KafkaException"
+        + "<dev.fencing.agent.bootstrap.FencingBlockedException blocked")).isEqualTo(Outcome.BLOCKED);
+    assertThat(WorkerLog.classify("EXC dev.fencing.agent.bootstrap.FencingBlockedException blocked"))
+        .isEqualTo(Outcome.BLOCKED);
+    // The class chain decides, not the message.
+    assertThat(WorkerLog.classify("EXC java.net.ConnectException dev.fencing.agent.bootstrap.FencingBlockedException"))
+        .isEqualTo(Outcome.FAILED);
+  }
+
+  @Test
+  void sumsTheAgentsCountersPerChannel() {
+    String text = """
+        # TYPE fencing_side_effects_total counter
+        fencing_side_effects_total{channel="jdbc",fenced="true",lock="faults",outcome="blocked"} 3
+        fencing_side_effects_total{channel="jdbc",fenced="false",lock="faults",outcome="blocked"} 1
+        fencing_side_effects_total{channel="jdbc",fenced="true",lock="faults",outcome="tagged"} 90
+        fencing_side_effects_total{channel="kafka",fenced="true",lock="faults",outcome="blocked"} 2
+        fencing_rejections_total{channel="http",lock="faults",reason="stale_token"} 4
+        fencing_rejections_total{channel="http",lock="faults",reason="missing_token"} 1
+        """;
+    History.AgentMetrics m = WorkerLog.metrics(text);
+    assertThat(m.blocked()).isEqualTo(Map.of("jdbc", 4L, "kafka", 2L));
+    assertThat(m.rejected()).isEqualTo(Map.of("http", 5L));
+  }
+}
