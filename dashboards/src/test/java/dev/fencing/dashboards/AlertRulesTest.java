@@ -13,11 +13,16 @@ import org.junit.jupiter.api.Test;
 
 /** The Prometheus alert rules: promtool accepts them, their unit tests pass, and they follow the mixin conventions. */
 class AlertRulesTest {
-  /** The alerts issue 6 asks for; the first three page (DESIGN.md section 1: "paged on stale-write rejections..."). */
+  /**
+   * The alerts issue 6 asks for (the first three page: DESIGN.md section 1, "paged on stale-write rejections..."),
+   * then issue 8's: forged (paged) and unsigned tokens at a fence, failing hooks.
+   */
   static final List<String> ALERTS = List.of("FencingStaleWriteRejected", "FencingTokenReuseDetected",
       "FencingTokenOverflow", "FencingTokenHeadroomLow", "FencingSideEffectsBlocked", "FencingNoHolder",
-      "FencingMultipleHolders", "FencingLeaseFlapping");
-  static final Set<String> PAGED = Set.of("FencingStaleWriteRejected", "FencingTokenReuseDetected", "FencingTokenOverflow");
+      "FencingMultipleHolders", "FencingLeaseFlapping", "FencingForgedToken", "FencingUnsignedToken",
+      "FencingHookFailing");
+  static final Set<String> PAGED = Set.of("FencingStaleWriteRejected", "FencingTokenReuseDetected", "FencingTokenOverflow",
+      "FencingForgedToken");
 
   static List<JsonNode> alertingRules() {
     List<JsonNode> rules = new ArrayList<>();
