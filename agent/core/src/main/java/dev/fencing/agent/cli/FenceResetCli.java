@@ -6,20 +6,17 @@ import dev.fencing.agent.config.ConfigLoader;
 import dev.fencing.agent.lease.EtcdLeaseProvider;
 import dev.fencing.agent.lease.LeaseProvider;
 import dev.fencing.agent.log.AgentLog;
+import dev.fencing.fence.sql.CliArgs;
 import dev.fencing.fence.sql.FenceReset;
 import dev.fencing.fence.sql.SqlFenceCli;
 import dev.fencing.fence.sql.TableName;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Paths;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -67,12 +64,12 @@ final class FenceResetCli {
       out.print(USAGE);
       return 2;
     }
-    Map<String, String> options = new HashMap<>();
+    Map<String, String> options = Map.of();
     List<String> keyValues = new ArrayList<>();
     AgentConfig config;
     Long requested = null;
     try {
-      parse(list.subList(1, list.size()), options, keyValues);
+      options = CliArgs.parse(list.subList(1, list.size()), FLAGS, OPTIONS, keyValues);
       if (!options.containsKey("--jdbc-url")) {
         throw new IllegalArgumentException("missing --jdbc-url");
       }
@@ -152,7 +149,7 @@ final class FenceResetCli {
   /** The one audit line: when, who, lock, old and new token, what the coordinator said, where, outcome. */
   static String audit(String lock, long before, long after, String basis, String where, String outcome) {
     return "fencing-audit: fence reset at=" + Instant.now().truncatedTo(ChronoUnit.MILLIS) + " by="
-        + System.getProperty("user.name", "?") + "@" + host() + " lock=" + lock + " old=" + (before < 0 ? "none" : before)
+        + System.getProperty("user.name", "?") + "@" + ConfigLoader.hostName() + " lock=" + lock + " old=" + (before < 0 ? "none" : before)
         + " new=" + after + " outcome=" + outcome + " coordinator=(" + basis + ") target=" + where;
   }
 
@@ -175,18 +172,6 @@ final class FenceResetCli {
     return u;
   }
 
-  private static String host() {
-    String host = System.getenv("HOSTNAME");
-    if (host == null || host.isBlank()) {
-      try {
-        host = Files.readString(Paths.get("/etc/hostname"), StandardCharsets.UTF_8).trim();
-      } catch (IOException | RuntimeException e) {
-        host = "localhost";
-      }
-    }
-    return host;
-  }
-
   private static long token(String text) {
     try {
       long t = Long.parseLong(text.trim());
@@ -197,42 +182,5 @@ final class FenceResetCli {
       // below
     }
     throw new IllegalArgumentException("invalid --token '" + text + "': expected an integer from 1 to " + Long.MAX_VALUE);
-  }
-
-  private static void parse(List<String> args, Map<String, String> options, List<String> keyValues) {
-    for (int i = 0; i < args.size(); i++) {
-      String arg = args.get(i);
-      if (!arg.startsWith("--")) {
-        if (arg.indexOf('=') <= 0) {
-          throw new IllegalArgumentException("unexpected argument '" + arg + "': expected key=value or an --option");
-        }
-        keyValues.add(arg);
-        continue;
-      }
-      String value = null;
-      int eq = arg.indexOf('=');
-      if (eq > 0) {
-        value = arg.substring(eq + 1);
-        arg = arg.substring(0, eq);
-      }
-      if (FLAGS.contains(arg)) {
-        if (value != null) {
-          throw new IllegalArgumentException(arg + " takes no value");
-        }
-        options.put(arg, "true");
-      } else if (OPTIONS.contains(arg)) {
-        if (value == null) {
-          if (i + 1 >= args.size() || args.get(i + 1).startsWith("--")) {
-            throw new IllegalArgumentException(arg + " needs a value");
-          }
-          value = args.get(++i);
-        }
-        if (options.put(arg, value) != null) {
-          throw new IllegalArgumentException(arg + " given twice");
-        }
-      } else {
-        throw new IllegalArgumentException("unknown argument '" + arg + "'");
-      }
-    }
   }
 }

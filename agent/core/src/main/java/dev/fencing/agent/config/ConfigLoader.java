@@ -241,6 +241,10 @@ public final class ConfigLoader {
 
   /** hostname/pid without a DNS lookup (which can be slow). */
   static String defaultHolderId() {
+    return hostName() + "/" + ProcessHandle.current().pid();
+  }
+  /** This host's name from $HOSTNAME or /etc/hostname ("localhost" when neither says), without a DNS lookup. */
+  public static String hostName() {
     String host = System.getenv("HOSTNAME");
     if (host == null || host.isBlank()) {
       try {
@@ -249,8 +253,9 @@ public final class ConfigLoader {
         host = "localhost";
       }
     }
-    return host + "/" + ProcessHandle.current().pid();
+    return host;
   }
+
 
   /** Turns raw strings into typed values, reporting each invalid one. */
   private static final class Parser {

@@ -41,6 +41,11 @@ class HostSafetyIT {
   /** One per entry of the agent's per-object caches (statements, connections). */
   private static final String WEAK_KEY = "dev.fencing.agent.instrumentation.WeakIdentityCache$WeakKey";
 
+  static List<Path> newestJava() {
+    List<Path> homes = AgentProcesses.javaHomes();
+    return List.of(homes.get(homes.size() - 1));
+  }
+
   @ParameterizedTest
   @MethodSource("javaHomes")
   void aFailingHookNeverBreaksTheCallNorLaterCallsAndFailModeDecides(Path javaHome) throws Exception {
@@ -93,8 +98,13 @@ class HostSafetyIT {
     }
   }
 
+  /**
+   * On the newest Java only: the thousand losses take about 100 s per JVM (each one a real etcd delete, revoke and
+   * campaign), and what could leak (the lease keeper's and jetcd's executors, gRPC/Vert.x event loops) is the agent's
+   * own code, the same on every Java; the other tests here run on 17 and 25.
+   */
   @ParameterizedTest
-  @MethodSource("javaHomes")
+  @MethodSource("newestJava")
   void threadCountStaysFlatOverAThousandLeaseLossesAndReacquisitions(Path javaHome) throws Exception {
     int losses = 1000;
     int warmup = 50;

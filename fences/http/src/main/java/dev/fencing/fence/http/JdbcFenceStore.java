@@ -1,12 +1,11 @@
 package dev.fencing.fence.http;
 
+import dev.fencing.fence.sql.FenceTable;
+import dev.fencing.fence.sql.SqlDialect;
 import java.sql.Connection;
-import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.List;
-import java.util.Locale;
+import java.util.Optional;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
@@ -32,25 +31,20 @@ import javax.sql.DataSource;
  *       the stripe rows, which that SQL fence compares against: without it an old-token SQL write would still pass.</li>
  * </ol>
  * An equal or lower token found at step 2 is accepted or rejected without writing. The fence never goes down.
+ * Steps 1 and 3 are {@link FenceTable}'s, the protocol shared with the SQL fence's triggers and {@code fence reset}.
  *
  * <p>Advances wait for lock holders in the database: give the DataSource's connections a lock or statement timeout.
  */
 public final class JdbcFenceStore implements FenceStore {
 
-  static final String FENCE_TABLE = "fencing_fence";
-  static final String STRIPE_TABLE = "fencing_fence_stripe";
-  /** First key of the SQL fence's PostgreSQL advisory locks: "FENC" (SqlFenceDdl.PG_ADVISORY_CLASS). */
-  static final int PG_ADVISORY_CLASS = 0x46454E43;
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
   private static final int ATTEMPTS = 3;
-
-  enum Dialect { POSTGRESQL, MYSQL, H2, OTHER }
 
   private final DataSource dataSource;
   private final String schema;
   private final String fence;
-  private final String stripes;
-  private volatile Dialect dialect;
+  /** The database's dialect, once known; empty for a database the SQL fence does not support (no lock step). */
+  private volatile Optional<SqlDialect> dialect;
 
   /** The fence table in the connections' default schema (database, for MariaDB/MySQL). */
   public JdbcFenceStore(DataSource dataSource) {
@@ -71,15 +65,13 @@ public final class JdbcFenceStore implements FenceStore {
     }
     this.dataSource = dataSource;
     this.schema = schema;
-    String prefix = schema == null ? "" : schema + ".";
-    this.fence = prefix + FENCE_TABLE;
-    this.stripes = prefix + STRIPE_TABLE;
+    this.fence = FenceTable.fence(schema);
   }
 
   @Override
   public Verdict check(String lock, long token, boolean strict) {
     try (Connection c = dataSource.getConnection()) {
-      long seen = read(c, lock, false);
+      long seen = FenceTable.read(c, fence, lock, false);
       if (!c.getAutoCommit()) {
         c.rollback();
       }
@@ -101,7 +93,7 @@ public final class JdbcFenceStore implements FenceStore {
   @Override
   public long current(String lock) {
     try (Connection c = dataSource.getConnection()) {
-      long seen = read(c, lock, false);
+      long seen = FenceTable.read(c, fence, lock, false);
       if (!c.getAutoCommit()) {
         c.rollback();
       }
@@ -114,7 +106,7 @@ public final class JdbcFenceStore implements FenceStore {
 
   /** Steps 1 to 3 of the class comment in one READ COMMITTED transaction; the connection's settings are restored. */
   private Verdict advance(Connection c, String lock, long token, boolean strict) throws SQLException {
-    Dialect d = dialect(c);
+    Optional<SqlDialect> d = dialect(c);
     boolean autoCommit = c.getAutoCommit();
     int isolation = c.getTransactionIsolation();
     if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
@@ -147,28 +139,10 @@ public final class JdbcFenceStore implements FenceStore {
     }
   }
 
-  private Verdict advanceOnce(Connection c, Dialect d, String lock, long token, boolean strict)
+  private Verdict advanceOnce(Connection c, Optional<SqlDialect> d, String lock, long token, boolean strict)
       throws SQLException {
-    boolean hasStripes = false;
-    if (d == Dialect.POSTGRESQL) {
-      try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(?, hashtext(?))")) {
-        ps.setInt(1, PG_ADVISORY_CLASS);
-        ps.setString(2, lock);
-        ps.execute();
-      }
-    } else if ((d == Dialect.MYSQL || d == Dialect.H2) && hasStripes(c, d)) {
-      hasStripes = true;
-      try (PreparedStatement ps = c.prepareStatement("SELECT stripe FROM " + stripes
-          + " WHERE lock_name = ? ORDER BY stripe FOR UPDATE")) {
-        ps.setString(1, lock);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            // locking every stripe is the point
-          }
-        }
-      }
-    }
-    long seen = read(c, lock, true);
+    boolean hasStripes = d.isPresent() && FenceTable.lockForAdvance(c, d.get(), schema, lock);
+    long seen = FenceTable.read(c, fence, lock, true);
     if (seen >= 0 && (token < seen || (strict && token == seen))) {
       return Verdict.stale(token, seen);
     }
@@ -193,55 +167,16 @@ public final class JdbcFenceStore implements FenceStore {
         }
       }
     }
-    if (hasStripes && d == Dialect.MYSQL) {
-      try (PreparedStatement ps = c.prepareStatement("UPDATE " + stripes + " SET token = ? WHERE lock_name = ?")) {
-        ps.setLong(1, token);
-        ps.setString(2, lock);
-        ps.executeUpdate();
-      }
+    if (d.isPresent()) {
+      FenceTable.writeStripes(c, d.get(), schema, lock, token, hasStripes);
     }
     return Verdict.advanced(token);
   }
 
-  /** The fence token of {@code lock}, -1 when it has no row. */
-  private long read(Connection c, String lock, boolean forUpdate) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT token FROM " + fence + " WHERE lock_name = ?"
-        + (forUpdate ? " FOR UPDATE" : ""))) {
-      ps.setString(1, lock);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getLong(1) : -1;
-      }
-    }
-  }
-
-  /**
-   * Whether the SQL fence's stripe table exists beside the fence table. Asked on every advance (advances are rare), so
-   * that a SQL fence installed while this store runs is honoured from its first advance on.
-   */
-  private boolean hasStripes(Connection c, Dialect d) throws SQLException {
-    String catalog = d == Dialect.MYSQL ? (schema != null ? schema : c.getCatalog()) : null;
-    String wanted = d == Dialect.MYSQL ? null : (schema != null ? schema : c.getSchema());
-    DatabaseMetaData md = c.getMetaData();
-    for (String name : List.of(STRIPE_TABLE, STRIPE_TABLE.toUpperCase(Locale.ROOT))) {
-      try (ResultSet rs = md.getTables(catalog, null, name, null)) {
-        while (rs.next()) {
-          if (rs.getString("TABLE_NAME").equalsIgnoreCase(STRIPE_TABLE)
-              && (wanted == null || wanted.equalsIgnoreCase(rs.getString("TABLE_SCHEM")))) {
-            return true;
-          }
-        }
-      }
-    }
-    return false;
-  }
-
-  private Dialect dialect(Connection c) throws SQLException {
-    Dialect d = dialect;
+  private Optional<SqlDialect> dialect(Connection c) throws SQLException {
+    Optional<SqlDialect> d = dialect;
     if (d == null) {
-      String p = c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT);
-      d = p.contains("postgresql") ? Dialect.POSTGRESQL
-          : p.contains("mariadb") || p.contains("mysql") ? Dialect.MYSQL
-          : p.equals("h2") ? Dialect.H2 : Dialect.OTHER;
+      d = SqlDialect.fromProductName(c.getMetaData().getDatabaseProductName());
       dialect = d;
     }
     return d;

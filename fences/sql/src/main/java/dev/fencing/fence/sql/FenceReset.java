@@ -1,12 +1,8 @@
 package dev.fencing.fence.sql;
 
 import java.sql.Connection;
-import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.List;
-import java.util.Locale;
 
 /**
  * Sets the fence token of one lock in {@code fencing_fence} (the SQL fence's table, also the JDBC fence store of the
@@ -24,12 +20,12 @@ public final class FenceReset {
 
   /** The qualified fence table, for messages: {@code schema.fencing_fence} or {@code fencing_fence}. */
   public static String table(String schema) {
-    return (schema == null ? "" : schema + ".") + SqlFenceDdl.FENCE_TABLE;
+    return FenceTable.fence(schema);
   }
 
   /** The fence token of {@code lock}, -1 when the table has no row for it. */
   public static long read(Connection c, String schema, String lock) throws SQLException {
-    return read(c, table(schema), lock, false);
+    return FenceTable.read(c, table(schema), lock, false);
   }
 
   /** The fence is above the requested token and lowering was not allowed: nothing was written. */
@@ -58,7 +54,6 @@ public final class FenceReset {
     }
     SqlDialect dialect = SqlDialect.detect(c);
     String fence = table(schema);
-    String stripes = (schema == null ? "" : schema + ".") + SqlFenceDdl.STRIPE_TABLE;
     boolean autoCommit = c.getAutoCommit();
     int isolation = c.getTransactionIsolation();
     c.setAutoCommit(false);
@@ -66,26 +61,8 @@ public final class FenceReset {
       c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
     }
     try {
-      boolean hasStripes = false;
-      if (dialect == SqlDialect.POSTGRESQL) {
-        try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(?, hashtext(?))")) {
-          ps.setInt(1, SqlFenceDdl.PG_ADVISORY_CLASS);
-          ps.setString(2, lock);
-          ps.execute();
-        }
-      } else if (hasStripes(c, dialect, schema)) {
-        hasStripes = true;
-        try (PreparedStatement ps = c.prepareStatement("SELECT stripe FROM " + stripes
-            + " WHERE lock_name = ? ORDER BY stripe FOR UPDATE")) {
-          ps.setString(1, lock);
-          try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-              // locking every stripe is the point
-            }
-          }
-        }
-      }
-      long before = read(c, fence, lock, true);
+      boolean hasStripes = FenceTable.lockForAdvance(c, dialect, schema, lock);
+      long before = FenceTable.read(c, fence, lock, true);
       if (before == token || (before > token && !lower)) {
         c.rollback();
         if (before > token) {
@@ -101,13 +78,7 @@ public final class FenceReset {
         ps.setString(2, lock);
         ps.executeUpdate();
       }
-      if (hasStripes && dialect == SqlDialect.MYSQL) {
-        try (PreparedStatement ps = c.prepareStatement("UPDATE " + stripes + " SET token = ? WHERE lock_name = ?")) {
-          ps.setLong(1, token);
-          ps.setString(2, lock);
-          ps.executeUpdate();
-        }
-      }
+      FenceTable.writeStripes(c, dialect, schema, lock, token, hasStripes);
       c.commit();
       return before;
     } catch (Refused e) {
@@ -125,32 +96,5 @@ public final class FenceReset {
         c.setTransactionIsolation(isolation);
       }
     }
-  }
-
-  private static long read(Connection c, String fence, String lock, boolean forUpdate) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT token FROM " + fence + " WHERE lock_name = ?"
-        + (forUpdate ? " FOR UPDATE" : ""))) {
-      ps.setString(1, lock);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getLong(1) : -1;
-      }
-    }
-  }
-
-  private static boolean hasStripes(Connection c, SqlDialect d, String schema) throws SQLException {
-    String catalog = d == SqlDialect.MYSQL ? (schema != null ? schema : c.getCatalog()) : null;
-    String wanted = d == SqlDialect.MYSQL ? null : (schema != null ? schema : c.getSchema());
-    DatabaseMetaData md = c.getMetaData();
-    for (String name : List.of(SqlFenceDdl.STRIPE_TABLE, SqlFenceDdl.STRIPE_TABLE.toUpperCase(Locale.ROOT))) {
-      try (ResultSet rs = md.getTables(catalog, null, name, null)) {
-        while (rs.next()) {
-          if (rs.getString("TABLE_NAME").equalsIgnoreCase(SqlFenceDdl.STRIPE_TABLE)
-              && (wanted == null || wanted.equalsIgnoreCase(rs.getString("TABLE_SCHEM")))) {
-            return true;
-          }
-        }
-      }
-    }
-    return false;
   }
 }

@@ -12,7 +12,6 @@ import java.sql.Driver;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -64,7 +63,7 @@ public final class SqlFenceCli {
     String command = list.get(0);
     Map<String, String> options;
     try {
-      options = parse(list.subList(1, list.size()));
+      options = CliArgs.parse(list.subList(1, list.size()), FLAGS, OPTIONS, null);
       switch (command) {
         case "print":
           return print(options, out);
@@ -167,38 +166,6 @@ public final class SqlFenceCli {
   private static SqlFence fence(Map<String, String> options) {
     return new SqlFence(TableName.parse(required(options, "--table")), required(options, "--lock"),
         options.containsKey("--per-row"), options.containsKey("--permissive"));
-  }
-
-  private static Map<String, String> parse(List<String> args) {
-    Map<String, String> options = new HashMap<>();
-    for (int i = 0; i < args.size(); i++) {
-      String arg = args.get(i);
-      String value = null;
-      int eq = arg.indexOf('=');
-      if (arg.startsWith("--") && eq > 0) {
-        value = arg.substring(eq + 1);
-        arg = arg.substring(0, eq);
-      }
-      if (FLAGS.contains(arg)) {
-        if (value != null) {
-          throw new IllegalArgumentException(arg + " takes no value");
-        }
-        options.put(arg, "true");
-      } else if (OPTIONS.contains(arg)) {
-        if (value == null) {
-          if (i + 1 >= args.size() || args.get(i + 1).startsWith("--")) {
-            throw new IllegalArgumentException(arg + " needs a value");
-          }
-          value = args.get(++i);
-        }
-        if (options.put(arg, value) != null) {
-          throw new IllegalArgumentException(arg + " given twice");
-        }
-      } else {
-        throw new IllegalArgumentException("unknown argument '" + arg + "'");
-      }
-    }
-    return options;
   }
 
   private static void allow(Map<String, String> options, String... allowed) {
