@@ -236,9 +236,12 @@ final class EndStateChecks {
     String worker = effects.get(0).worker();
     Set<Long> seen = effects.stream().filter(e -> e.is(channel) && e.ok()).map(SideEffect::transfer)
         .collect(Collectors.toCollection(TreeSet::new));
+    // A write whose outcome the worker never learned (it timed out) may be stored or not; nothing else may be.
+    Set<Long> maybe = effects.stream().filter(e -> e.is(channel) && e.indeterminate()).map(SideEffect::transfer)
+        .collect(Collectors.toCollection(TreeSet::new));
     Set<Long> stored = rows.stream().filter(r -> r.worker().equals(worker)).map(Row::transfer)
         .collect(Collectors.toCollection(TreeSet::new));
-    return seen.equals(stored);
+    return stored.containsAll(seen) && stored.stream().allMatch(t -> seen.contains(t) || maybe.contains(t));
   }
 
   private static long okCount(List<SideEffect> effects, String channel) {

@@ -36,6 +36,14 @@ record SideEffect(String worker, long at, long transfer, String channel, String 
     return outcome.startsWith("OK") || (httpStatus() >= 200 && httpStatus() < 300);
   }
 
+  /**
+   * Failed without an answer from the destination (a timeout, a dropped connection): the write may have happened or
+   * not. A request in flight when its worker froze times out on the client's clock although the service took it.
+   */
+  boolean indeterminate() {
+    return outcome.startsWith("ERR") && !blockedByAgent() && sqlState() == null && httpStatus() < 0;
+  }
+
   /** Stopped by the agent before it left the JVM (FencingBlockedException, or SQLSTATE FN003 for JDBC). */
   boolean blockedByAgent() {
     return outcome.startsWith("ERR") && (outcome.contains("Fencing Agent blocked")

@@ -57,4 +57,13 @@ class SideEffectTest {
         .allSatisfy(e -> assertThat(e.blockedByAgent()).as(e.outcome()).isTrue());
     assertThat(effects.get(6).httpStatus()).isEqualTo(-1);
   }
+
+  @Test
+  void onlyAnUnansweredFailureHasAnUnknownOutcome() {
+    List<SideEffect> effects = SideEffect.parse("w", LOG + "SIDE 3000 10 http-inventory ERR "
+        + "java.net.http.HttpTimeoutException: request timed out\n");
+    assertThat(effects.get(effects.size() - 1).indeterminate()).isTrue();
+    assertThat(effects.subList(0, effects.size() - 1)).allSatisfy(e -> assertThat(e.indeterminate()).as(e.outcome())
+        .isFalse());
+  }
 }
