@@ -60,8 +60,8 @@ public final class Demo {
       }
       Report.checks(console, checks);
       Report.metrics(console, facts);
-      failure = checks.stream().filter(c -> !c.ok()).map(EndStateChecks.Check::claim).findFirst()
-          .map(claim -> "this claim did not hold: " + claim).orElse(null);
+      failure = checks.stream().filter(c -> !c.ok()).findFirst()
+          .map(c -> "this claim did not hold: " + c.claim() + " (" + c.evidence() + ")").orElse(null);
     } catch (StoryBroken e) {
       failure = e.getMessage();
     } catch (RuntimeException | AssertionError e) {
