@@ -21,6 +21,11 @@ import java.util.concurrent.TimeUnit;
  * before that instant (it counts the TTL from when it <em>received</em> the keepalive), so until the deadline this
  * process is the only holder whatever happens to the network; after it, it no longer claims to be. Transient
  * keepalive errors (an etcd leader change, say) are retried until the deadline.
+ *
+ * <p>A reused grant (etcd lost or restored data) is given up at once and the lock campaigned for again after a
+ * backoff: holding it would block every side effect of this JVM and keep the lock from every other instance forever.
+ * The grant has taught the token state the new cluster id, so once etcd's revision passes the highest token seen (the
+ * runbook's remedy) the next grant is valid, with no restart and no revoke.
  */
 public final class LeaseKeeper implements AutoCloseable {
   /** Creates the provider; called on the lease thread, never in premain. */
@@ -31,6 +36,8 @@ public final class LeaseKeeper implements AutoCloseable {
   private static final AgentLog LOG = AgentLog.get(LeaseKeeper.class);
   private static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
   private static final long CHECK_MILLIS = 20;
+  private static final long REUSE_BACKOFF_MIN_MILLIS = 1_000;
+  private static final long REUSE_BACKOFF_MAX_MILLIS = 10_000;
 
   private final TokenState state;
   private final ProviderFactory factory;
@@ -66,6 +73,7 @@ public final class LeaseKeeper implements AutoCloseable {
 
   private void run() {
     long backoffMs = 500;
+    long reuseBackoffMs = REUSE_BACKOFF_MIN_MILLIS;
     while (!closed) {
       try {
         if (provider == null) {
@@ -74,8 +82,14 @@ public final class LeaseKeeper implements AutoCloseable {
         long clusterId = provider.clusterId(timeout);
         state.standby("campaigning for lock '" + lock + "' as " + holderId);
         lastProblem = null;
-        holdOneLease(provider, clusterId);
+        Grant held = holdOneLease(provider, clusterId, reuseBackoffMs);
         backoffMs = 500;
+        if (held != null && held.reused()) {
+          Thread.sleep(reuseBackoffMs + (long) (Math.random() * 250));
+          reuseBackoffMs = Math.min(reuseBackoffMs * 2, REUSE_BACKOFF_MAX_MILLIS);
+        } else if (held != null) {
+          reuseBackoffMs = REUSE_BACKOFF_MIN_MILLIS;
+        }
       } catch (InterruptedException e) {
         return;
       } catch (Throwable t) {
@@ -100,7 +114,11 @@ public final class LeaseKeeper implements AutoCloseable {
     }
   }
 
-  private void holdOneLease(LeaseProvider p, long clusterId) throws Exception {
+  /**
+   * Grants a lease, campaigns, and holds the lock until the lease ends. Returns the grant held (null if the lease
+   * ended while campaigning); a reused grant is given up at once ({@code reuseBackoffMs} is only reported).
+   */
+  private Grant holdOneLease(LeaseProvider p, long clusterId, long reuseBackoffMs) throws Exception {
     long sent = state.now();
     LeaseProvider.Lease lease = p.grant(Duration.ofNanos(ttlNanos), timeout);
     Session s = new Session(p, lease.id, sent + TimeUnit.SECONDS.toNanos(lease.ttlSeconds) - marginNanos);
@@ -115,10 +133,17 @@ public final class LeaseKeeper implements AutoCloseable {
       if (s.ended.isDone()) {
         campaign.cancel(true);
         LOG.debug("lease " + Long.toHexString(lease.id) + " ended while campaigning: " + s.ended.getNow(null));
-        return;
+        return null;
       }
       LeaseProvider.Acquired acquired = campaign.get();
       Grant g = s.attach(acquired);
+      if (g.reused()) {
+        String why = "token " + g.token() + " was reused: lock given up, campaigning again in about "
+            + reuseBackoffMs + " ms";
+        state.released(g, why);
+        LOG.warn("lock '" + lock + "': " + why);
+        return g; // the finally block revokes the lease, deleting the lock key for the next candidate
+      }
       LOG.info("holding lock '" + lock + "' with fencing token " + acquired.token + " (lease "
           + Long.toHexString(lease.id) + ", etcd cluster " + Long.toHexString(acquired.clusterId) + ")");
       watch = p.watchDeletion(acquired, () -> s.end(LossReason.KEY_DELETED));
@@ -126,6 +151,7 @@ public final class LeaseKeeper implements AutoCloseable {
       if (reason != null) {
         state.lost(g, reason);
       }
+      return g;
     } finally {
       keepalive.cancel(false);
       check.cancel(false);
@@ -231,7 +257,7 @@ public final class LeaseKeeper implements AutoCloseable {
     if (s != null) {
       synchronized (s) {
         if (s.grant != null) {
-          state.released(s.grant);
+          state.released(s.grant, "lease released at shutdown");
         }
       }
       s.end(null);

@@ -175,11 +175,14 @@ public final class TokenState {
     return true;
   }
 
-  /** The lease was given up on purpose (JVM shutdown): no longer holding, not counted as a loss. */
-  public synchronized void released(Grant grant) {
+  /**
+   * The lease was given up on purpose ({@code why}: JVM shutdown, a reused grant): no longer holding, not counted as a
+   * loss. The grant stays in the view, so /status still shows its token and whether it was reused.
+   */
+  public synchronized void released(Grant grant, String why) {
     TokenView v = view;
     if (v.grant() == grant && v.storedPhase() == LeasePhase.HOLDING) {
-      set(new TokenView(LeasePhase.LOST, grant, v.lastLoss(), "lease released at shutdown"));
+      set(new TokenView(LeasePhase.LOST, grant, v.lastLoss(), why));
     }
   }
 

@@ -283,9 +283,11 @@ class TokenStateTest {
   void releasedIsLostWithoutCountingALoss() {
     Grant g = grant(5);
 
-    state.released(g);
+    state.released(g, "lease released at shutdown");
 
     assertThat(state.phase()).isEqualTo(LeasePhase.LOST);
+    assertThat(state.view().grant()).isSameAs(g);
+    assertThat(state.view().detail()).isEqualTo("lease released at shutdown");
     assertThat(state.view().lastLoss()).isNull();
     assertThat(totalLosses()).isZero();
   }
@@ -296,7 +298,7 @@ class TokenStateTest {
     state.lost(old, LossReason.KEY_DELETED);
     grant(6);
 
-    state.released(old);
+    state.released(old, "lease released at shutdown");
 
     assertThat(state.phase()).isEqualTo(LeasePhase.HOLDING);
   }

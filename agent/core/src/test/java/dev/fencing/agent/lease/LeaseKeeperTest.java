@@ -1,0 +1,122 @@
+package dev.fencing.agent.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.agent.config.ConfigLoader;
+import dev.fencing.agent.token.HighestTokenStore;
+import dev.fencing.agent.token.LeasePhase;
+import dev.fencing.agent.token.TokenState;
+import dev.fencing.agent.token.TokenView;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.Test;
+
+/** The keeper's reaction to what the coordinator grants, on a scripted provider (pure logic; etcd in the ITs). */
+class LeaseKeeperTest {
+
+  @Test
+  void aReusedGrantIsGivenUpAndTheNextValidGrantIsHeld() throws Exception {
+    ScriptedProvider etcd = new ScriptedProvider();
+    etcd.grants.add(new LeaseProvider.Acquired(10, 1, "k1"));
+    etcd.grants.add(new LeaseProvider.Acquired(3, 2, "k2"));   // etcd wiped: a new cluster, revisions from 1
+    etcd.grants.add(new LeaseProvider.Acquired(12, 2, "k3"));  // revision bumped above every token issued
+    TokenState state = new TokenState("l", Long.MAX_VALUE, HighestTokenStore.none());
+    try (LeaseKeeper keeper = new LeaseKeeper(ConfigLoader.load("lock=l,lease.ttl=3s", new Properties(), Map.of()),
+        state, () -> etcd)) {
+      keeper.start();
+      await(state, v -> v.storedPhase() == LeasePhase.HOLDING && v.grant().token() == 10);
+
+      etcd.deleteKey(); // the wipe takes the lock key with it
+      TokenView reused = await(state, v -> v.grant() != null && v.grant().token() == 3
+          && v.storedPhase() == LeasePhase.LOST && etcd.revoked.contains(2L)); // lease 2 went, key and all
+      assertThat(reused.grant().reused()).isTrue();
+      assertThat(reused.detail()).contains("token 3 was reused: lock given up");
+
+      TokenView healed = await(state, v -> v.storedPhase() == LeasePhase.HOLDING && v.grant().token() == 12);
+      assertThat(healed.grant().reused()).isFalse();
+      assertThat(state.reuseCount()).isEqualTo(1);
+    }
+  }
+
+  private static TokenView await(TokenState state, Predicate<TokenView> p) throws InterruptedException {
+    long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (System.nanoTime() < end) {
+      TokenView v = state.view();
+      if (p.test(v)) {
+        return v;
+      }
+      Thread.sleep(10);
+    }
+    throw new AssertionError("state never matched; last: " + state.view().storedPhase() + " "
+        + state.view().detail());
+  }
+
+  /** Grants every lease, answers every keepalive, and acquires the lock with the scripted tokens in order. */
+  private static final class ScriptedProvider implements LeaseProvider {
+    final Queue<Acquired> grants = new ArrayDeque<>();
+    final List<Long> revoked = new CopyOnWriteArrayList<>();
+    private final AtomicLong leases = new AtomicLong();
+    private volatile Runnable onDeleted;
+
+    void deleteKey() throws InterruptedException {
+      while (onDeleted == null) {
+        Thread.sleep(5); // the keeper watches the key right after it reports the grant
+      }
+      onDeleted.run();
+    }
+
+    @Override
+    public long clusterId(Duration timeout) {
+      return 1;
+    }
+
+    @Override
+    public Lease grant(Duration ttl, Duration timeout) {
+      return new Lease(leases.incrementAndGet(), ttl.toSeconds());
+    }
+
+    @Override
+    public CompletableFuture<Long> keepAlive(long leaseId) {
+      return CompletableFuture.completedFuture(3L);
+    }
+
+    @Override
+    public synchronized CompletableFuture<Acquired> campaign(String lock, long leaseId, String holderId) {
+      Acquired next = grants.poll();
+      return next == null ? new CompletableFuture<>() : CompletableFuture.completedFuture(next);
+    }
+
+    @Override
+    public AutoCloseable watchDeletion(Acquired acquired, Runnable onDeleted) {
+      this.onDeleted = onDeleted;
+      return () -> { };
+    }
+
+    @Override
+    public void revoke(long leaseId, Duration timeout) {
+      revoked.add(leaseId);
+    }
+
+    @Override
+    public long revision(Duration timeout) {
+      return 0;
+    }
+
+    @Override
+    public Optional<Holder> holder(String lock, Duration timeout) {
+      return Optional.empty();
+    }
+
+    @Override
+    public void close() {}
+  }
+}
