@@ -24,7 +24,9 @@ final class EtcdGateway {
   private static final Pattern REVISION = Pattern.compile("\"revision\":\"(\\d+)\"");
   private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .connectTimeout(Duration.ofSeconds(2)).build();
-  private static final int IN_FLIGHT = 32;
+  private static final int IN_FLIGHT = 8;
+  /** How long a request is retried while etcd does not answer (a node just restarted, a loaded machine). */
+  private static final long RETRY_NANOS = Duration.ofSeconds(30).toNanos();
 
   private EtcdGateway() {
   }
@@ -44,8 +46,16 @@ final class EtcdGateway {
       for (long i = 0; i < Math.min(missing, IN_FLIGHT); i++) {
         batch.add(CLIENT.sendAsync(request(clientUrl + "/v3/kv/put", body), HttpResponse.BodyHandlers.ofString()));
       }
+      boolean failed = false;
       for (CompletableFuture<HttpResponse<String>> f : batch) {
-        revision = Math.max(revision, revisionOf(f.join().body()));
+        try {
+          revision = Math.max(revision, revisionOf(f.join().body()));
+        } catch (RuntimeException e) {
+          failed = true; // e.g. a connect timeout: the puts that did land are counted by the revision read below
+        }
+      }
+      if (failed) {
+        revision = Math.max(revision, revision(clientUrl));
       }
     }
     return revision;
@@ -67,15 +77,31 @@ final class EtcdGateway {
     return n;
   }
 
+  /** One request; I/O failures (etcd not answering yet) are retried for 30 s, an error answer is not. */
   private static String post(String url, String body) {
-    try {
-      HttpResponse<String> r = CLIENT.send(request(url, body), HttpResponse.BodyHandlers.ofString());
-      if (r.statusCode() != 200) {
-        throw new IllegalStateException("POST " + url + " returned " + r.statusCode() + ": " + r.body());
+    long deadline = System.nanoTime() + RETRY_NANOS;
+    while (true) {
+      try {
+        HttpResponse<String> r = CLIENT.send(request(url, body), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200) {
+          throw new IllegalStateException("POST " + url + " returned " + r.statusCode() + ": " + r.body());
+        }
+        return r.body();
+      } catch (IOException e) {
+        if (System.nanoTime() - deadline > 0) {
+          throw new IllegalStateException("POST " + url + " failed for 30 s: " + e, e);
+        }
+        sleep(200);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted", e);
       }
-      return r.body();
-    } catch (IOException e) {
-      throw new IllegalStateException("POST " + url + " failed: " + e, e);
+    }
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted", e);

@@ -156,7 +156,8 @@ public final class FaultRun {
       return;
     }
     Outcome outcome = run(options, System.out);
-    System.exit(outcome.result().ok() ? 0 : 1);
+    boolean harnessFailed = outcome.notes().stream().anyMatch(n -> n.startsWith("harness:"));
+    System.exit(outcome.result().ok() && !harnessFailed ? 0 : 1);
   }
 
   /** Runs the trials and the checker; everything started is stopped before it returns. */
@@ -193,11 +194,23 @@ public final class FaultRun {
         + first.token()));
 
     Map<Fault, Integer> counts = new EnumMap<>(Fault.class);
+    int done = 0;
     for (int trial = 1; trial <= options.trials(); trial++) {
       Fault fault = Fault.values()[(trial - 1) % Fault.values().length];
       sleep(200 + random.nextInt(300));
       long t0 = System.currentTimeMillis();
-      String what = inject(fault);
+      String what;
+      try {
+        what = inject(fault);
+      } catch (RuntimeException e) {
+        // The harness itself failed (not the system under test): stop injecting, but still check the history so far.
+        String line = at() + " trial " + trial + "/" + options.trials() + " " + fault.label + ": HARNESS ERROR " + e;
+        out.println(line);
+        trialLog.add(line);
+        notes.add("harness: trial " + trial + " (" + fault.label + ") failed to run: " + e + "; trials stopped");
+        break;
+      }
+      done = trial;
       WorkerSlot.Status holder = awaitHolder();
       long recovered = System.currentTimeMillis() - t0;
       counts.merge(fault, 1, Integer::sum);
@@ -215,7 +228,7 @@ public final class FaultRun {
       }
       sleep(300);
     }
-    return finish(counts);
+    return finish(counts, done);
   }
 
   private String inject(Fault fault) {
@@ -314,7 +327,7 @@ public final class FaultRun {
     slots.forEach(WorkerSlot::awaitStarted);
   }
 
-  private Outcome finish(Map<Fault, Integer> counts) {
+  private Outcome finish(Map<Fault, Integer> counts, int trials) {
     slots.forEach(WorkerSlot::requestStop);
     slots.forEach(slot -> slot.retire(outDir));
     Map<TopicPartition, Long> ends = endOffsets(List.of(sink.mainPartition(), sink.deadLetterPartition()));
@@ -334,7 +347,7 @@ public final class FaultRun {
         + " CAST(UNIX_TIMESTAMP(accepted_at) * 1000 AS SIGNED) FROM maria_write ORDER BY id"));
     accepted.addAll(http.accepted());
     accepted.addAll(sink.accepted());
-    History history = new History(options.trials(), attempts, accepted, sink.quarantined(), metrics,
+    History history = new History(trials, attempts, accepted, sink.quarantined(), metrics,
         Map.of("http", http.fenceRejections(LOCK), "kafka", sink.fenceRejections()), pgCounter());
     HistoryChecker.Result result = HistoryChecker.check(history);
     HistoryFiles.write(outDir, history, trialLog);
