@@ -72,6 +72,9 @@ public final class LeaseKeeper implements AutoCloseable {
   }
 
   private void run() {
+    // Retries after etcd errors back off to half the TTL (0.5-5 s): a lock with a short TTL is meant to change hands
+    // fast, also after an etcd outage.
+    long errorBackoffMaxMs = Math.max(500, Math.min(5000, TimeUnit.NANOSECONDS.toMillis(ttlNanos) / 2));
     long backoffMs = 500;
     long reuseBackoffMs = REUSE_BACKOFF_MIN_MILLIS;
     while (!closed) {
@@ -109,7 +112,7 @@ public final class LeaseKeeper implements AutoCloseable {
         } catch (InterruptedException e) {
           return;
         }
-        backoffMs = Math.min(backoffMs * 2, 5000);
+        backoffMs = Math.min(backoffMs * 2, errorBackoffMaxMs);
       }
     }
   }
