@@ -16,6 +16,13 @@ public final class TokenContext {
   private static final ThreadLocal<Decision> CURRENT = new ThreadLocal<>();
   /** {@link #enter} set a context on a thread that had none: {@link #exit} removes it. */
   private static final Object NONE = new Object();
+  /**
+   * The inbound request whose hook is active on this thread (see {@link #handling}), in a per-thread slot: marking and
+   * unmarking a request writes the slot, with no ThreadLocal entry added or removed per request.
+   */
+  private static final ThreadLocal<Object[]> REQUEST = ThreadLocal.withInitial(() -> new Object[1]);
+  /** {@link #enterRequest} marked a request and changed no context. */
+  private static final Object MARKED = new Object();
 
   private TokenContext() {}
 
@@ -63,6 +70,59 @@ public final class TokenContext {
       CURRENT.remove();
     } else {
       CURRENT.set((Decision) scope);
+    }
+  }
+
+  /**
+   * True while {@code request}'s hook is active on this thread. The JDK HttpServer runs one exchange through nested
+   * filter chains (user filters, then system filters, each filter calling on), so the hook is entered three or more
+   * times per exchange; only the outermost entry needs to read the headers (each lookup there allocates).
+   */
+  public static boolean handling(Object request) {
+    return request != null && REQUEST.get()[0] == request;
+  }
+
+  /**
+   * Marks {@code request} as handled on this thread (see {@link #handling}) and, when (lock, token) is well formed,
+   * makes it current as {@link #enter(String, String, String)} does; lock and token are null for an untagged request.
+   * Returns what {@link #exitRequest} must be given, never null. Allocates nothing more than {@code enter}, except when
+   * another request's hook is active on this thread (rare: a request handled inside another on the same thread).
+   */
+  public static Object enterRequest(Object request, String lock, String token, String signature) {
+    Object[] slot = REQUEST.get();
+    Object outer = slot[0];
+    slot[0] = request;
+    Object scope = lock == null || token == null ? null : enter(lock, token, signature);
+    if (outer != null) {
+      return new OuterRequest(outer, scope);
+    }
+    return scope == null ? MARKED : scope;
+  }
+
+  /** Undoes the matching {@link #enterRequest}; null (a nested entry that did nothing) changes nothing. */
+  public static void exitRequest(Object scope) {
+    if (scope == null) {
+      return;
+    }
+    Object[] slot = REQUEST.get();
+    if (scope instanceof OuterRequest) {
+      OuterRequest o = (OuterRequest) scope;
+      slot[0] = o.request;
+      exit(o.scope);
+    } else {
+      slot[0] = null;
+      exit(scope == MARKED ? null : scope);
+    }
+  }
+
+  /** What {@link #exitRequest} restores when a request was handled inside another one on the same thread. */
+  private static final class OuterRequest {
+    final Object request;
+    final Object scope;
+
+    OuterRequest(Object request, Object scope) {
+      this.request = request;
+      this.scope = scope;
     }
   }
 

@@ -79,4 +79,62 @@ class TokenContextTest {
     assertThat(callable.call()).isEqualTo("ledger");
     assertThat(TokenContext.current()).as("restored after the task").isNull();
   }
+
+  @Test
+  void aRequestIsHandledOnceWhateverTheNestingAndLeavesTheThreadClean() {
+    Object exchange = new Object();
+    assertThat(TokenContext.handling(exchange)).isFalse();
+    Object scope = TokenContext.enterRequest(exchange, "ledger", "42", null);
+    assertThat(scope).isNotNull();
+    assertThat(TokenContext.handling(exchange)).isTrue();
+    assertThat(TokenContext.handling(new Object())).as("another request").isFalse();
+    assertThat(TokenContext.handling(null)).isFalse();
+    assertThat(TokenContext.current().tokenText()).isEqualTo("42");
+
+    TokenContext.exitRequest(null); // what a nested entry that skipped returns: changes nothing
+    assertThat(TokenContext.handling(exchange)).isTrue();
+    assertThat(TokenContext.current().tokenText()).isEqualTo("42");
+
+    TokenContext.exitRequest(scope);
+    assertThat(TokenContext.handling(exchange)).isFalse();
+    assertThat(TokenContext.current()).isNull();
+  }
+
+  @Test
+  void anUntaggedOrMalformedRequestIsMarkedAndChangesNoContext() {
+    Object untagged = new Object();
+    Object scope = TokenContext.enterRequest(untagged, null, null, null);
+    assertThat(scope).isNotNull();
+    assertThat(TokenContext.handling(untagged)).isTrue();
+    assertThat(TokenContext.current()).isNull();
+    TokenContext.exitRequest(scope);
+    assertThat(TokenContext.handling(untagged)).isFalse();
+
+    Object outer = TokenContext.enter("ledger", "9");
+    Object malformed = new Object();
+    scope = TokenContext.enterRequest(malformed, "ledger", "x9", null);
+    assertThat(TokenContext.handling(malformed)).isTrue();
+    assertThat(TokenContext.current().tokenText()).as("the context before").isEqualTo("9");
+    TokenContext.exitRequest(scope);
+    assertThat(TokenContext.current().tokenText()).isEqualTo("9");
+    TokenContext.exit(outer);
+  }
+
+  @Test
+  void aRequestHandledInsideAnotherOnTheSameThreadRestoresTheOuterOne() {
+    Object first = new Object();
+    Object second = new Object();
+    Object outer = TokenContext.enterRequest(first, "ledger", "42", null);
+    Object inner = TokenContext.enterRequest(second, "orders", "7", null);
+    assertThat(TokenContext.handling(second)).isTrue();
+    assertThat(TokenContext.handling(first)).isFalse();
+    assertThat(TokenContext.current().lock()).isEqualTo("orders");
+
+    TokenContext.exitRequest(inner);
+    assertThat(TokenContext.handling(first)).isTrue();
+    assertThat(TokenContext.current().lock()).isEqualTo("ledger");
+    TokenContext.exitRequest(outer);
+    assertThat(TokenContext.handling(first)).isFalse();
+    assertThat(TokenContext.current()).isNull();
+  }
 }
