@@ -13,7 +13,7 @@
 # clients:  POST loop to a loopback JDK HttpServer: JDK HttpClient, OkHttp, Apache HttpClient 5.
 # kafka:    producer throughput, 1 KB records, acks=1, broker in a child JVM.
 #           pg, clients and kafka: no agent / this agent (holding a real etcd lease) / the OpenTelemetry Java agent,
-#           in LOAD_ROUNDS rounds (default 5, rotating order) of 3 s warm-up + 5 s measured.
+#           in LOAD_ROUNDS rounds (default 5, rotating order) of 5 s warm-up + 5 s measured, heap fixed at 512 MB.
 # failover: holder frozen (SIGSTOP) to the successor's first write accepted by a PostgreSQL fence, TTL 2, 5, 10 s
 #           (FAILOVER_TRIALS per TTL, default 5).
 # Builds and runs hold the shared build lock (FENCING_BENCH_LOCK, default /tmp/mvn.lock) so they never overlap with

@@ -36,7 +36,7 @@ public final class LoadBench {
   private static final List<String> APP_LIBS = List.of("postgresql-", "okhttp-", "okio", "kotlin-stdlib",
       "httpclient5-", "httpcore5-", "kafka-clients-", "lz4-java-", "snappy-java-", "zstd-jni-", "slf4j-api-");
   private static final String[] VARIANTS = {"none", "agent", "otel"};
-  private static final long WARM = Long.getLong("bench.warm", 3);
+  private static final long WARM = Long.getLong("bench.warm", 5);
   private static final long MEASURE = Long.getLong("bench.measure", 5);
 
   private LoadBench() {}
@@ -177,7 +177,7 @@ public final class LoadBench {
     }
 
     List<String> command(String variant, List<String> args) {
-      List<String> c = new ArrayList<>(List.of(java.toString(), "-Xmx512m"));
+      List<String> c = new ArrayList<>(List.of(java.toString(), "-Xms512m", "-Xmx512m"));
       if (variant.equals("agent")) {
         c.add("-javaagent:" + agentJar + "=lock=" + lock + ",etcd.endpoints=" + endpoints
             + ",standby=wait,standby.timeout=20s" + agentOptions);
