@@ -6,18 +6,22 @@ import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.KafkaHook;
 import dev.fencing.agent.config.AgentConfig;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The Kafka side of the policy: every record sent is a side effect; its topic is fenced when it matches
  * {@code fencing.fenced.kafka}. Matching allocates nothing: a hash lookup for exact names, then each glob, split at
  * configuration time into its literal parts (prefix, suffix, middles in order): the per-record test is a
  * {@code startsWith}/{@code endsWith}/{@code indexOf} over them, not a character-by-character backtracking match.
+ * Each topic's answer is then remembered (an application sends to a bounded set of topics), so every later record
+ * costs one lock-free hash lookup, whether the topic matched a name, a glob, or nothing.
  */
 public final class KafkaFencing implements KafkaHook {
-  private final Set<String> exact = new HashSet<>();
+  /** Topics answered so far, beyond which answers are computed each time (a runaway set of topic names). */
+  static final int MAX_REMEMBERED = 1024;
+
+  private final ConcurrentHashMap<String, Boolean> known = new ConcurrentHashMap<>();
   private final Glob[] globs;
 
   KafkaFencing(List<String> fencedTopics) {
@@ -26,7 +30,7 @@ public final class KafkaFencing implements KafkaHook {
       if (t.indexOf('*') >= 0) {
         g.add(new Glob(t));
       } else {
-        exact.add(t);
+        known.put(t, Boolean.TRUE);
       }
     }
     globs = g.toArray(new Glob[0]);
@@ -56,9 +60,23 @@ public final class KafkaFencing implements KafkaHook {
     if (topic == null) {
       return false;
     }
-    if (exact.contains(topic)) {
-      return true;
+    Boolean answer = known.get(topic);
+    if (answer != null) {
+      return answer;
     }
+    boolean fenced = matchesAnyGlob(topic);
+    if (known.size() < MAX_REMEMBERED) {
+      known.putIfAbsent(topic, fenced);
+    }
+    return fenced;
+  }
+
+  /** How many topics have a remembered answer (tests). */
+  int remembered() {
+    return known.size();
+  }
+
+  private boolean matchesAnyGlob(String topic) {
     for (Glob g : globs) {
       if (g.matches(topic)) {
         return true;

@@ -66,4 +66,23 @@ class KafkaFencingTest {
     assertThat(k.fenced("audit")).isFalse();
     assertThat(new KafkaFencing(List.of()).fenced("ledger")).isFalse();
   }
+
+  @Test
+  void rememberedAnswersAreTheComputedOnesAndTheirNumberIsBounded() {
+    KafkaFencing k = new KafkaFencing(List.of("ledger", "audit.*"));
+    for (int round = 0; round < 2; round++) { // the second round is answered from memory
+      assertThat(k.fenced("audit.2026")).isTrue();
+      assertThat(k.fenced("ledger-events")).isFalse();
+      assertThat(k.fenced("ledger")).isTrue();
+    }
+    assertThat(k.remembered()).isEqualTo(3);
+
+    for (int i = 0; i < 3 * KafkaFencing.MAX_REMEMBERED; i++) {
+      assertThat(k.fenced("audit." + i)).isTrue();
+      assertThat(k.fenced("other." + i)).isFalse();
+    }
+    assertThat(k.remembered()).isEqualTo(KafkaFencing.MAX_REMEMBERED);
+    assertThat(k.fenced("audit.late")).as("computed, not remembered").isTrue();
+    assertThat(k.fenced("other.late")).isFalse();
+  }
 }
