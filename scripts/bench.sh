@@ -16,6 +16,8 @@
 #           in LOAD_ROUNDS rounds (default 5, rotating order) of 5 s warm-up + 5 s measured, heap fixed at 512 MB.
 # failover: holder frozen (SIGSTOP) to the successor's first write accepted by a PostgreSQL fence, TTL 2, 5, 10 s
 #           (FAILOVER_TRIALS per TTL, default 5).
+# BENCH_JAVA_OPTS: system properties for the load parts' driver, e.g. "-Dbench.warm=3 -Dbench.fixed-heap=false"
+#           (the session-3 method).
 # Builds and runs hold the shared build lock (FENCING_BENCH_LOCK, default /tmp/mvn.lock) so they never overlap with
 # another build or test run on the machine. Results go to stdout and benchmarks/target/results/.
 set -euo pipefail
@@ -100,7 +102,8 @@ for part in pg clients kafka; do
     need_etcd
     [ "$part" = pg ] && need_pg
     echo
-    flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.LoadBench "$part" "$agent_jar" "$otel_jar" \
+    # shellcheck disable=SC2086
+    flock "$lock" "$java17/bin/java" ${BENCH_JAVA_OPTS:-} -cp "$cp" dev.fencing.bench.LoadBench "$part" "$agent_jar" "$otel_jar" \
       "$load_rounds" "$java17" | tee "$out/$part-table.md"
   fi
 done

@@ -37,6 +37,8 @@ public final class LoadBench {
       "httpclient5-", "httpcore5-", "kafka-clients-", "lz4-java-", "snappy-java-", "zstd-jni-", "slf4j-api-");
   private static final String[] VARIANTS = {"none", "agent", "otel"};
   private static final long WARM = Long.getLong("bench.warm", 5);
+  /** -Xms = -Xmx in every variant (default); -Dbench.fixed-heap=false for the session-3 method. */
+  private static final boolean FIXED_HEAP = !"false".equals(System.getProperty("bench.fixed-heap"));
   private static final long MEASURE = Long.getLong("bench.measure", 5);
 
   private LoadBench() {}
@@ -177,7 +179,10 @@ public final class LoadBench {
     }
 
     List<String> command(String variant, List<String> args) {
-      List<String> c = new ArrayList<>(List.of(java.toString(), "-Xms512m", "-Xmx512m"));
+      List<String> c = new ArrayList<>(List.of(java.toString(), "-Xmx512m"));
+      if (FIXED_HEAP) {
+        c.add("-Xms512m");
+      }
       if (variant.equals("agent")) {
         c.add("-javaagent:" + agentJar + "=lock=" + lock + ",etcd.endpoints=" + endpoints
             + ",standby=wait,standby.timeout=20s" + agentOptions);
