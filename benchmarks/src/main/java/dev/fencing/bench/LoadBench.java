@@ -37,6 +37,9 @@ public final class LoadBench {
       "httpclient5-", "httpcore5-", "kafka-clients-", "lz4-java-", "snappy-java-", "zstd-jni-", "slf4j-api-");
   private static final String[] VARIANTS = {"none", "agent", "otel"};
   private static final long WARM = Long.getLong("bench.warm", 5);
+  /** More agent options for diagnosis, e.g. -Dbench.agent-options=instrumentation.executors.enabled=false. */
+  private static final String EXTRA_AGENT_OPTIONS = System.getProperty("bench.agent-options", "").isEmpty() ? ""
+      : "," + System.getProperty("bench.agent-options");
   /** -Xms = -Xmx in every variant (default); -Dbench.fixed-heap=false for the session-3 method. */
   private static final boolean FIXED_HEAP = !"false".equals(System.getProperty("bench.fixed-heap"));
   private static final long MEASURE = Long.getLong("bench.measure", 5);
@@ -57,13 +60,13 @@ public final class LoadBench {
       etcd.awaitHealthy(Duration.ofSeconds(20));
       switch (part) {
         case "pg":
-          pg(new Launcher(java, agentJar, otelJar, etcd.endpoints(), "bench-pg", ""), rounds);
+          pg(new Launcher(java, agentJar, otelJar, etcd.endpoints(), "bench-pg", EXTRA_AGENT_OPTIONS), rounds);
           break;
         case "clients":
-          clients(new Launcher(java, agentJar, otelJar, etcd.endpoints(), "bench-http", ""), rounds);
+          clients(new Launcher(java, agentJar, otelJar, etcd.endpoints(), "bench-http", EXTRA_AGENT_OPTIONS), rounds);
           break;
         case "kafka":
-          kafka(new Launcher(java, agentJar, otelJar, etcd.endpoints(), "bench-kafka", ""), rounds);
+          kafka(new Launcher(java, agentJar, otelJar, etcd.endpoints(), "bench-kafka", EXTRA_AGENT_OPTIONS), rounds);
           break;
         default:
           throw new IllegalArgumentException("unknown part " + part);
