@@ -91,20 +91,11 @@ final class EtcdGateway {
         if (System.nanoTime() - deadline > 0) {
           throw new IllegalStateException("POST " + url + " failed for 30 s: " + e, e);
         }
-        sleep(200);
+        FaultRun.sleep(200);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new IllegalStateException("interrupted", e);
       }
-    }
-  }
-
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
     }
   }
 
