@@ -2,6 +2,7 @@ package dev.fencing.bench;
 
 import com.sun.net.httpserver.HttpServer;
 import java.io.InputStream;
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -33,7 +34,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * The ordinary application the load benchmarks launch, with no agent, with ours, or with the OpenTelemetry agent. For
- * each scenario it warms up, measures, and prints {@code result <scenario> <ops/s> <p50 µs> <p99 µs>}.
+ * each scenario it warms up, measures, and prints {@code result <scenario> <ops/s> <p50 µs> <p99 µs> <CPU ns/op>}
+ * (the CPU time of the whole JVM over the measured window, per operation).
  *
  * <pre>
  * LoadApp pg &lt;jdbc url&gt; &lt;warm-up s&gt; &lt;measure s&gt; &lt;table&gt;:&lt;connections&gt;...
@@ -82,10 +84,12 @@ public final class LoadApp {
     void run() throws Exception;
   }
 
-  /** Latencies of one thread's measured operations, in ns. */
+  /** Latencies of one thread's measured operations, in ns, and the process's CPU time over its measured window. */
   private static final class Recorder {
     long[] values = new long[1 << 16];
     int n;
+    long cpuStart;
+    long cpuEnd;
 
     void add(long v) {
       if (n == values.length) {
@@ -212,12 +216,20 @@ public final class LoadApp {
       op.run();
       now = System.nanoTime();
     }
+    rec.cpuStart = processCpuNanos();
     while (now < end) {
       op.run();
       long after = System.nanoTime();
       rec.add(after - now);
       now = after;
     }
+    rec.cpuEnd = processCpuNanos();
+  }
+
+  /** CPU time of this whole JVM (every thread: app, agent, JIT, GC), in ns. */
+  private static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
   }
 
   private static void kafka(String bootstrap, String topic, long warmSeconds, long measureSeconds) throws Exception {
@@ -248,6 +260,7 @@ public final class LoadApp {
         now = System.nanoTime();
       }
       producer.flush();
+      long cpuStart = processCpuNanos();
       long start = System.nanoTime();
       long end = start + measureSeconds * 1_000_000_000L;
       now = start;
@@ -266,6 +279,7 @@ public final class LoadApp {
       }
       producer.flush(); // throughput counts acknowledged records: until the last one is acknowledged
       long done = System.nanoTime();
+      long cpu = processCpuNanos() - cpuStart;
       if (failed.get() > 0) {
         throw new IllegalStateException(failed.get() + " records failed");
       }
@@ -275,7 +289,7 @@ public final class LoadApp {
       }
       Arrays.sort(l);
       System.out.println("result kafka-async " + (long) (acked.get() / ((done - start) / 1e9)) + " " + l[sent / 2] / 1000
-          + " " + l[(int) (sent * 0.99)] / 1000);
+          + " " + l[(int) (sent * 0.99)] / 1000 + " " + cpu / Math.max(1, acked.get()));
     }
     // Latency without queueing: one record in flight, send to acknowledgement, and no linger (the default 5 ms of
     // Kafka 4 would be most of it).
@@ -302,8 +316,10 @@ public final class LoadApp {
       at += r.n;
     }
     Arrays.sort(all);
+    // Every thread's window is the same (same start and end times): the first one's CPU time is the process's.
+    long cpu = recorders[0].cpuEnd - recorders[0].cpuStart;
     System.out.println("result " + scenario + " " + n / measureSeconds + " " + all[n / 2] / 1000 + " "
-        + all[(int) (n * 0.99)] / 1000);
+        + all[(int) (n * 0.99)] / 1000 + " " + cpu / Math.max(1, n));
     System.out.flush();
   }
 
