@@ -36,6 +36,11 @@ public final class SqlFenceDdl {
   public static final int MYSQL_STRIPES = 16;
   /** First key of PostgreSQL's two-key advisory locks: "FENC", apart from the one-bigint key space applications use. */
   static final int PG_ADVISORY_CLASS = 0x46454E43;
+  /**
+   * PostgreSQL session setting the table-mode check writes itself (never a client): "lock:token" this session found
+   * equal to the fence, so that its next writes skip the read that chooses the lock mode.
+   */
+  static final String PG_VERIFIED = "fencing.verified";
 
   /** What a statement does, so that the installer can skip what exists and undo what it created. */
   public enum Kind {
@@ -202,22 +207,26 @@ public final class SqlFenceDdl {
    * is an expression for the fence token the messages show.
    */
   private static String pgValidate(String current, String permissiveExit) {
+    // One expression decides the usual case (each PL/pgSQL expression costs about a microsecond per write); the
+    // detailed checks run only when it fails, to tell a missing token from a malformed one or a foreign lock.
     return ""
-        + "  IF v_raw IS NULL OR v_raw = '' THEN\n"
-        + "    IF TG_ARGV[1] = 'permissive' THEN\n"
-        + permissiveExit
+        + "  IF (v_raw ~ '^[1-9][0-9]{0,17}$' AND current_setting('fencing.lock', true) = v_lock) IS NOT TRUE THEN\n"
+        + "    IF v_raw IS NULL OR v_raw = '' THEN\n"
+        + "      IF TG_ARGV[1] = 'permissive' THEN\n"
+        + permissiveExit.replaceAll("(?m)^", "  ")
+        + "      END IF;\n"
+        + "      v_problem := 'missing token';\n"
+        + "    ELSIF v_raw !~ '^[1-9][0-9]{0,18}$'\n"
+        + "        OR (length(v_raw) = 19 AND v_raw COLLATE \"C\" > '9223372036854775807') THEN\n"
+        + "      v_problem := format('malformed token %L', left(v_raw, 40));\n"
+        + "    ELSIF current_setting('fencing.lock', true) IS DISTINCT FROM v_lock THEN\n"
+        + "      v_problem := format('session lock %L for token %s', current_setting('fencing.lock', true), v_raw);\n"
         + "    END IF;\n"
-        + "    v_problem := 'missing token';\n"
-        + "  ELSIF v_raw !~ '^[1-9][0-9]{0,18}$'\n"
-        + "      OR (length(v_raw) = 19 AND v_raw COLLATE \"C\" > '9223372036854775807') THEN\n"
-        + "    v_problem := format('malformed token %L', left(v_raw, 40));\n"
-        + "  ELSIF current_setting('fencing.lock', true) IS DISTINCT FROM v_lock THEN\n"
-        + "    v_problem := format('session lock %L for token %s', current_setting('fencing.lock', true), v_raw);\n"
-        + "  END IF;\n"
-        + "  IF v_problem IS NOT NULL THEN\n"
-        + "    RAISE EXCEPTION USING ERRCODE = 'FN002', MESSAGE = format(\n"
-        + "      'fencing: %s for lock ''%s'' on %I.%I (current fence token %s): set fencing.lock and fencing.token',\n"
-        + "      v_problem, v_lock, TG_TABLE_SCHEMA, TG_TABLE_NAME, coalesce((" + current + ")::text, 'none'));\n"
+        + "    IF v_problem IS NOT NULL THEN\n"
+        + "      RAISE EXCEPTION USING ERRCODE = 'FN002', MESSAGE = format(\n"
+        + "        'fencing: %s for lock ''%s'' on %I.%I (current fence token %s): set fencing.lock and fencing.token',\n"
+        + "        v_problem, v_lock, TG_TABLE_SCHEMA, TG_TABLE_NAME, coalesce((" + current + ")::text, 'none'));\n"
+        + "    END IF;\n"
         + "  END IF;\n"
         + "  v_token := v_raw::bigint;\n";
   }
@@ -242,6 +251,13 @@ public final class SqlFenceDdl {
    * wait, then fail). The fence row is read again once the lock is held: in READ COMMITTED a fresh snapshot sees any
    * advance committed before; in the other levels FOR SHARE fails the write with a serialization error instead of
    * reading an old version.
+   *
+   * <p>The usual write skips the token's validation and the plain read: when this session already found this token
+   * valid and equal to the fence ({@value #PG_VERIFIED}, a session setting holding "lock:token") and its lock is still
+   * the fence's, the shared lock is the right choice, since fences only grow. The setting only chooses the lock mode;
+   * the decision is always the read under the lock. A wrong value (after a fence reset, or set by a client) costs the
+   * upgrade path that a reset already has, never a wrong decision (a forged key with a malformed token fails the
+   * write with PostgreSQL's own cast error instead of FN002).
    */
   private static String postgresCheck(String s) {
     String read = "SELECT f.token INTO v_fence FROM " + s + FENCE_TABLE + " f WHERE f.lock_name = v_lock";
@@ -250,15 +266,27 @@ public final class SqlFenceDdl {
         + PG_DECLARE
         + "  v_fence bigint;\n"
         + "  v_exclusive boolean;\n"
+        + "  v_key text;\n"
+        + "  v_verified boolean;\n"
         + "BEGIN\n"
-        + pgValidate(read.replace(" INTO v_fence", ""), "      RETURN NULL;\n")
-        + "  " + read + ";\n"
-        + "  v_exclusive := v_fence IS NULL OR v_token > v_fence;\n"
+        + "  v_key := v_lock || ':' || v_raw;\n"
+        + "  v_verified := current_setting('" + PG_VERIFIED + "', true) = v_key\n"
+        + "    AND current_setting('fencing.lock', true) = v_lock;\n"
+        + "  IF v_verified THEN\n"
+        + "    v_token := v_raw::bigint;\n"
+        + "    v_exclusive := false;\n"
+        + "  ELSE\n"
+        + pgValidate(read.replace(" INTO v_fence", ""), "      RETURN NULL;\n").replaceAll("(?m)^", "  ")
+        + "    " + read + ";\n"
+        + "    v_exclusive := v_fence IS NULL OR v_token > v_fence;\n"
+        + "  END IF;\n"
         + "  LOOP\n"
+        + "    -- Locked in a condition rather than with PERFORM: a function call in an expression runs no query.\n"
         + "    IF v_exclusive THEN\n"
-        + "      PERFORM pg_advisory_xact_lock(" + PG_ADVISORY_CLASS + ", hashtext(v_lock));\n"
+        + "      IF pg_advisory_xact_lock(" + PG_ADVISORY_CLASS + ", hashtext(v_lock)) IS NULL THEN NULL; END IF;\n"
         + "    ELSE\n"
-        + "      PERFORM pg_advisory_xact_lock_shared(" + PG_ADVISORY_CLASS + ", hashtext(v_lock));\n"
+        + "      IF pg_advisory_xact_lock_shared(" + PG_ADVISORY_CLASS + ", hashtext(v_lock)) IS NULL THEN NULL;"
+        + " END IF;\n"
         + "    END IF;\n"
         + "    IF current_setting('transaction_isolation') = 'read committed' THEN\n"
         + "      " + read + ";\n"
@@ -266,6 +294,9 @@ public final class SqlFenceDdl {
         + "      " + read + " FOR SHARE;\n"
         + "    END IF;\n"
         + "    IF v_token = v_fence THEN\n"
+        + "      IF v_verified IS NOT TRUE THEN\n"
+        + "        PERFORM set_config('" + PG_VERIFIED + "', v_key, false);\n"
+        + "      END IF;\n"
         + "      RETURN NULL;\n"
         + "    ELSIF v_token < v_fence THEN\n"
         + "      " + pgStale("v_fence")
@@ -276,6 +307,7 @@ public final class SqlFenceDdl {
         + "  INSERT INTO " + s + FENCE_TABLE + " AS f (lock_name, token, updated_at)\n"
         + "    VALUES (v_lock, v_token, localtimestamp)\n"
         + "    ON CONFLICT (lock_name) DO UPDATE SET token = excluded.token, updated_at = excluded.updated_at;\n"
+        + "  PERFORM set_config('" + PG_VERIFIED + "', v_key, false);\n"
         + "  RETURN NULL;\n"
         + "END\n"
         + "$fencing$";

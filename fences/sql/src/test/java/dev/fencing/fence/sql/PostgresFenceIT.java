@@ -90,6 +90,59 @@ class PostgresFenceIT extends FenceContractIT {
         control);
   }
 
+  /**
+   * The table-mode check remembers in the session ({@code fencing.verified}) which token it found equal to the fence,
+   * to skip a read; that memory only chooses the lock mode. A remembered token that another session has since
+   * overtaken, a value forged by the client, and a fence lowered by an operator are all decided by the fence row.
+   */
+  @Test
+  void theSessionsRememberedTokenNeverDecides() throws Exception {
+    Names n = names();
+    try (Connection a = connect(); Connection b = connect()) {
+      createTable(a, n.table());
+      install(a, n, false, false);
+      session(a, n.lock(), 5L);
+      insert(a, n.table(), 1, 10);
+      update(a, n.table(), 1, 11); // the second write goes the remembered way
+      assertThat(setting(a, "fencing.verified")).isEqualTo(n.lock() + ":5");
+
+      session(b, n.lock(), 6L);
+      update(b, n.table(), 1, 12);
+      assertThatThrownBy(() -> update(a, n.table(), 1, 99)).satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
+
+      // Forged: a token above the fence still advances it (exclusive lock), one below is still stale.
+      set(a, "fencing.verified", n.lock() + ":7");
+      session(a, n.lock(), 7L);
+      update(a, n.table(), 1, 13);
+      assertThat(fenceToken(a, n.lock())).isEqualTo(7L);
+      set(a, "fencing.verified", n.lock() + ":3");
+      session(a, n.lock(), 3L);
+      assertThatThrownBy(() -> update(a, n.table(), 1, 98)).satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
+      // Remembered for another lock: the session's own lock is still checked.
+      set(a, "fencing.verified", n.lock() + ":7");
+      session(a, "other_lock", 7L);
+      assertThatThrownBy(() -> update(a, n.table(), 1, 97)).satisfies(e -> assertState(e, SqlStates.MISSING_TOKEN));
+
+      // An operator lowers the fence: the remembering session's next write takes it up again, once.
+      session(a, n.lock(), 7L);
+      update(a, n.table(), 1, 14);
+      exec(b, "UPDATE fencing_fence SET token = 2 WHERE lock_name = '" + n.lock() + "'");
+      update(a, n.table(), 1, 15);
+      assertThat(fenceToken(a, n.lock())).isEqualTo(7L);
+      assertThat(amounts(a, n.table())).containsExactly(15);
+    }
+  }
+
+  private static String setting(Connection c, String name) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT current_setting(?, true)")) {
+      ps.setString(1, name);
+      try (var rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getString(1);
+      }
+    }
+  }
+
   @Test
   void truncateIsFencedToo() throws Exception {
     Names n = names();
