@@ -9,7 +9,8 @@
 #           threads.
 # nmt:      where the added memory goes: Native Memory Tracking categories, heap used, classes of the idle
 #           hello world with and without the agent (Java 17 and 25).
-# pg:       single-row UPDATE on loopback PostgreSQL, 1 and 4 connections, fenced and unfenced table.
+# pg:       single-row UPDATE on loopback PostgreSQL, 1 and 4 connections, fenced and unfenced table; then the
+#           fence trigger's time inside PostgreSQL (EXPLAIN ANALYZE) beside an empty and a minimal trigger.
 # clients:  POST loop to a loopback JDK HttpServer: JDK HttpClient, OkHttp, Apache HttpClient 5.
 # kafka:    producer throughput, 1 KB records, acks=1, broker in a child JVM.
 #           pg, clients and kafka: no agent / this agent (holding a real etcd lease) / the OpenTelemetry Java agent,

@@ -118,6 +118,8 @@ public final class LoadBench {
           "agent", "bench_plain:1", 0) + " | (machine's scaling) |");
       System.out.println("| unfenced, 4 connections / 1 (no agent) | " + r.pairedRatio("none", "bench_plain:4",
           "none", "bench_plain:1", 0) + " | (machine's scaling) |");
+      System.out.println();
+      TriggerProfile.run(pg.jdbcUrl(), Integer.getInteger("bench.trigger-statements", 3000));
     }
   }
 
