@@ -1,7 +1,10 @@
 package dev.fencing.bench;
 
 import com.sun.net.httpserver.HttpServer;
+import java.io.File;
+import java.io.IOException;
 import java.io.InputStream;
+import java.lang.management.ThreadInfo;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -9,11 +12,16 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -35,13 +43,16 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 /**
  * The ordinary application the load benchmarks launch, with no agent, with ours, or with the OpenTelemetry agent. For
  * each scenario it warms up, measures, and prints {@code result <scenario> <ops/s> <p50 µs> <p99 µs> <CPU ns/op>}
- * (the CPU time of the whole JVM over the measured window, per operation).
+ * (the CPU time of the whole JVM over the measured window, per operation). With -Dbench.threads=true (one-thread
+ * scenarios), also each thread's CPU time (JIT compiler and GC threads included) and each Java thread's allocated
+ * bytes per operation over that window: which thread the time went to.
  *
  * <pre>
  * LoadApp pg &lt;jdbc url&gt; &lt;warm-up s&gt; &lt;measure s&gt; &lt;table&gt;:&lt;connections&gt;...
  *     single-row UPDATE (PreparedStatement, autocommit), one connection per thread, each thread its own row
  * LoadApp http &lt;warm-up s&gt; &lt;measure s&gt; jdk|okhttp|apache...
  *     POST of a small JSON body to a loopback JDK HttpServer, one client thread
+ *     (-Dbench.fencing-headers=true: the application sends the agent's two headers itself)
  * LoadApp kafka &lt;bootstrap&gt; &lt;topic&gt; &lt;warm-up s&gt; &lt;measure s&gt;
  *     1 KB records, acks=1: kafka-async sends as fast as the producer takes them (throughput; its latency, send to
  *     acknowledgement, is mostly time queued in the producer's buffer); kafka-sync waits for each acknowledgement
@@ -53,6 +64,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 public final class LoadApp {
   private static final String JSON = "{\"id\":7,\"amount\":10}";
+  /**
+   * With -Dbench.fencing-headers=true the application itself sends the two headers the agent adds to each POST (for
+   * a no-agent run that pays the in-process server's parsing of them, as the agent's run does).
+   */
+  private static final boolean FENCING_HEADERS = Boolean.getBoolean("bench.fencing-headers");
 
   private LoadApp() {}
 
@@ -90,6 +106,12 @@ public final class LoadApp {
     int n;
     long cpuStart;
     long cpuEnd;
+    long uptimeStart;
+    long uptimeEnd;
+    Map<String, Long> allocStart;
+    Map<String, Long> allocEnd;
+    Map<String, Long> threadsStart;
+    Map<String, Long> threadsEnd;
 
     void add(long v) {
       if (n == values.length) {
@@ -141,8 +163,8 @@ public final class LoadApp {
     report(table + ":" + connections, recorders, measureSeconds);
   }
 
-  private static void http(long warmSeconds, long measureSeconds, String[] clients) throws Exception {
-    HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
+  private static HttpServer startServer(int port) throws Exception {
+    HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 64);
     server.createContext("/orders", ex -> {
       try (InputStream in = ex.getRequestBody()) {
         in.readAllBytes();
@@ -151,22 +173,40 @@ public final class LoadApp {
       ex.close();
     });
     server.start();
-    String url = "http://127.0.0.1:" + server.getAddress().getPort() + "/orders";
+    return server;
+  }
+
+  private static void http(long warmSeconds, long measureSeconds, String[] clients) throws Exception {
+    HttpServer server = startServer(0);
+    httpClients("http://127.0.0.1:" + server.getAddress().getPort() + "/orders", warmSeconds, measureSeconds, clients);
+    server.stop(0);
+  }
+
+  private static void httpClients(String url, long warmSeconds, long measureSeconds, String[] clients)
+      throws Exception {
     for (String client : clients) {
       Op op;
       AutoCloseable close = () -> { };
       switch (client) {
         case "jdk": {
           HttpClient c = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-          HttpRequest request = HttpRequest.newBuilder(URI.create(url))
-              .POST(HttpRequest.BodyPublishers.ofString(JSON)).build();
+          HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url))
+              .POST(HttpRequest.BodyPublishers.ofString(JSON));
+          if (FENCING_HEADERS) {
+            b.header("Fencing-Token", "1234").header("Fencing-Lock", "bench-http");
+          }
+          HttpRequest request = b.build();
           op = () -> status(c.send(request, HttpResponse.BodyHandlers.discarding()).statusCode());
           break;
         }
         case "okhttp": {
           OkHttpClient c = new OkHttpClient();
-          okhttp3.Request request = new okhttp3.Request.Builder().url(url)
-              .post(RequestBody.create(JSON, MediaType.get("application/json"))).build();
+          okhttp3.Request.Builder b = new okhttp3.Request.Builder().url(url)
+              .post(RequestBody.create(JSON, MediaType.get("application/json")));
+          if (FENCING_HEADERS) {
+            b.header("Fencing-Token", "1234").header("Fencing-Lock", "bench-http");
+          }
+          okhttp3.Request request = b.build();
           op = () -> {
             try (Response r = c.newCall(request).execute()) {
               status(r.code());
@@ -183,6 +223,10 @@ public final class LoadApp {
           op = () -> {
             HttpPost post = new HttpPost(url);
             post.setEntity(new StringEntity(JSON, ContentType.APPLICATION_JSON));
+            if (FENCING_HEADERS) {
+              post.setHeader("Fencing-Token", "1234");
+              post.setHeader("Fencing-Lock", "bench-http");
+            }
             status(c.execute(post, r -> {
               EntityUtils.consume(r.getEntity());
               return r.getCode();
@@ -201,7 +245,6 @@ public final class LoadApp {
       close.close();
       report(client, new Recorder[] {rec}, measureSeconds);
     }
-    server.stop(0);
   }
 
   private static void status(int code) {
@@ -216,6 +259,9 @@ public final class LoadApp {
       op.run();
       now = System.nanoTime();
     }
+    rec.threadsStart = threadCpu();
+    rec.allocStart = threadAlloc();
+    rec.uptimeStart = ManagementFactory.getRuntimeMXBean().getUptime();
     rec.cpuStart = processCpuNanos();
     while (now < end) {
       op.run();
@@ -224,6 +270,78 @@ public final class LoadApp {
       now = after;
     }
     rec.cpuEnd = processCpuNanos();
+    rec.uptimeEnd = ManagementFactory.getRuntimeMXBean().getUptime();
+    rec.threadsEnd = threadCpu();
+    rec.allocEnd = threadAlloc();
+  }
+
+  /**
+   * With -Dbench.threads=true: CPU time of each thread of this process (JVM threads too: compiler, GC), in ns, keyed
+   * "comm#tid", from /proc/self/task/TID/schedstat (Linux); otherwise null.
+   */
+  private static Map<String, Long> threadCpu() {
+    if (!Boolean.getBoolean("bench.threads")) {
+      return null;
+    }
+    Map<String, Long> m = new HashMap<>();
+    File[] tasks = new File("/proc/self/task").listFiles();
+    for (File t : tasks == null ? new File[0] : tasks) {
+      try {
+        String comm = Files.readString(new File(t, "comm").toPath()).trim();
+        String stat = Files.readString(new File(t, "schedstat").toPath()).trim();
+        m.put(comm + "#" + t.getName(), Long.parseLong(stat.substring(0, stat.indexOf(' '))));
+      } catch (IOException | RuntimeException e) {
+        // the thread ended meanwhile
+      }
+    }
+    return m;
+  }
+
+  /** With -Dbench.threads=true: bytes allocated by each live Java thread (name#id); otherwise null. */
+  private static Map<String, Long> threadAlloc() {
+    if (!Boolean.getBoolean("bench.threads")) {
+      return null;
+    }
+    com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    Map<String, Long> m = new HashMap<>();
+    for (ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds())) {
+      if (t != null) {
+        m.put(t.getThreadName() + "#" + t.getThreadId(), mx.getThreadAllocatedBytes(t.getThreadId()));
+      }
+    }
+    return m;
+  }
+
+  /**
+   * With -Dbench.threads=true: each thread's CPU time and each Java thread's allocated bytes over the measured window,
+   * per operation, largest CPU first (threads that ended within the window are missing).
+   */
+  private static void printThreads(String scenario, Recorder rec) {
+    if (rec.threadsStart == null) {
+      return;
+    }
+    long liveTotal = 0;
+    List<Map.Entry<String, Long>> l = new ArrayList<>();
+    for (Map.Entry<String, Long> e : rec.threadsEnd.entrySet()) {
+      long d = e.getValue() - rec.threadsStart.getOrDefault(e.getKey(), 0L);
+      liveTotal += d;
+      l.add(Map.entry(e.getKey(), d));
+    }
+    l.sort((a, b) -> Long.compare(b.getValue(), a.getValue()));
+    long ops = Math.max(1, rec.n);
+    System.out.println("threads " + scenario + " live-threads-ns/op " + liveTotal / ops + " process-ns/op "
+        + (rec.cpuEnd - rec.cpuStart) / ops + " window-uptime-ms " + rec.uptimeStart + " " + rec.uptimeEnd);
+    for (Map.Entry<String, Long> e : rec.allocEnd.entrySet()) {
+      long b = (e.getValue() - rec.allocStart.getOrDefault(e.getKey(), 0L)) / ops;
+      if (b > 0) {
+        System.out.println("  alloc " + scenario + " " + b + " " + e.getKey().replace(' ', '_'));
+      }
+    }
+    for (Map.Entry<String, Long> e : l) {
+      if (e.getValue() / ops > 0) {
+        System.out.println("  thread " + scenario + " " + e.getValue() / ops + " " + e.getKey().replace(' ', '_'));
+      }
+    }
   }
 
   /** CPU time of this whole JVM (every thread: app, agent, JIT, GC), in ns. */
@@ -320,6 +438,9 @@ public final class LoadApp {
     long cpu = recorders[0].cpuEnd - recorders[0].cpuStart;
     System.out.println("result " + scenario + " " + n / measureSeconds + " " + all[n / 2] / 1000 + " "
         + all[(int) (n * 0.99)] / 1000 + " " + cpu / Math.max(1, n));
+    if (recorders.length == 1) {
+      printThreads(scenario, recorders[0]);
+    }
     System.out.flush();
   }
 
