@@ -14,7 +14,8 @@
 # clients:  POST loop to a loopback JDK HttpServer: JDK HttpClient, OkHttp, Apache HttpClient 5.
 # kafka:    producer throughput, 1 KB records, acks=1, broker in a child JVM.
 #           pg, clients and kafka: no agent / this agent (holding a real etcd lease) / the OpenTelemetry Java agent,
-#           in LOAD_ROUNDS rounds (default 5, rotating order) of 5 s warm-up + 5 s measured, heap fixed at 512 MB.
+#           in LOAD_ROUNDS rounds (default 5, rotating order) of 5 s warm-up (clients: 25 s, per client) + 5 s
+#           measured, heap fixed at 512 MB.
 # failover: holder frozen (SIGSTOP) to the successor's first write accepted by a PostgreSQL fence, TTL 2, 5, 10 s
 #           (FAILOVER_TRIALS per TTL, default 5).
 # BENCH_JAVA_OPTS: system properties for the load parts' driver, e.g. "-Dbench.warm=3 -Dbench.fixed-heap=false"

@@ -37,6 +37,12 @@ public final class LoadBench {
       "httpclient5-", "httpcore5-", "kafka-clients-", "lz4-java-", "snappy-java-", "zstd-jni-", "slf4j-api-");
   private static final String[] VARIANTS = {"none", "agent", "otel"};
   private static final long WARM = Long.getLong("bench.warm", 5);
+  /**
+   * The HTTP part's warm-up: with 5 s, C2 was still compiling jdk.internal.net.http and sun.net.httpserver for about
+   * one core throughout the measured window, in either variant, and which variant it slowed was luck; after 25 s it
+   * used under 5 µs per POST (session 5, LoadApp -Dbench.threads=true).
+   */
+  private static final long HTTP_WARM = Long.getLong("bench.warm", 25);
   /** More agent options for diagnosis, e.g. -Dbench.agent-options=instrumentation.executors.enabled=false. */
   private static final String EXTRA_AGENT_OPTIONS = System.getProperty("bench.agent-options", "").isEmpty() ? ""
       : "," + System.getProperty("bench.agent-options");
@@ -127,7 +133,7 @@ public final class LoadBench {
     Results r = new Results(rounds);
     for (int round = 0; round < rounds; round++) {
       for (String v : order(round)) {
-        r.add(round, v, launcher.run(v, List.of("http", Long.toString(WARM), Long.toString(MEASURE), "jdk", "okhttp",
+        r.add(round, v, launcher.run(v, List.of("http", Long.toString(HTTP_WARM), Long.toString(MEASURE), "jdk", "okhttp",
             "apache")));
       }
     }
