@@ -72,7 +72,18 @@ public final class LoadApp {
 
   private LoadApp() {}
 
-  public static void main(String[] args) throws Exception {
+  public static void main(String[] args) {
+    try {
+      run(args);
+    } catch (Throwable t) {
+      t.printStackTrace();
+      System.exit(1); // the HTTP server's dispatcher thread would keep the JVM, and the driver waiting, forever
+    }
+    System.out.flush();
+    System.exit(0); // producers, pools and agents' threads must not keep the JVM up
+  }
+
+  private static void run(String[] args) throws Exception {
     switch (args[0]) {
       case "pg":
         for (int i = 4; i < args.length; i++) {
@@ -91,8 +102,6 @@ public final class LoadApp {
       default:
         throw new IllegalArgumentException("unknown mode " + args[0]);
     }
-    System.out.flush();
-    System.exit(0); // producers, pools and agents' threads must not keep the JVM up
   }
 
   /** One measured operation. */

@@ -190,7 +190,9 @@ public final class LoadBench {
     }
 
     List<String> command(String variant, List<String> args) {
-      List<String> c = new ArrayList<>(List.of(java.toString(), "-Xmx512m"));
+      // The JDK HttpServer closes connections idle for 30 s; the JDK client's spare pooled connection then races a
+      // POST that picks it ("header parser received no bytes"), once the 25 s warm-up makes a run last that long.
+      List<String> c = new ArrayList<>(List.of(java.toString(), "-Xmx512m", "-Dsun.net.httpserver.idleInterval=3600"));
       if (FIXED_HEAP) {
         c.add("-Xms512m");
       }
