@@ -91,10 +91,12 @@ final class EndStateChecks {
     boolean noPhantom = f.consumed().stream().allMatch(c -> sent.contains(c.worker() + "#" + c.transfer()));
     long staleConsumed = stale().stream().filter(e -> e.is(SideEffect.KAFKA))
         .filter(e -> f.consumed(e.worker(), e.transfer())).count();
-    boolean holdersConsumed = f.aBeforeFreeze().stream().filter(e -> e.is(SideEffect.KAFKA) && e.ok())
-        .allMatch(e -> f.consumed(e.worker(), e.transfer()))
-        && f.b().stream().filter(e -> e.is(SideEffect.KAFKA) && e.ok() && e.at() >= f.takeoverAt())
-        .allMatch(e -> f.consumed(e.worker(), e.transfer()));
+    List<SideEffect> holdersMissing = new ArrayList<>();
+    f.aBeforeFreeze().stream().filter(e -> e.is(SideEffect.KAFKA) && e.ok())
+        .filter(e -> !f.consumed(e.worker(), e.transfer())).forEach(holdersMissing::add);
+    f.b().stream().filter(e -> e.is(SideEffect.KAFKA) && e.ok() && e.at() >= f.takeoverAt())
+        .filter(e -> !f.consumed(e.worker(), e.transfer())).forEach(holdersMissing::add);
+    boolean holdersConsumed = holdersMissing.isEmpty();
     int lastA = -1;
     int firstB = Integer.MAX_VALUE;
     for (int i = 0; i < f.consumed().size(); i++) {
@@ -109,6 +111,9 @@ final class EndStateChecks {
             + " none that worker-a sent after resuming", noPhantom && staleConsumed == 0 && holdersConsumed && ordered,
         f.consumed().size() + " events consumed; stale events consumed: " + staleConsumed
             + "; every consumed event was sent: " + noPhantom + "; every holder's event consumed: " + holdersConsumed
+            + (holdersConsumed ? "" : " (missing: " + holdersMissing.stream().map(e -> e.worker() + "#" + e.transfer()
+                + " at " + e.at() + " " + e.outcome()).toList() + ", freeze at " + f.freezeAt() + ", takeover at "
+                + f.takeoverAt() + ")")
             + "; worker-a's events all before worker-b's: " + ordered);
   }
 
