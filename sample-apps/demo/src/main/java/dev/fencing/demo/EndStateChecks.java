@@ -121,8 +121,14 @@ final class EndStateChecks {
     SideEffect inFlight = f.inFlightAtFreeze();
     long inFlightCall = inFlight != null && inFlight.is(SideEffect.WEBHOOK)
         && Verdict.of(inFlight, f).kind() == Verdict.Kind.IN_FLIGHT ? inFlight.transfer() : -1;
-    long fromStaleA = f.webhookCalls().stream().filter(c -> c.worker().equals(Facts.WORKER_A)
-        && c.receivedAt() >= f.resumeAt() && c.transfer() != inFlightCall).count();
+    long fromA = f.webhookCalls().stream().filter(c -> c.worker().equals(Facts.WORKER_A)
+        && c.receivedAt() >= f.resumeAt()).count();
+    // The call in flight at the freeze is not a stale attempt: leave out that one call when it arrived after the
+    // resume, and no more (a stale attempt of the same transfer is still one).
+    boolean inFlightArrivedLate = inFlightCall >= 0 && f.webhookCalls().stream().noneMatch(c -> c.worker()
+        .equals(Facts.WORKER_A) && c.transfer() == inFlightCall && c.receivedAt() < f.resumeAt())
+        && f.webhookCalls().stream().anyMatch(c -> c.worker().equals(Facts.WORKER_A) && c.transfer() == inFlightCall);
+    long fromStaleA = fromA - (inFlightArrivedLate ? 1 : 0);
     long staleAttempts = stale().stream().filter(e -> e.is(SideEffect.WEBHOOK)).count();
     if (f.observe()) {
       check("observe mode: the webhook received worker-a's stale calls (enforce mode would have blocked them)",
