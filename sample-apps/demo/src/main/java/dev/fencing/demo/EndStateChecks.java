@@ -92,9 +92,7 @@ final class EndStateChecks {
     long staleConsumed = stale().stream().filter(e -> e.is(SideEffect.KAFKA))
         .filter(e -> f.consumed(e.worker(), e.transfer())).count();
     List<SideEffect> holdersMissing = new ArrayList<>();
-    f.aBeforeFreeze().stream().filter(e -> e.is(SideEffect.KAFKA) && e.ok())
-        .filter(e -> !f.consumed(e.worker(), e.transfer())).forEach(holdersMissing::add);
-    f.b().stream().filter(e -> e.is(SideEffect.KAFKA) && e.ok() && e.at() >= f.takeoverAt())
+    all().stream().filter(e -> e.is(SideEffect.KAFKA) && e.ok() && f.sentWhileHolding(e))
         .filter(e -> !f.consumed(e.worker(), e.transfer())).forEach(holdersMissing::add);
     boolean holdersConsumed = holdersMissing.isEmpty();
     int lastA = -1;

@@ -87,8 +87,32 @@ record Facts(
     return after.isEmpty() ? null : after.get(0);
   }
 
-  List<SideEffect> aBeforeFreeze() {
-    return a.stream().filter(e -> e.at() < freezeAt).toList();
+  /** worker-a's side effects before the freeze that surely carried its token (see {@link #sentWhileHolding}). */
+  List<SideEffect> aHoldingBeforeFreeze() {
+    return a.stream().filter(this::sentWhileHolding).toList();
+  }
+
+  /** worker-a's side effects before the freeze that may have left before it held the lock. */
+  List<SideEffect> aStarting() {
+    return a.stream().filter(e -> e.at() < freezeAt && !sentWhileHolding(e)).toList();
+  }
+
+  /**
+   * Whether this side effect surely left its worker while the worker held the lock, tagged with its token. A worker's
+   * loop is sequential, so a side effect started after the worker's previous report: if that report came after the
+   * orchestrator saw the worker HOLDING (and, for worker-a, this one ended before the freeze), the agent tagged it.
+   * One started earlier may have left untagged before the lease was granted (observe mode lets it out; the broker
+   * acknowledges it and the consumer fence rightly drops it), so no claim is made about it.
+   */
+  boolean sentWhileHolding(SideEffect e) {
+    boolean isA = e.worker().equals(WORKER_A);
+    List<SideEffect> own = isA ? a : b;
+    int i = own.indexOf(e);
+    if (i <= 0) {
+      return false;
+    }
+    long startedAfter = own.get(i - 1).at();
+    return isA ? startedAfter >= aHoldingAt && e.at() < freezeAt : startedAfter >= takeoverAt;
   }
 
   /** Whether the audit consumer received the event of this worker's transfer. */

@@ -44,7 +44,8 @@ final class Timeline {
 
   private void phases() {
     console.heading("What the side effects came to, by phase");
-    phase("worker-a holding token " + f.tokenA() + ", before the freeze", f.aBeforeFreeze());
+    phase("worker-a starting (may not hold the lock yet)", f.aStarting());
+    phase("worker-a holding token " + f.tokenA() + ", before the freeze", f.aHoldingBeforeFreeze());
     phase("worker-b before the takeover (STANDBY)",
         f.b().stream().filter(e -> e.at() < f.takeoverAt()).toList());
     phase("worker-b holding token " + f.tokenB(), f.b().stream().filter(e -> e.at() >= f.takeoverAt()).toList());

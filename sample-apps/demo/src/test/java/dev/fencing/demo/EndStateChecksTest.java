@@ -118,6 +118,27 @@ class EndStateChecksTest {
   }
 
   @Test
+  void anEventSentBeforeTheWorkerHeldTheLockIsNoHoldersEvent() {
+    // Observe mode lets worker-a's first transfer out before its lease is granted, untagged: the database and the
+    // service refuse it, the broker acknowledges the event (after worker-a was seen holding) and the consumer fence
+    // drops it. Only a holder's event missing at the consumer fails the claim.
+    Story s = new Story();
+    s.a.add(new SideEffect(A, 40, 1, SideEffect.JDBC, "ERR SQLSTATE=FN002 org.postgresql.util.PSQLException: no token"));
+    s.a.add(new SideEffect(A, 45, 1, SideEffect.INVENTORY, "428 {}"));
+    s.a.add(new SideEffect(A, 120, 1, SideEffect.KAFKA, "OK offset=0"));
+    s.a.add(new SideEffect(A, 121, 1, SideEffect.WEBHOOK, "204 "));
+    s.calls.add(new WebhookReceiver.Call(121, A, 1, ""));
+    s.accepted(A, 2, 500, 2).accepted(B, 3, 4500, 3).stopped(3, 6010);
+    Facts f = s.facts();
+    assertThat(EndStateChecks.run(f)).allSatisfy(c -> assertThat(c.ok()).as(c.claim() + ": " + c.evidence()).isTrue());
+    assertThat(f.aStarting()).hasSize(3); // the webhook call started after worker-a was seen holding
+
+    s.consumed.removeIf(c -> c.worker().equals(A) && c.transfer() == 2);
+    assertThat(EndStateChecks.run(s.facts())).filteredOn(c -> !c.ok()).extracting(EndStateChecks.Check::evidence)
+        .singleElement().asString().contains("missing: [worker-a#2 at 502");
+  }
+
+  @Test
   void aStaleWriteAfterTheSuccessorsFailsTheStory() {
     // A reservation of worker-a that the service accepted after one of worker-b's: the fence did not order them.
     Story s = new Story().accepted(A, 1, 500, 2).accepted(B, 2, 4500, 3).stopped(3, 6010);

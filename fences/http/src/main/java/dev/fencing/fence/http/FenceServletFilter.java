@@ -11,6 +11,7 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.Enumeration;
@@ -28,6 +29,9 @@ import java.util.Map;
  * asynchronous, until the async request completes, fails or times out.
  */
 public final class FenceServletFilter implements Filter {
+
+  /** The longest body of a refused request that is read and discarded to keep the connection open. */
+  static final int DISCARD_LIMIT = 64 * 1024;
 
   private volatile HttpFence fence;
 
@@ -68,6 +72,9 @@ public final class FenceServletFilter implements Filter {
     Decision decision = fence.decide(req.getMethod(), path(req), values(req.getHeaders(TokenHeaders.TOKEN)),
         values(req.getHeaders(TokenHeaders.LOCK)), values(req.getHeaders(TokenHeaders.SIGNATURE)));
     if (decision.isRejected()) {
+      if (!discardBody(req)) {
+        res.setHeader("Connection", "close");
+      }
       send(res, decision.problem());
       return;
     }
@@ -118,6 +125,37 @@ public final class FenceServletFilter implements Filter {
 
   private static List<String> values(Enumeration<String> e) {
     return e == null ? null : Collections.list(e);
+  }
+
+  /**
+   * Reads and discards a refused request's body, up to {@link #DISCARD_LIMIT} bytes, before the refusal is
+   * written; false if it is longer or unreadable. Why: the refusal is committed as soon as it is written, and a
+   * container that then finds body bytes still to come (the JDK client writes headers and body separately) closes
+   * the connection without saying so: the client pools it and its next request fails with an EOF instead of an
+   * answer. A longer body is not read; the refusal says {@code Connection: close} instead.
+   */
+  static boolean discardBody(HttpServletRequest req) {
+    long length = req.getContentLengthLong();
+    if (length == 0) {
+      return true;
+    }
+    if (length > DISCARD_LIMIT) {
+      return false;
+    }
+    try {
+      InputStream in = req.getInputStream();
+      byte[] buffer = new byte[(int) Math.min(length < 0 ? DISCARD_LIMIT : length, 8192)];
+      long read = 0;
+      for (int n; (n = in.read(buffer)) >= 0; ) {
+        read += n;
+        if (read > DISCARD_LIMIT) {
+          return false;
+        }
+      }
+      return true;
+    } catch (IOException | IllegalStateException e) {
+      return false;
+    }
   }
 
   private static void send(HttpServletResponse res, Problem problem) throws IOException {

@@ -221,6 +221,79 @@ abstract class HttpFenceContractTest {
     assertThat(fence.store().current(LOCK)).isEqualTo(12);
   }
 
+  /**
+   * A refused request's body may arrive after the refusal was decided (the JDK client writes headers and body
+   * separately). The connection must stay usable, or be announced closed: a client that pools it and finds it
+   * silently closed fails its next POST with an EOF instead of an answer.
+   */
+  @Test
+  void aRefusalLeavesTheConnectionUsableWhenTheBodyArrivesLate() throws Exception {
+    HttpFence fence = fence(policy());
+    FencedServer s = serve(fence);
+    assertThat(post(s, 5).statusCode()).isEqualTo(200);
+    try (java.net.Socket socket = new java.net.Socket(s.uri().getHost(), s.uri().getPort())) {
+      socket.setSoTimeout(10_000);
+      java.io.OutputStream out = socket.getOutputStream();
+      java.io.BufferedInputStream in = new java.io.BufferedInputStream(socket.getInputStream());
+      String body = "{\"amount\":1}";
+      out.write(rawPost(s, 3, body.length()).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      out.flush();
+      Thread.sleep(300); // the fence refuses token 3 from the headers alone
+      out.write(body.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      out.flush();
+      RawResponse refused = RawResponse.read(in);
+      assertThat(refused.status()).isEqualTo(409);
+      if (refused.closes()) {
+        return; // announced: a client opens a new connection for its next request
+      }
+      out.write((rawPost(s, 5, body.length()) + body).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      out.flush();
+      assertThat(RawResponse.read(in).status()).as("the next request on the same connection").isEqualTo(200);
+    }
+    assertThat(backend.entries()).extracting(Backend.Entry::token).containsExactly("5", "5");
+    assertThat(fence.store().current(LOCK)).isEqualTo(5);
+  }
+
+  static String rawPost(FencedServer s, long token, int length) {
+    return "POST /api/orders HTTP/1.1\r\nHost: " + s.uri().getHost() + ":" + s.uri().getPort() + "\r\n"
+        + TokenHeaders.TOKEN + ": " + token + "\r\n" + TokenHeaders.LOCK + ": " + LOCK + "\r\n"
+        + "Content-Type: application/json\r\nContent-Length: " + length + "\r\n\r\n";
+  }
+
+  /** An HTTP/1.1 response read off a raw socket: its status and whether it announces the connection's close. */
+  record RawResponse(int status, boolean closes) {
+    static RawResponse read(java.io.InputStream in) throws java.io.IOException {
+      String statusLine = line(in);
+      if (statusLine == null) {
+        throw new java.io.EOFException("the server closed the connection without answering");
+      }
+      int length = 0;
+      boolean closes = false;
+      for (String h; (h = line(in)) != null && !h.isEmpty(); ) {
+        String name = h.substring(0, h.indexOf(':')).strip();
+        String value = h.substring(h.indexOf(':') + 1).strip();
+        if (name.equalsIgnoreCase("Content-Length")) {
+          length = Integer.parseInt(value);
+        } else if (name.equalsIgnoreCase("Connection")) {
+          closes = value.equalsIgnoreCase("close");
+        }
+      }
+      in.readNBytes(length);
+      return new RawResponse(Integer.parseInt(statusLine.split(" ")[1]), closes);
+    }
+
+    private static String line(java.io.InputStream in) throws java.io.IOException {
+      StringBuilder b = new StringBuilder();
+      for (int c; (c = in.read()) != -1; ) {
+        if (c == '\n') {
+          return b.toString().strip();
+        }
+        b.append((char) c);
+      }
+      return b.length() == 0 ? null : b.toString();
+    }
+  }
+
   @Test
   void withoutASigningKeySignaturesAreIgnored() throws Exception {
     HttpFence fence = fence(policy());

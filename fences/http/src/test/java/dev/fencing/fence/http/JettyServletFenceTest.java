@@ -2,7 +2,11 @@ package dev.fencing.fence.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.BufferedInputStream;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -12,6 +16,25 @@ class JettyServletFenceTest extends HttpFenceContractTest {
   @Override
   FencedServer start(HttpFence fence) throws Exception {
     return FencedServer.jetty(new FenceServletFilter(fence), Map.of(), backend);
+  }
+
+  @Test
+  void aRefusedRequestWithALongBodyIsAnsweredWithConnectionClose() throws Exception {
+    HttpFence fence = fence(policy());
+    FencedServer s = serve(fence);
+    assertThat(post(s, 5).statusCode()).isEqualTo(200);
+    int length = FenceServletFilter.DISCARD_LIMIT + 1;
+    try (Socket socket = new Socket(s.uri().getHost(), s.uri().getPort())) {
+      socket.setSoTimeout(10_000);
+      OutputStream out = socket.getOutputStream();
+      out.write(rawPost(s, 3, length).getBytes(StandardCharsets.US_ASCII));
+      out.write(new byte[length]);
+      out.flush();
+      RawResponse refused = RawResponse.read(new BufferedInputStream(socket.getInputStream()));
+      assertThat(refused.status()).isEqualTo(409);
+      assertThat(refused.closes()).as("Connection: close, the body was left unread").isTrue();
+    }
+    assertThat(fence.store().current(LOCK)).isEqualTo(5);
   }
 
   @Test
