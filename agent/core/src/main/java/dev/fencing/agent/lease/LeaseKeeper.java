@@ -35,7 +35,6 @@ public final class LeaseKeeper implements AutoCloseable {
 
   private static final AgentLog LOG = AgentLog.get(LeaseKeeper.class);
   private static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
-  private static final long CHECK_MILLIS = 20;
   private static final long REUSE_BACKOFF_MIN_MILLIS = 1_000;
   private static final long REUSE_BACKOFF_MAX_MILLIS = 10_000;
 
@@ -128,7 +127,7 @@ public final class LeaseKeeper implements AutoCloseable {
     current = s;
     long interval = Math.max(TimeUnit.NANOSECONDS.toMillis(ttlNanos) / 3, 100);
     ScheduledFuture<?> keepalive = scheduler.scheduleWithFixedDelay(s::sendKeepAlive, interval, interval, TimeUnit.MILLISECONDS);
-    ScheduledFuture<?> check = scheduler.scheduleWithFixedDelay(s::checkDeadline, CHECK_MILLIS, CHECK_MILLIS, TimeUnit.MILLISECONDS);
+    s.checkDeadline();
     AutoCloseable watch = null;
     try {
       CompletableFuture<LeaseProvider.Acquired> campaign = p.campaign(lock, lease.id, holderId);
@@ -157,7 +156,6 @@ public final class LeaseKeeper implements AutoCloseable {
       return g;
     } finally {
       keepalive.cancel(false);
-      check.cancel(false);
       s.end(null);
       if (watch != null) {
         try {
@@ -181,6 +179,7 @@ public final class LeaseKeeper implements AutoCloseable {
     private long deadline;
     private Grant grant;
     private volatile Throwable lastKeepAliveError;
+    private volatile ScheduledFuture<?> nextCheck;
 
     Session(LeaseProvider provider, long leaseId, long deadline) {
       this.provider = provider;
@@ -227,13 +226,27 @@ public final class LeaseKeeper implements AutoCloseable {
       }
     }
 
+    /**
+     * Ends the session once the deadline has passed, else checks again at the deadline: one wake-up per renewal
+     * instead of a poll (the deadline only moves later, so a check that finds it moved just goes back to sleep). The
+     * token state applies the deadline at read time anyway; this check is what reports the loss and campaigns again.
+     */
     void checkDeadline() {
-      long d;
-      synchronized (this) {
-        d = deadline;
+      if (ended.isDone()) {
+        return;
       }
-      if (state.now() - d >= 0) {
+      long left;
+      synchronized (this) {
+        left = deadline - state.now();
+      }
+      if (left <= 0) {
         end(lastKeepAliveError != null ? LossReason.KEEPALIVE_FAILED : LossReason.DEADLINE_PASSED);
+        return;
+      }
+      ScheduledFuture<?> next = scheduler.schedule(this::checkDeadline, left, TimeUnit.NANOSECONDS);
+      nextCheck = next;
+      if (ended.isDone()) {
+        next.cancel(false);
       }
     }
 
@@ -248,6 +261,10 @@ public final class LeaseKeeper implements AutoCloseable {
         }
       }
       ended.complete(reason);
+      ScheduledFuture<?> check = nextCheck;
+      if (check != null) {
+        check.cancel(false);
+      }
     }
   }
 
