@@ -30,9 +30,12 @@ fi
 
 # The SQL fence tests (fences/sql) spawn PostgreSQL 15 and MariaDB from the Debian binaries, as the harness does etcd;
 # nothing is started as a service. The metrics tests check the agent's /metrics, and the dashboards module the alert
-# rules and every dashboard query, with promtool (Debian 'prometheus', which also brings the server).
+# rules and every dashboard query, with promtool (Debian 'prometheus', which also brings the server), and the JDBC hook
+# behind a transaction pooler with PgBouncer.
 db_packages=()
 command -v promtool >/dev/null 2>&1 || db_packages+=(prometheus)
+# The SQL path behind a transaction pooler is tested through a real PgBouncer (Debian 'pgbouncer', /usr/sbin).
+[ -x /usr/sbin/pgbouncer ] || command -v pgbouncer >/dev/null 2>&1 || db_packages+=(pgbouncer)
 [ -x /usr/lib/postgresql/15/bin/initdb ] && [ -x /usr/lib/postgresql/15/bin/pg_ctl ] || db_packages+=(postgresql)
 { [ -x /usr/sbin/mariadbd ] || command -v mariadbd >/dev/null 2>&1; } && command -v mariadb-install-db >/dev/null 2>&1 \
   || db_packages+=(mariadb-server)
@@ -40,7 +43,7 @@ if [ "${#db_packages[@]}" -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || fail "${db_packages[*]} not installed and installing needs root: run" \
     "'apt-get update && apt-get install -y ${db_packages[*]}' as root, then try again"
   command -v apt-get >/dev/null 2>&1 || fail "${db_packages[*]} not installed and there is no apt-get:" \
-    "install PostgreSQL 15 (binaries in /usr/lib/postgresql/15/bin), MariaDB 10.11 and promtool (Prometheus 2.x) by hand"
+    "install PostgreSQL 15 (binaries in /usr/lib/postgresql/15/bin), MariaDB 10.11, PgBouncer and promtool (Prometheus 2.x) by hand"
   echo "prerequisites: installing ${db_packages[*]} (Debian packages)" >&2
   if ! { apt-get -q update && DEBIAN_FRONTEND=noninteractive apt-get -q install -y "${db_packages[@]}"; }; then
     fail "installing ${db_packages[*]} with apt-get failed (see above)"

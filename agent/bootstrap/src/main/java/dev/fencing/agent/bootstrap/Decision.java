@@ -15,13 +15,16 @@ public final class Decision {
   private final BlockReason reason;
   private final boolean observed;
   private final String signature;
+  private final String grant;
 
   private Decision(Kind kind, String lock, long token, BlockReason reason, boolean observed) {
-    this(kind, lock, token, reason, observed, null);
+    this(kind, lock, token, reason, observed, null, null);
   }
 
-  private Decision(Kind kind, String lock, long token, BlockReason reason, boolean observed, String signature) {
+  private Decision(Kind kind, String lock, long token, BlockReason reason, boolean observed, String signature,
+      String grant) {
     this.signature = signature;
+    this.grant = grant;
     this.kind = kind;
     this.lock = lock;
     this.token = token;
@@ -37,12 +40,26 @@ public final class Decision {
 
   /** Tag the call with this lock, token and the token's signature (null: unsigned). */
   public static Decision tag(String lock, long token, String signature) {
-    return new Decision(Kind.TAG, lock, token, null, false, signature);
+    return new Decision(Kind.TAG, lock, token, null, false, signature, null);
+  }
+
+  /**
+   * Tag the call with this lock, token, the token's signature (null: unsigned) and the id of the grant that issued
+   * the token (null: unknown), so that a fence can tell two grants with the same token apart.
+   */
+  public static Decision tag(String lock, long token, String signature, String grant) {
+    return new Decision(Kind.TAG, lock, token, null, false, signature, grant);
   }
 
   /** As {@link #observedBlock(String, long, BlockReason)}, carrying the token's signature (null: unsigned). */
   public static Decision observedBlock(String lock, long token, BlockReason reason, String signature) {
-    return new Decision(token > 0 ? Kind.TAG : Kind.PASS, lock, token, reason, true, token > 0 ? signature : null);
+    return observedBlock(lock, token, reason, signature, null);
+  }
+
+  /** As {@link #observedBlock(String, long, BlockReason)}, carrying the token's signature and grant id. */
+  public static Decision observedBlock(String lock, long token, BlockReason reason, String signature, String grant) {
+    return new Decision(token > 0 ? Kind.TAG : Kind.PASS, lock, token, reason, true, token > 0 ? signature : null,
+        token > 0 ? grant : null);
   }
 
   /** Observe mode: tag (or pass, when there is no token) a call that enforce mode would block for {@code reason}. */
@@ -93,6 +110,15 @@ public final class Decision {
    */
   public String signature() {
     return signature;
+  }
+
+  /**
+   * The id of the grant that issued the token (the etcd lease id in lower-case hex), carried beside it (HTTP
+   * {@code Fencing-Grant}, Kafka {@code fencing-grant}, the session's {@code fencing.grant}); null when unknown (an
+   * inbound token that came without one), and then nothing extra is sent.
+   */
+  public String grant() {
+    return grant;
   }
 
   /** Why the call is blocked (BLOCK), or would be in enforce mode (observed); null otherwise. */

@@ -32,11 +32,12 @@ public final class SideEffectPolicy implements SideEffectGate {
       this.grant = grant;
       long token = grant == null ? 0 : grant.token();
       String signature = grant == null ? null : grant.signature();
-      this.tag = grant == null ? null : Decision.tag(lock, token, signature);
+      String grantId = grant == null ? null : grant.id();
+      this.tag = grant == null ? null : Decision.tag(lock, token, signature, grantId);
       this.pass = Decision.pass(lock);
       for (BlockReason r : BlockReason.values()) {
         block[r.ordinal()] = Decision.block(lock, token, r);
-        observed[r.ordinal()] = Decision.observedBlock(lock, token, r, signature);
+        observed[r.ordinal()] = Decision.observedBlock(lock, token, r, signature, grantId);
       }
     }
   }

@@ -13,6 +13,7 @@ public final class Grant {
   private final boolean overflow;
   private final long grantedAtNanos;
   private final String signature;
+  private final String id;
   private volatile long deadlineNanos;
 
   Grant(String lock, long token, long leaseId, long clusterId, boolean reused, boolean overflow, long grantedAtNanos,
@@ -26,6 +27,7 @@ public final class Grant {
     this.lock = lock;
     this.token = token;
     this.leaseId = leaseId;
+    this.id = Long.toHexString(leaseId);
     this.clusterId = clusterId;
     this.reused = reused;
     this.overflow = overflow;
@@ -43,6 +45,14 @@ public final class Grant {
 
   public long leaseId() {
     return leaseId;
+  }
+
+  /**
+   * The grant's id as carried beside the token (the lease id in lower-case hex): a new lease for every grant, so two
+   * grants that got the same token (an etcd restored from a snapshot) differ in it.
+   */
+  public String id() {
+    return id;
   }
 
   public long clusterId() {

@@ -1,0 +1,149 @@
+package dev.fencing.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A real PgBouncer (Debian {@code pgbouncer}) in front of a {@link PostgresServer}, on its own free loopback port, in
+ * transaction (or statement) pooling mode with a small server pool: the setup in which a database session's state
+ * follows the server backend, not the client connection. Trust authentication; every database of the server is
+ * reachable under its own name. As root it runs as user {@code postgres}, as PgBouncer refuses to run as root.
+ */
+public final class PgBouncer implements AutoCloseable {
+  private static final String INSTALL_HINT = " is missing: run `apt-get update && apt-get install -y pgbouncer` "
+      + "(Debian 12, PgBouncer 1.18) — the pooler tests need a real PgBouncer";
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(20);
+
+  private final Path root;
+  private final int port;
+  private final PostgresServer server;
+  private Process process;
+
+  private PgBouncer(Path root, int port, PostgresServer server) {
+    this.root = root;
+    this.port = port;
+    this.server = server;
+  }
+
+  /** Transaction pooling with {@code poolSize} server connections per (database, user). */
+  public static PgBouncer start(PostgresServer server, int poolSize, String... users) {
+    return start(server, "transaction", poolSize, users);
+  }
+
+  /**
+   * {@code mode}: session, transaction or statement. {@code users}: the roles clients may log in as (trust
+   * authentication; PgBouncer still wants each name in its auth file); {@code postgres} always.
+   */
+  public static PgBouncer start(PostgresServer server, String mode, int poolSize, String... users) {
+    Path binary = Files.isExecutable(Path.of("/usr/sbin/pgbouncer")) ? Path.of("/usr/sbin/pgbouncer")
+        : Processes.executable("pgbouncer", INSTALL_HINT);
+    Path root;
+    try {
+      root = Files.createTempDirectory("fencing-pgbouncer-");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    PgBouncer bouncer = new PgBouncer(root, Ports.freePort(), server);
+    try {
+      bouncer.launch(binary, mode, poolSize, users);
+      return bouncer;
+    } catch (RuntimeException | Error e) {
+      bouncer.close();
+      throw e;
+    }
+  }
+
+  /**
+   * JDBC URL of {@code database} through the pooler as {@code user}. {@code prepareThreshold=0}: PgBouncer 1.18 has
+   * no protocol-level prepared statements, so pgjdbc must not name its server-side statements.
+   */
+  public String jdbcUrl(String database, String user) {
+    return "jdbc:postgresql://127.0.0.1:" + port + "/" + database + "?user=" + user + "&prepareThreshold=0";
+  }
+
+  public int port() {
+    return port;
+  }
+
+  public String logTail(int lines) {
+    return Processes.tail(root.resolve("pgbouncer.log"), lines);
+  }
+
+  private void launch(Path binary, String mode, int poolSize, String[] users) {
+    Path ini = root.resolve("pgbouncer.ini");
+    StringBuilder authFile = new StringBuilder("\"postgres\" \"\"\n");
+    for (String user : users) {
+      authFile.append('"').append(user).append("\" \"\"\n");
+    }
+    String config = "[databases]\n"
+        + "* = host=127.0.0.1 port=" + server.port() + "\n"
+        + "[pgbouncer]\n"
+        + "listen_addr = 127.0.0.1\n"
+        + "listen_port = " + port + "\n"
+        + "auth_type = trust\n"
+        + "auth_file = " + root.resolve("users.txt") + "\n"
+        + "pool_mode = " + mode + "\n"
+        + "default_pool_size = " + poolSize + "\n"
+        + "max_client_conn = 200\n"
+        + "ignore_startup_parameters = extra_float_digits,options\n"
+        + "unix_socket_dir =\n"
+        + "logfile = " + root.resolve("pgbouncer.log") + "\n"
+        + "pidfile = " + root.resolve("pgbouncer.pid") + "\n";
+    try {
+      Files.writeString(ini, config);
+      Files.writeString(root.resolve("users.txt"), authFile);
+      if (PostgresServer.isRoot()) {
+        Processes.Result chown = Processes.run(Duration.ofSeconds(30), Map.of(),
+            List.of("chown", "-R", "postgres:postgres", root.toString()));
+        if (!chown.ok()) {
+          throw new IllegalStateException("cannot hand " + root + " to user postgres: " + chown.stderr());
+        }
+      }
+      List<String> command = new ArrayList<>();
+      if (PostgresServer.isRoot()) {
+        command.addAll(List.of("runuser", "-u", "postgres", "--"));
+      }
+      command.addAll(List.of(binary.toString(), ini.toString()));
+      process = Processes.reapOnExit(new ProcessBuilder(command).redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(root.resolve("pgbouncer.out").toFile())).start());
+      process.getOutputStream().close();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start pgbouncer in " + root, e);
+    }
+    try {
+      Ports.awaitOpen(port, START_TIMEOUT);
+    } catch (RuntimeException | AssertionError e) {
+      throw new IllegalStateException("PgBouncer did not listen on " + port + ": "
+          + Processes.tail(root.resolve("pgbouncer.out"), 20) + logTail(20), e);
+    }
+  }
+
+  /** Stops PgBouncer and deletes its directory; the PostgreSQL server stays. */
+  @Override
+  public void close() {
+    if (process != null) {
+      process.destroy();
+      try {
+        if (!process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+          process.destroyForcibly();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        process.destroyForcibly();
+      }
+      process = null;
+    }
+    Processes.deleteTree(root);
+  }
+
+  @Override
+  public String toString() {
+    return "PgBouncer 127.0.0.1:" + port + " -> " + server;
+  }
+}
