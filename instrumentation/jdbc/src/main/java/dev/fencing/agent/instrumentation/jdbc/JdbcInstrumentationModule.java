@@ -20,6 +20,8 @@ public final class JdbcInstrumentationModule implements InstrumentationModule {
 
   @Override
   public void install(AgentContext context) {
-    Fencing.installJdbc(new JdbcFencing(context.config().fencedJdbc(), context.rejections()));
+    Fencing.installJdbc(new JdbcFencing(context.config().fencedJdbc(), context.config().jdbcPooler(),
+        context.config().jdbcWriteFunctions(), context.config().jdbcIdleInTransactionTimeout(),
+        context.rejections()));
   }
 }
