@@ -29,6 +29,9 @@ public interface JdbcHook {
   /** After the commit (or setAutoCommit) returned or threw: the transaction is over either way. */
   void afterCommit(Object connection, int entered);
 
+  /** A CopyManager (pgjdbc) was made for {@code connection}: its copyIn calls run on that connection. */
+  void copyManagerCreated(Object manager, Object connection);
+
   /** Connection.setAutoCommit(false): a transaction starts with the next statement. */
   void transactionStarting(Object connection);
 
@@ -45,6 +48,8 @@ public interface JdbcHook {
   int SQL = 0;
   int PREPARED = 1;
   int BATCH = 2;
+  /** PostgreSQL's CopyManager.copyIn: {@code statement} is the manager, {@code sql} its COPY ... FROM STDIN. */
+  int COPY = 3;
 
   /** Before the agent core has installed the real hook (or when the JDBC instrumentation is off): does nothing. */
   JdbcHook NOOP = new JdbcHook() {
@@ -66,6 +71,9 @@ public interface JdbcHook {
 
     @Override
     public void transactionStarting(Object connection) {}
+
+    @Override
+    public void copyManagerCreated(Object manager, Object connection) {}
 
     @Override
     public void prepared(Object statement, String sql) {}

@@ -213,6 +213,20 @@ public final class JdbcApp {
             System.out.println(background.finish());
             background = null;
             break;
+          case "COPYIN": {
+            // COPYIN <COPY ... FROM STDIN>|<row>: pgjdbc's CopyManager (by reflection: the app is driver-neutral).
+            String[] p = arg.split("\\|", 2);
+            Object pg = c.unwrap(Class.forName("org.postgresql.PGConnection"));
+            Object copy = pg.getClass().getMethod("getCopyAPI").invoke(pg);
+            try {
+              Object rows = copy.getClass().getMethod("copyIn", String.class, java.io.Reader.class)
+                  .invoke(copy, p[0], new java.io.StringReader(p[1] + "\n"));
+              System.out.println("OK " + rows);
+            } catch (java.lang.reflect.InvocationTargetException e) {
+              throw e.getCause() instanceof SQLException ? (SQLException) e.getCause() : e;
+            }
+            break;
+          }
           case "SQL":
             try (Statement s = c.createStatement()) {
               s.execute(arg);

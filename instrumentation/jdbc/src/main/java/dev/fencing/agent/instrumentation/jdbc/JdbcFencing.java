@@ -130,6 +130,7 @@ final class JdbcFencing implements JdbcHook {
 
   private final WeakIdentityCache<Object, Prepared> preparedStatements = new WeakIdentityCache<>();
   private final WeakIdentityCache<Object, SessionState> sessions = new WeakIdentityCache<>();
+  private final WeakIdentityCache<Object, Connection> copyManagers = new WeakIdentityCache<>();
   private final ConcurrentHashMap<String, DatabaseFences> fencesByUrl = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Boolean> pooledByUrl = new ConcurrentHashMap<>();
   private final List<String> fencedUrlPrefixes;
@@ -163,6 +164,26 @@ final class JdbcFencing implements JdbcHook {
   }
 
   @Override
+  public void copyManagerCreated(Object manager, Object connection) {
+    if (manager != null && connection instanceof Connection) {
+      copyManagers.put(manager, (Connection) connection);
+    }
+  }
+
+  /** The connection a statement (or a CopyManager) runs on. */
+  private Connection connectionOf(Object statement, int kind) throws SQLException {
+    if (kind == COPY) {
+      Connection c = copyManagers.get(statement);
+      if (c == null) {
+        // Made before the agent attached: not a driver's refusal but the hook unable to do its part (fail-mode).
+        throw new IllegalStateException("a CopyManager made before the agent started: its connection is not known");
+      }
+      return c;
+    }
+    return ((Statement) statement).getConnection();
+  }
+
+  @Override
   public int beforeExecute(Object statement, String sql, int kind) throws Exception {
     if (ReentryGuard.isAgentThread()) {
       return NOT_ENTERED;
@@ -177,7 +198,9 @@ final class JdbcFencing implements JdbcHook {
       String text = sql;
       long target = SqlTarget.NONE;
       boolean targetFound = false;
-      if (kind == SQL) {
+      if (kind == COPY) {
+        write = true; // COPY ... FROM STDIN: rows into the table it names, through its INSERT triggers
+      } else if (kind == SQL) {
         SqlClassifier.Kind k = SqlClassifier.classify(sql, writeFunctions);
         if (k == SqlClassifier.Kind.CONTROL) {
           return control((Statement) statement, sql);
@@ -194,7 +217,7 @@ final class JdbcFencing implements JdbcHook {
           targetFound = true;
         }
       }
-      Connection physical = physical(((Statement) statement).getConnection());
+      Connection physical = physical(connectionOf(statement, kind));
       SessionState session = session(physical);
       DatabaseFences fences = session.fences;
       boolean fenced;
@@ -406,7 +429,7 @@ final class JdbcFencing implements JdbcHook {
     SQLException commitFailure = null;
     try {
       if (entered == WRAPPED) {
-        commitFailure = finishWrapped((Statement) statement, error);
+        commitFailure = finishWrapped(connectionOf(statement, kind(statement)), error);
       } else if (entered == COMMITTING) {
         endTransactionOf(((Statement) statement).getConnection());
       }
@@ -419,7 +442,7 @@ final class JdbcFencing implements JdbcHook {
       countRejection((SQLException) error);
       try {
         // A failed statement may abort the transaction and, with it, the session pair set inside it.
-        SessionState s = sessions.get(physical(((Statement) statement).getConnection()));
+        SessionState s = sessions.get(physical(connectionOf(statement, kind(statement))));
         if (s != null) {
           s.carriedToken = UNKNOWN_TOKEN;
         }
@@ -437,8 +460,8 @@ final class JdbcFencing implements JdbcHook {
    * back when it threw, and gives the connection its autocommit back. Returns the commit's failure: the write did
    * not happen, and the application, whose autocommit statement returned, must hear it.
    */
-  private SQLException finishWrapped(Statement statement, Throwable error) throws SQLException {
-    Connection physical = physical(statement.getConnection());
+  private SQLException finishWrapped(Connection connection, Throwable error) throws SQLException {
+    Connection physical = physical(connection);
     SessionState s = sessions.get(physical);
     SQLException failure = null;
     try {
@@ -461,6 +484,11 @@ final class JdbcFencing implements JdbcHook {
       physical.setAutoCommit(true);
     }
     return failure;
+  }
+
+  /** A statement, or else a CopyManager (the only other thing the hook is handed). */
+  private static int kind(Object statementOrCopy) {
+    return statementOrCopy instanceof Statement ? SQL : COPY;
   }
 
   @Override

@@ -15,7 +15,7 @@ public final class JdbcInstrumentationModule implements InstrumentationModule {
 
   @Override
   public List<TypeInstrumentation> typeInstrumentations() {
-    return List.of(new StatementInstrumentation(), new ConnectionInstrumentation());
+    return List.of(new StatementInstrumentation(), new ConnectionInstrumentation(), new CopyManagerInstrumentation());
   }
 
   @Override

@@ -5,8 +5,9 @@ package dev.fencing.agent.instrumentation.jdbc;
  * the lease's deadline only writes that a fence judges may still be sent (with the last token), everything else is
  * blocked. Found only for the plain forms whose target a fence trigger sees: {@code INSERT [INTO] t},
  * {@code REPLACE [INTO] t}, {@code UPDATE [ONLY] t}, {@code DELETE FROM [ONLY] t}, {@code MERGE INTO t},
- * {@code TRUNCATE [TABLE] [ONLY] t} (a single table; only where the dialect's fence fires on TRUNCATE). Anything else
- * (CTEs, multi-table forms, DDL, CALL, COPY, several statements in one text) has no known target: it counts as a write
+ * {@code TRUNCATE [TABLE] [ONLY] t} (a single table; only where the dialect's fence fires on TRUNCATE),
+ * {@code COPY t [(columns)] FROM ...}. Anything else (CTEs, multi-table forms, DDL, CALL, several statements in one
+ * text) has no known target: it counts as a write
  * to an unfenced table.
  *
  * <p>The result is packed into a long of positions within the text (no allocation on the statement path):
@@ -70,6 +71,14 @@ final class SqlTarget {
           return NONE;
         }
         i = after(sql, i, "INTO");
+        break;
+      case 'c':
+        // COPY t [(columns)] FROM ...: fires t's INSERT triggers (PostgreSQL). COPY ... TO writes nothing.
+        if (!keyword(sql, i, "COPY") || !SqlClassifier.containsWord(sql, i, "FROM")
+            || SqlClassifier.containsWord(sql, i, "TO")) {
+          return NONE;
+        }
+        i = after(sql, i, "COPY");
         break;
       case 't':
         if (!truncateFenced || !keyword(sql, i, "TRUNCATE")) {

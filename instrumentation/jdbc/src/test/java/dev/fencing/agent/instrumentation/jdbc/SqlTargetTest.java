@@ -25,6 +25,8 @@ class SqlTargetTest {
       "MERGE INTO cell USING src ON (1 = 1) WHEN MATCHED THEN DELETE|cell",
       "TRUNCATE TABLE cell|cell",
       "TRUNCATE ONLY cell|cell",
+      "COPY cell FROM STDIN|cell",
+      "COPY public.cell (a, b) FROM STDIN WITH (FORMAT csv)|public.cell",
       "INSERT INTO cell VALUES (1);|cell"})
   void theTargetOfAPlainWriteIsFound(String sql, String target) {
     assertThat(SqlTarget.describe(sql, SqlTarget.find(sql, true))).isEqualTo(target);
@@ -33,7 +35,7 @@ class SqlTargetTest {
   @ParameterizedTest
   @ValueSource(strings = {
       "CREATE TABLE t (a int)", "DROP TABLE cell", "ALTER TABLE cell ADD b int", "CALL proc()",
-      "SELECT reserve_stock(1)", "COPY cell FROM STDIN", "WITH x AS (DELETE FROM cell RETURNING *) SELECT * FROM x",
+      "SELECT reserve_stock(1)", "COPY cell TO STDOUT", "COPY (SELECT 1) TO STDOUT", "WITH x AS (DELETE FROM cell RETURNING *) SELECT * FROM x",
       "SET search_path = x; UPDATE cell SET n = 1", "UPDATE cell SET n = 1; DELETE FROM log",
       "UPDATE a, b SET a.n = b.n", "DELETE a, b FROM a JOIN b", "TRUNCATE cell, log", "INSERT INTO a.b.c VALUES (1)",
       "DO $$ BEGIN UPDATE cell SET n = 1; END $$", "", "UPDATE"})
