@@ -70,6 +70,9 @@ public final class Cli {
       }
       out.printf("  %-28s %s (%s)%n", k.property(), k == ConfigKey.LOCK ? config.lock() : config.display(k), config.sourceOf(k));
     }
+    for (String w : config.warnings()) {
+      out.println("  WARNING " + w);
+    }
     if (config.valid()) {
       out.println("  OK");
     } else {

@@ -20,13 +20,25 @@ public final class AgentConfig {
   private final Map<String, Boolean> instrumentations;
   private final Map<String, String> sources;
   private final List<String> problems;
+  private final List<String> warnings;
 
   AgentConfig(Map<ConfigKey, Object> values, Map<String, Boolean> instrumentations, Map<String, String> sources,
       List<String> problems) {
+    this(values, instrumentations, sources, problems, List.of());
+  }
+
+  AgentConfig(Map<ConfigKey, Object> values, Map<String, Boolean> instrumentations, Map<String, String> sources,
+      List<String> problems, List<String> warnings) {
     this.values = values;
     this.instrumentations = instrumentations;
     this.sources = sources;
     this.problems = List.copyOf(problems);
+    this.warnings = List.copyOf(warnings);
+  }
+
+  /** One line per unknown key or FENCING_* variable (ignored): logged as warnings, never a failure. */
+  public List<String> warnings() {
+    return warnings;
   }
 
   /** One line per invalid or unknown setting, naming the key, the value and the expected form. Empty when valid. */

@@ -25,8 +25,9 @@ import java.util.regex.Pattern;
 /**
  * Reads the one key space from its four sources, highest precedence first: agent arguments, {@code fencing.*}
  * system properties, {@code FENCING_*} environment variables, the properties file named by {@code fencing.config.file}.
- * Never throws: every invalid or unknown setting becomes one problem line naming the key, the value and the expected
- * form, and the key falls back to its default.
+ * Never throws: every invalid setting becomes one problem line naming the key, the value and the expected form, and
+ * the key falls back to its default; every unknown key or FENCING_* variable becomes one warning (ignored, with the
+ * nearest known key).
  */
 public final class ConfigLoader {
   private static final Pattern INSTRUMENTATION = Pattern.compile("instrumentation\\.([a-z0-9][a-z0-9-]*)\\.enabled");
@@ -71,23 +72,25 @@ public final class ConfigLoader {
 
   public static AgentConfig load(String agentArgs, Properties systemProperties, Map<String, String> env) {
     List<String> problems = new ArrayList<>();
+    List<String> warnings = new ArrayList<>();
     Map<String, Raw> raw = new LinkedHashMap<>();
     // Lowest precedence last: putIfAbsent keeps the first (highest) source of each key.
-    readAgentArgs(agentArgs, raw, problems);
-    readSystemProperties(systemProperties, raw, problems);
-    readEnvironment(env, raw, problems);
+    readAgentArgs(agentArgs, raw, problems, warnings);
+    readSystemProperties(systemProperties, raw, warnings);
+    readEnvironment(env, raw, warnings);
     Raw file = raw.get(ConfigKey.CONFIG_FILE.key());
     if (file != null && !file.value.isBlank()) {
       try {
-        readFile(Paths.get(file.value.trim()), raw, problems);
+        readFile(Paths.get(file.value.trim()), raw, problems, warnings);
       } catch (InvalidPathException e) {
         // reported by the parser, which validates fencing.config.file as a path
       }
     }
-    return parse(raw, problems);
+    return parse(raw, problems, warnings);
   }
 
-  private static void readAgentArgs(String args, Map<String, Raw> raw, List<String> problems) {
+  private static void readAgentArgs(String args, Map<String, Raw> raw, List<String> problems,
+      List<String> warnings) {
     if (args == null || args.isBlank()) {
       return;
     }
@@ -112,20 +115,29 @@ public final class ConfigLoader {
         raw.put(lastKey, new Raw(prev.value + "," + part.trim(), prev.source));
         continue;
       }
-      lastKey = accept(key, part.substring(eq + 1).trim(), "agent argument " + key, raw, problems) ? key : null;
+      lastKey = accept(key, part.substring(eq + 1).trim(), "agent argument " + key, raw, warnings) ? key : null;
     }
   }
 
-  private static void readSystemProperties(Properties props, Map<String, Raw> raw, List<String> problems) {
+  private static void readSystemProperties(Properties props, Map<String, Raw> raw, List<String> warnings) {
     for (String name : new TreeMap<>(propertiesMap(props)).keySet()) {
       if (name.startsWith(ConfigKey.PREFIX)) {
         String key = name.substring(ConfigKey.PREFIX.length());
-        accept(key, props.getProperty(name), "system property " + name, raw, problems);
+        accept(key, props.getProperty(name), "system property " + name, raw, warnings);
       }
     }
   }
 
-  private static void readEnvironment(Map<String, String> env, Map<String, Raw> raw, List<String> problems) {
+  /**
+   * Variables Kubernetes injects for every Service in the namespace ("service links"): a Service named
+   * {@code fencing-etcd} gives every pod FENCING_ETCD_SERVICE_HOST, FENCING_ETCD_PORT_2379_TCP_ADDR, ... They are the
+   * cluster's, not settings: one warning names them all.
+   */
+  private static final Pattern SERVICE_LINK = Pattern.compile(
+      "FENCING_[A-Z0-9_]+_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT|PORT_[0-9]+_(TCP|UDP|SCTP)(_PROTO|_PORT|_ADDR)?)");
+
+  private static void readEnvironment(Map<String, String> env, Map<String, Raw> raw, List<String> warnings) {
+    List<String> serviceLinks = new ArrayList<>();
     for (Map.Entry<String, String> e : new TreeMap<>(env).entrySet()) {
       String name = e.getKey();
       if (!name.startsWith("FENCING_")) {
@@ -138,15 +150,63 @@ public final class ConfigLoader {
         key = k.key();
       } else if (m.matches()) {
         key = "instrumentation." + m.group(1).toLowerCase(Locale.ROOT).replace('_', '-') + ".enabled";
+      } else if (SERVICE_LINK.matcher(name).matches()) {
+        serviceLinks.add(name);
+        continue;
       } else {
-        problems.add("unknown environment variable " + name + ": expected one of the FENCING_* variables of the configuration reference");
+        warnings.add("unknown environment variable " + name + ": ignored (" + nearest(name, true) + ")");
         continue;
       }
       raw.putIfAbsent(key, new Raw(e.getValue(), "environment variable " + name));
     }
+    if (!serviceLinks.isEmpty()) {
+      warnings.add("environment variables " + String.join(", ", serviceLinks) + " look like Kubernetes service links"
+          + " (a Service whose name starts with fencing-): ignored");
+    }
   }
 
-  private static void readFile(Path path, Map<String, Raw> raw, List<String> problems) {
+  /**
+   * The known key (or variable) closest to an unknown one, as "did you mean X?", or a pointer to the reference:
+   * a typo should be found in the log line that reports it.
+   */
+  static String nearest(String unknown, boolean env) {
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (ConfigKey k : ConfigKey.values()) {
+      String candidate = env ? k.envVar() : k.property();
+      int d = distance(unknown, candidate);
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = candidate;
+      }
+    }
+    return best != null && bestDistance <= Math.max(3, unknown.length() / 4) ? "did you mean " + best + "?"
+        : "not in the configuration reference";
+  }
+
+  /** Levenshtein distance, case-insensitive. */
+  private static int distance(String a, String b) {
+    String x = a.toLowerCase(Locale.ROOT);
+    String y = b.toLowerCase(Locale.ROOT);
+    int[] prev = new int[y.length() + 1];
+    int[] cur = new int[y.length() + 1];
+    for (int j = 0; j <= y.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= x.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= y.length(); j++) {
+        int cost = x.charAt(i - 1) == y.charAt(j - 1) ? 0 : 1;
+        cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[y.length()];
+  }
+
+  private static void readFile(Path path, Map<String, Raw> raw, List<String> problems, List<String> warnings) {
     Properties p = new Properties();
     try (Reader r = Files.newBufferedReader(path, StandardCharsets.UTF_8)) {
       p.load(r);
@@ -156,7 +216,7 @@ public final class ConfigLoader {
       return;
     }
     for (String name : new TreeMap<>(propertiesMap(p)).keySet()) {
-      accept(stripPrefix(name), p.getProperty(name), "file " + path + " key " + name, raw, problems);
+      accept(stripPrefix(name), p.getProperty(name), "file " + path + " key " + name, raw, warnings);
     }
   }
 
@@ -172,16 +232,21 @@ public final class ConfigLoader {
     return key.startsWith(ConfigKey.PREFIX) ? key.substring(ConfigKey.PREFIX.length()) : key;
   }
 
-  private static boolean accept(String key, String value, String source, Map<String, Raw> raw, List<String> problems) {
+  /**
+   * Keeps a known key's raw value; an unknown key is a warning, never a failure: a typo or a setting of a newer
+   * release must not switch the agent off (a malformed value of a known key still does, through fail-mode).
+   */
+  private static boolean accept(String key, String value, String source, Map<String, Raw> raw, List<String> warnings) {
     if (!BY_KEY.containsKey(key) && !INSTRUMENTATION.matcher(key).matches()) {
-      problems.add("unknown key " + ConfigKey.PREFIX + key + " (" + source + "): expected one of the keys of the configuration reference");
+      warnings.add("unknown key " + ConfigKey.PREFIX + key + " (" + source + "): ignored ("
+          + nearest(ConfigKey.PREFIX + key, false) + ")");
       return false;
     }
     raw.putIfAbsent(key, new Raw(value, source));
     return true;
   }
 
-  private static AgentConfig parse(Map<String, Raw> raw, List<String> problems) {
+  private static AgentConfig parse(Map<String, Raw> raw, List<String> problems, List<String> warnings) {
     Parser p = new Parser(raw, problems);
     Map<ConfigKey, Object> v = new EnumMap<>(ConfigKey.class);
     boolean leaseEnabled = p.flag(ConfigKey.LEASE_ENABLED, true);
@@ -240,7 +305,7 @@ public final class ConfigLoader {
         }
       }
     }
-    return new AgentConfig(v, instrumentations, sources, problems);
+    return new AgentConfig(v, instrumentations, sources, problems, warnings);
   }
 
   /** hostname/pid without a DNS lookup (which can be slow). */

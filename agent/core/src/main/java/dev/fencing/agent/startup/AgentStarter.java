@@ -34,6 +34,9 @@ public final class AgentStarter {
     FencingEvents events = new FencingEvents(config.lock(), config.logEventInterval());
     RejectionCounters rejections = new RejectionCounters(events);
     Fencing.install(new SideEffectPolicy(config, state, counters, events));
+    for (String warning : config.warnings()) {
+      LOG.warn("configuration: " + warning);
+    }
     if (!config.valid()) {
       for (String problem : config.problems()) {
         LOG.error("invalid configuration: " + problem);

@@ -39,6 +39,11 @@ public final class StatusJson {
       sb.append(i == 0 ? "" : ",");
       string(sb, config.problems().get(i));
     }
+    sb.append("],\"configWarnings\":[");
+    for (int i = 0; i < config.warnings().size(); i++) {
+      sb.append(i == 0 ? "" : ",");
+      string(sb, config.warnings().get(i));
+    }
     sb.append("],\"premainMicros\":").append(premainNanos / 1000);
     return sb.append('}').toString();
   }

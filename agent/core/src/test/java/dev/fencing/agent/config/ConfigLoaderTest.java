@@ -236,6 +236,7 @@ class ConfigLoaderTest {
     AgentConfig c = loadEnv("FENCING_LOCK", "ledger", key.envVar(), "x");
 
     assertThat(c.problems()).noneMatch(p -> p.contains("unknown"));
+    assertThat(c.warnings()).isEmpty();
     assertThat(c.sourceOf(key)).isEqualTo("environment variable " + key.envVar());
   }
 
@@ -373,29 +374,60 @@ class ConfigLoaderTest {
 
   // ---- unknown keys ----
 
+  // An unknown key is a warning, never a failure: a typo or a newer release's key must not switch the agent off.
+
   @Test
-  void unknownAgentArgumentIsAProblemNamingTheKey() {
-    assertOneProblemMentioning(load("lock=a,bogus=1"), "unknown key fencing.bogus", "agent argument");
+  void unknownAgentArgumentIsAWarningNamingTheKeyAndTheNearestOne() {
+    AgentConfig c = load("lock=a,lease.tll=5s");
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.warnings()).singleElement().asString().contains("unknown key fencing.lease.tll", "agent argument",
+        "ignored", "did you mean fencing.lease.ttl?");
   }
 
   @Test
-  void unknownSystemPropertyIsAProblemNamingTheKey() {
-    assertOneProblemMentioning(loadSysprops("fencing.lock", "a", "fencing.bogus", "1"),
-        "unknown key fencing.bogus", "system property fencing.bogus");
+  void unknownSystemPropertyIsAWarningNamingTheKey() {
+    AgentConfig c = loadSysprops("fencing.lock", "a", "fencing.bogus", "1");
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.warnings()).singleElement().asString().contains("unknown key fencing.bogus",
+        "system property fencing.bogus");
   }
 
   @Test
-  void unknownEnvironmentVariableIsAProblemNamingTheVariable() {
-    assertOneProblemMentioning(loadEnv("FENCING_LOCK", "a", "FENCING_BOGUS", "1"),
-        "unknown environment variable FENCING_BOGUS");
+  void unknownEnvironmentVariableIsAWarningNamingTheVariable() {
+    AgentConfig c = loadEnv("FENCING_LOCK", "a", "FENCING_LEASE_TL", "1");
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.warnings()).singleElement().asString().contains("unknown environment variable FENCING_LEASE_TL",
+        "did you mean FENCING_LEASE_TTL?");
   }
 
   @Test
-  void unknownKeyInTheFileIsAProblemNamingTheKey() throws IOException {
+  void kubernetesServiceLinksAreOneWarningAndSwitchNothingOff() {
+    // A Service named fencing-etcd: Kubernetes injects these into every pod of the namespace.
+    AgentConfig c = loadEnv("FENCING_LOCK", "a", "FENCING_ETCD_PORT", "tcp://10.0.0.1:2379",
+        "FENCING_ETCD_SERVICE_HOST", "10.0.0.1", "FENCING_ETCD_SERVICE_PORT", "2379",
+        "FENCING_ETCD_SERVICE_PORT_CLIENT", "2379", "FENCING_ETCD_PORT_2379_TCP", "tcp://10.0.0.1:2379",
+        "FENCING_ETCD_PORT_2379_TCP_ADDR", "10.0.0.1", "FENCING_ETCD_PORT_2379_TCP_PORT", "2379",
+        "FENCING_ETCD_PORT_2379_TCP_PROTO", "tcp");
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.valid()).isTrue();
+    assertThat(c.warnings()).singleElement().asString().contains("Kubernetes service links",
+        "FENCING_ETCD_SERVICE_HOST", "FENCING_ETCD_PORT_2379_TCP_ADDR");
+  }
+
+  @Test
+  void aMalformedValueOfAKnownKeyIsStillAProblem() {
+    AgentConfig c = loadEnv("FENCING_LOCK", "a", "FENCING_LEASE_TTL", "banana", "FENCING_BOGUS", "1");
+    assertThat(c.problems()).singleElement().asString().contains("fencing.lease.ttl='banana'");
+    assertThat(c.warnings()).hasSize(1);
+  }
+
+  @Test
+  void unknownKeyInTheFileIsAWarningNamingTheKey() throws IOException {
     Path file = propertiesFile("lock=a", "fencing.bogus=1");
 
-    assertOneProblemMentioning(loadSysprops("fencing.config.file", file.toString()),
-        "unknown key fencing.bogus", "file " + file);
+    AgentConfig c = loadSysprops("fencing.config.file", file.toString());
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.warnings()).singleElement().asString().contains("unknown key fencing.bogus", "file " + file);
   }
 
   // ---- lock name ----
