@@ -88,7 +88,7 @@ public final class SideEffectPolicy implements SideEffectGate {
     if (ReentryGuard.isAgentThread()) {
       return decisions.pass;
     }
-    Decision inbound = TokenContext.current();
+    Decision inbound = inbound();
     if (inbound != null) {
       return inbound; // work done for an inbound token: its fence judges it, as when it was done
     }
@@ -105,10 +105,10 @@ public final class SideEffectPolicy implements SideEffectGate {
     if (ReentryGuard.isAgentThread()) {
       return decisions.pass; // the agent's own traffic is never fenced, nor counted
     }
-    Decision inbound = TokenContext.current();
+    Decision inbound = inbound();
     if (inbound != null) {
       // Work done for an inbound request or record carries the caller's token, valid or not: the caller's fence
-      // (or the database's) judges it. This JVM's own lease is about its own work.
+      // (or the database's) judges it. Only in a JVM with no lease of its own (see inbound()).
       if (write) {
         counters.record(channel, fenced, inbound);
       }
@@ -147,8 +147,18 @@ public final class SideEffectPolicy implements SideEffectGate {
     if (ReentryGuard.isAgentThread()) {
       return null;
     }
-    Decision inbound = TokenContext.current();
+    Decision inbound = inbound();
     return inbound != null ? inbound : evaluate(true, true);
+  }
+
+  /**
+   * The token an inbound request or record brought, when this JVM adopts it: only with no lease of its own
+   * (fencing.lease.enabled=false). A JVM that campaigns for a lock decides by its own lease, whatever a request claims:
+   * a forged {@code Fencing-Token} must not turn a standby into a writer (anyone can send the header; only the
+   * coordinator grants the lease).
+   */
+  private Decision inbound() {
+    return noLease ? TokenContext.current() : null;
   }
 
   /** The table itself, without waiting or counting. */

@@ -447,13 +447,15 @@ class SideEffectPolicyTest {
   }
 
   @Test
-  void currentCarriesAnInboundToken() {
+  void currentCarriesAnInboundTokenOnlyWithoutALeaseOfItsOwn() {
     grant(TOKEN);
+    SideEffectPolicy noLease = new SideEffectPolicy(state, counters, false, false, true, false, 0, true);
     Object scope = dev.fencing.agent.bootstrap.TokenContext.enter("upstream", "7");
     try {
-      Decision d = enforce().current();
+      Decision d = noLease.current();
       assertThat(d.lock()).isEqualTo("upstream");
       assertThat(d.token()).isEqualTo(7);
+      assertTag(enforce().current(), TOKEN); // a JVM with its own lease carries its own token
     } finally {
       dev.fencing.agent.bootstrap.TokenContext.exit(scope);
     }
@@ -558,13 +560,33 @@ class SideEffectPolicyTest {
 
   // ---- cross-hop propagation ----
 
+  /**
+   * A JVM that campaigns for a lock decides by its own lease: an inbound Fencing-Token (which anyone can send) must
+   * not turn a standby, expired or failed JVM into a writer, nor replace a holder's token.
+   */
   @ParameterizedTest
   @EnumSource(Scenario.class)
-  void anInboundTokenIsCarriedWhateverThisJvmsOwnLeaseSays(Scenario scenario) {
+  void anInboundTokenNeverOverridesThisJvmsOwnLease(Scenario scenario) {
     arrange(scenario);
-    Object scope = dev.fencing.agent.bootstrap.TokenContext.enter("orders", "7");
+    Decision own = write(enforce(), true);
+    Object scope = dev.fencing.agent.bootstrap.TokenContext.enter(LOCK, "999999");
     try {
       Decision d = write(enforce(), true);
+      assertThat(d.kind()).isEqualTo(own.kind());
+      assertThat(d.lock()).isEqualTo(LOCK);
+      assertThat(d.token()).isEqualTo(own.token());
+      assertThat(d.reason()).isEqualTo(own.reason());
+    } finally {
+      dev.fencing.agent.bootstrap.TokenContext.exit(scope);
+    }
+  }
+
+  @Test
+  void withoutALeaseAnInboundTokenIsCarriedOnward() {
+    SideEffectPolicy noLease = new SideEffectPolicy(state, counters, false, false, true, false, 0, true);
+    Object scope = dev.fencing.agent.bootstrap.TokenContext.enter("orders", "7");
+    try {
+      Decision d = write(noLease, true);
       assertThat(d.isTag()).isTrue();
       assertThat(d.lock()).isEqualTo("orders");
       assertThat(d.token()).isEqualTo(7);
@@ -572,7 +594,7 @@ class SideEffectPolicyTest {
     } finally {
       dev.fencing.agent.bootstrap.TokenContext.exit(scope);
     }
-    assertThat(write(enforce(), true).lock()).isEqualTo(LOCK);
+    assertPass(write(noLease, true));
   }
 
   @Test
