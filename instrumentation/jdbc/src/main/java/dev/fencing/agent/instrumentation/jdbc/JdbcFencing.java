@@ -292,7 +292,17 @@ final class JdbcFencing implements JdbcHook {
           return OUTERMOST;
         }
         physical.setAutoCommit(false);
-        s.dialect.setPair(physical, d.lock(), d.token(), d.signature(), d.grant(), true, idleBound(s));
+        try {
+          s.dialect.setPair(physical, d.lock(), d.token(), d.signature(), d.grant(), true, idleBound(s));
+        } catch (SQLException | RuntimeException e) {
+          // The statement must not run in a transaction nobody commits: autocommit back, then as any failure.
+          try {
+            physical.rollback();
+          } finally {
+            physical.setAutoCommit(true);
+          }
+          throw e;
+        }
         s.carry(d);
         return WRAPPED;
       }
