@@ -23,12 +23,16 @@ public final class PgBouncer implements AutoCloseable {
   private final Path root;
   private final int port;
   private final PostgresServer server;
+  private final String mode;
+  private final int poolSize;
   private Process process;
 
-  private PgBouncer(Path root, int port, PostgresServer server) {
+  private PgBouncer(Path root, int port, PostgresServer server, String mode, int poolSize) {
     this.root = root;
     this.port = port;
     this.server = server;
+    this.mode = mode;
+    this.poolSize = poolSize;
   }
 
   /** Transaction pooling with {@code poolSize} server connections per (database, user). */
@@ -49,9 +53,9 @@ public final class PgBouncer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    PgBouncer bouncer = new PgBouncer(root, Ports.freePort(), server);
+    PgBouncer bouncer = new PgBouncer(root, Ports.freePort(), server, mode, poolSize);
     try {
-      bouncer.launch(binary, mode, poolSize, users);
+      bouncer.launch(binary, users);
       return bouncer;
     } catch (RuntimeException | Error e) {
       bouncer.close();
@@ -71,11 +75,29 @@ public final class PgBouncer implements AutoCloseable {
     return port;
   }
 
+  /**
+   * JDBC URL of PgBouncer's admin console (database {@code pgbouncer}, user {@code postgres}, an admin user) for
+   * {@code SHOW POOLS}, {@code SHOW STATS}, {@code SHOW SERVERS}...: the console speaks only the simple query
+   * protocol, hence {@code preferQueryMode=simple}.
+   */
+  public String adminJdbcUrl() {
+    return "jdbc:postgresql://127.0.0.1:" + port + "/pgbouncer?user=postgres&preferQueryMode=simple";
+  }
+
+  /** The pool mode it runs in: session, transaction or statement. */
+  public String mode() {
+    return mode;
+  }
+
+  public int poolSize() {
+    return poolSize;
+  }
+
   public String logTail(int lines) {
     return Processes.tail(root.resolve("pgbouncer.log"), lines);
   }
 
-  private void launch(Path binary, String mode, int poolSize, String[] users) {
+  private void launch(Path binary, String[] users) {
     Path ini = root.resolve("pgbouncer.ini");
     StringBuilder authFile = new StringBuilder("\"postgres\" \"\"\n");
     for (String user : users) {
@@ -90,6 +112,11 @@ public final class PgBouncer implements AutoCloseable {
         + "auth_file = " + root.resolve("users.txt") + "\n"
         + "pool_mode = " + mode + "\n"
         + "default_pool_size = " + poolSize + "\n"
+        // No spare connections beyond the pool: the pool size is the number of backends the clients share.
+        + "min_pool_size = 0\n"
+        + "reserve_pool_size = 0\n"
+        + "admin_users = postgres\n"
+        + "stats_users = postgres\n"
         + "max_client_conn = 200\n"
         + "ignore_startup_parameters = extra_float_digits,options\n"
         + "unix_socket_dir =\n"
