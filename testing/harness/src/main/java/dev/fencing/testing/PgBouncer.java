@@ -19,6 +19,7 @@ public final class PgBouncer implements AutoCloseable {
   private static final String INSTALL_HINT = " is missing: run `apt-get update && apt-get install -y pgbouncer` "
       + "(Debian 12, PgBouncer 1.18) — the pooler tests need a real PgBouncer";
   private static final Duration START_TIMEOUT = Duration.ofSeconds(20);
+  private static final Path PSQL = Path.of("/usr/lib/postgresql/15/bin/psql");
 
   private final Path root;
   private final int port;
@@ -76,12 +77,38 @@ public final class PgBouncer implements AutoCloseable {
   }
 
   /**
-   * JDBC URL of PgBouncer's admin console (database {@code pgbouncer}, user {@code postgres}, an admin user) for
-   * {@code SHOW POOLS}, {@code SHOW STATS}, {@code SHOW SERVERS}...: the console speaks only the simple query
-   * protocol, hence {@code preferQueryMode=simple}.
+   * A {@code SHOW} command of PgBouncer's admin console ({@code SHOW STATS}, {@code SHOW POOLS}, {@code SHOW
+   * SERVERS}, {@code SHOW CLIENTS}...), one map per row, column name to value. Through {@code psql}: pgjdbc cannot
+   * talk to the console, which fails its start-up ({@code extra_float_digits}, in the start-up packet or as a
+   * {@code SET}) with "SET failed".
    */
-  public String adminJdbcUrl() {
-    return "jdbc:postgresql://127.0.0.1:" + port + "/pgbouncer?user=postgres&preferQueryMode=simple";
+  public List<Map<String, String>> show(String command) {
+    if (!command.matches("(?i)SHOW [A-Z_]+")) {
+      throw new IllegalArgumentException("not a SHOW command: " + command);
+    }
+    Path psql = Files.isExecutable(PSQL) ? PSQL : Processes.executable("psql", INSTALL_HINT);
+    Processes.Result r = Processes.run(Duration.ofSeconds(15), Map.of(), List.of(psql.toString(), "-X", "-A",
+        "-F", "\t", "-P", "footer=off", "-h", "127.0.0.1", "-p", Integer.toString(port), "-U", "postgres", "-d",
+        "pgbouncer", "-c", command));
+    if (!r.ok()) {
+      throw new IllegalStateException("PgBouncer's " + command + " failed (exit " + r.exitCode() + "): "
+          + r.stderr().strip());
+    }
+    List<Map<String, String>> rows = new ArrayList<>();
+    String[] lines = r.stdout().split("\n");
+    String[] header = lines[0].split("\t", -1);
+    for (int i = 1; i < lines.length; i++) {
+      if (lines[i].isEmpty()) {
+        continue;
+      }
+      String[] values = lines[i].split("\t", -1);
+      Map<String, String> row = new java.util.LinkedHashMap<>();
+      for (int c = 0; c < header.length && c < values.length; c++) {
+        row.put(header[c], values[c]);
+      }
+      rows.add(row);
+    }
+    return rows;
   }
 
   /** The pool mode it runs in: session, transaction or statement. */
