@@ -12,6 +12,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/prerequisites.sh
-mvn -B -q -Dstyle.color=never install -DskipTests -pl testing/faults -am
+mvn -B -ntp -q -Dstyle.color=never install -DskipTests -pl testing/faults -am
 exec java -Xmx512m -cp "testing/faults/target/classes:$(cat testing/faults/target/runtime-classpath.txt)" \
   dev.fencing.faults.FaultRun "$@"

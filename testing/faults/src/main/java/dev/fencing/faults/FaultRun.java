@@ -416,7 +416,7 @@ public final class FaultRun {
     History history = new History(trials, attempts, accepted, sink.quarantined(), metrics,
         Map.of("http", http.fenceRejections(LOCK), "kafka", sink.fenceRejections()), pgCounter(), grants);
     HistoryChecker.Result result = HistoryChecker.check(history);
-    HistoryFiles.write(outDir, history, trialLog);
+    HistoryFiles.write(outDir, history, trialLog, result.violations());
     PoolerReport pooler = poolerReport();
 
     out.println();
@@ -436,7 +436,8 @@ public final class FaultRun {
     notes.forEach(n -> out.println("note: " + n));
     result.violations().stream().limit(40).forEach(v -> out.println("VIOLATION " + v));
     if (result.violations().size() > 40) {
-      out.println("... " + (result.violations().size() - 40) + " more violations in " + outDir);
+      out.println("... " + (result.violations().size() - 40) + " more violations in " + outDir.resolve(
+          "violations.txt"));
     }
     out.println("history, worker logs: " + outDir + " (seed=" + options.seed() + ", "
         + (System.currentTimeMillis() - started) / 1000 + " s)");
