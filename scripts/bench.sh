@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark command (BENCHMARKS.md). Not part of the test run: `mvn verify` only compiles benchmarks/.
 #
-#   scripts/bench.sh [all|jmh|startup|pg|clients|kafka|failover] [JMH options or benchmark regex, e.g. JdbcHook]
+#   scripts/bench.sh [all|jmh|startup|nmt|pg|pooler|clients|kafka|failover] [JMH options or benchmark regex]
 #   scripts/bench.sh pg,clients,kafka      several parts, one build
 #
 # jmh:      per-call hot path (policy decision + tagging) per channel, against a no-op hook, in ns/op.
@@ -11,6 +11,8 @@
 #           hello world with and without the agent (Java 17 and 25).
 # pg:       single-row UPDATE on loopback PostgreSQL, 1 and 4 connections, fenced and unfenced table; then the
 #           fence trigger's time inside PostgreSQL (EXPLAIN ANALYZE) beside an empty and a minimal trigger.
+# pooler:   the pg part's UPDATE through PgBouncer in transaction mode (4 server connections): what the agent's
+#           per-transaction session values cost (one autocommit write = three round trips) against no agent.
 # clients:  POST loop to a loopback JDK HttpServer: JDK HttpClient, OkHttp, Apache HttpClient 5.
 # kafka:    producer throughput, 1 KB records, acks=1, broker in a child JVM.
 #           pg, clients and kafka: no agent / this agent (holding a real etcd lease) / the OpenTelemetry Java agent,
@@ -33,7 +35,7 @@ java17="${FENCING_BENCH_JAVA17:-${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f
 jmh_opts="${JMH_OPTS:--f 1 -wi 3 -i 5 -w 1s -r 1s}"
 rounds="${STARTUP_ROUNDS:-5}"
 out=benchmarks/target/results
-parts="jmh startup nmt pg clients kafka failover"
+parts="jmh startup nmt pg pooler clients kafka failover"
 for w in ${what//,/ }; do
   case " all $parts " in *" $w "*) ;; *) echo "usage: $0 [all|${parts// /|}][,part...] [JMH args]" >&2; exit 2 ;; esac
 done
@@ -99,10 +101,14 @@ need_pg() {
     || { echo "PostgreSQL 15 not found: apt-get install -y postgresql (scripts/prerequisites.sh)" >&2; exit 1; }
 }
 
-for part in pg clients kafka; do
+need_pgbouncer() {
+  [ -x /usr/sbin/pgbouncer ] || { echo "PgBouncer not found: apt-get install -y pgbouncer (scripts/prerequisites.sh)" >&2; exit 1; }
+}
+
+for part in pg pooler clients kafka; do
   if run "$part"; then
     need_etcd
-    [ "$part" = pg ] && need_pg
+    case "$part" in pg) need_pg ;; pooler) need_pg; need_pgbouncer ;; esac
     echo
     # shellcheck disable=SC2086
     flock "$lock" "$java17/bin/java" ${BENCH_JAVA_OPTS:-} -cp "$cp" dev.fencing.bench.LoadBench "$part" "$agent_jar" "$otel_jar" \

@@ -5,6 +5,7 @@ import dev.fencing.fence.sql.SqlFenceInstaller;
 import dev.fencing.fence.sql.TableName;
 import dev.fencing.testing.EtcdCluster;
 import dev.fencing.testing.KafkaBroker;
+import dev.fencing.testing.PgBouncer;
 import dev.fencing.testing.PostgresServer;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
@@ -68,6 +69,9 @@ public final class LoadBench {
         case "pg":
           pg(new Launcher(java, agentJar, otelJar, etcd.endpoints(), "bench-pg", EXTRA_AGENT_OPTIONS), rounds);
           break;
+        case "pooler":
+          pooler(new Launcher(java, agentJar, otelJar, etcd.endpoints(), "bench-pg", EXTRA_AGENT_OPTIONS), rounds);
+          break;
         case "clients":
           clients(new Launcher(java, agentJar, otelJar, etcd.endpoints(), "bench-http", EXTRA_AGENT_OPTIONS), rounds);
           break;
@@ -126,6 +130,50 @@ public final class LoadBench {
           "none", "bench_plain:1", 0) + " | (machine's scaling) |");
       System.out.println();
       TriggerProfile.run(pg.jdbcUrl(), Integer.getInteger("bench.trigger-statements", 3000));
+    }
+  }
+
+  /**
+   * The pg part's UPDATE through PgBouncer in transaction mode: the agent then sets the session values in each
+   * writing transaction, and runs each autocommit write in a transaction of its own (set_config + UPDATE + COMMIT), so
+   * this is the dearest case of tagging behind a transaction pooler. No agent and this agent only (the OpenTelemetry
+   * agent's cost does not change with a pooler).
+   */
+  private static void pooler(Launcher launcher, int rounds) throws Exception {
+    try (PostgresServer pg = PostgresServer.start(); PgBouncer bouncer = PgBouncer.start(pg, 4)) {
+      try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+        for (String t : List.of("bench_plain", "bench_fenced")) {
+          s.execute("CREATE TABLE " + t + " (id INT PRIMARY KEY, v BIGINT NOT NULL)");
+          s.execute("INSERT INTO " + t + " SELECT g, 0 FROM generate_series(1, 8) g");
+        }
+        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("bench_fenced"), launcher.lock, false, false));
+      }
+      Map<String, List<String>> scenarios = new LinkedHashMap<>();
+      scenarios.put("none", List.of("bench_plain:1", "bench_plain:4"));
+      scenarios.put("agent", List.of("bench_plain:1", "bench_plain:4", "bench_fenced:1", "bench_fenced:4"));
+      Results r = new Results(rounds);
+      for (int round = 0; round < rounds; round++) {
+        for (String v : round % 2 == 0 ? List.of("none", "agent") : List.of("agent", "none")) {
+          try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+            s.execute("VACUUM bench_plain, bench_fenced");
+          }
+          List<String> a = new ArrayList<>(List.of("pg", bouncer.jdbcUrl("postgres", pg.user()), Long.toString(WARM),
+              Long.toString(MEASURE)));
+          a.addAll(scenarios.get(v));
+          r.add(round, v, launcher.run(v, a));
+        }
+      }
+      System.out.println("PostgreSQL single-row UPDATE (PreparedStatement, autocommit) through PgBouncer 1.18,"
+          + " pool_mode=transaction, 4 server connections; medians of " + rounds + " rounds:");
+      r.table(List.of("bench_plain:1", "bench_plain:4", "bench_fenced:1", "bench_fenced:4"));
+      System.out.println();
+      System.out.println("Within each agent run (paired per round; median, min-max over rounds):");
+      System.out.println("| ratio of UPDATE/s | value |");
+      System.out.println("|---|---:|");
+      System.out.println("| fenced / unfenced, 1 connection | " + r.pairedRatio("agent", "bench_fenced:1", "agent",
+          "bench_plain:1", 0) + " |");
+      System.out.println("| fenced / unfenced, 4 connections | " + r.pairedRatio("agent", "bench_fenced:4", "agent",
+          "bench_plain:4", 0) + " |");
     }
   }
 

@@ -25,6 +25,15 @@ public final class Fencing {
     return write || !f.isBlock() ? f : Decision.pass(f.lock());
   }
 
+  /** See {@link SideEffectGate#checkNow}: never waits, counts only a block. */
+  public static Decision checkNow(Channel channel, boolean fenced) {
+    SideEffectGate g = gate;
+    if (g != null) {
+      return g.checkNow(channel, fenced);
+    }
+    return fallback;
+  }
+
   /**
    * A hook could not do its part for one call ({@link SideEffectGate#hookFailed}): never throws, never null. The hook
    * then blocks the call with its library's usual exception, or lets it run untagged, as the decision says.

@@ -10,6 +10,16 @@ public interface SideEffectGate {
   Decision decide(Channel channel, boolean write, boolean fenced);
 
   /**
+   * Whether work already done may still take effect now, e.g. the commit of a transaction that wrote: the decision a
+   * write would get, but never waiting for the lease ({@code fencing.standby=wait}: a later grant must not vouch for
+   * work done under an earlier one), and counted and reported only when it blocks (or would, in observe mode), since
+   * the work itself was counted when it was done.
+   */
+  default Decision checkNow(Channel channel, boolean fenced) {
+    return decide(channel, true, fenced);
+  }
+
+  /**
    * The decision a write to a fenced destination would get now on this thread, without waiting, counting or
    * reporting; null on the agent's own threads. Read when the OpenTelemetry agent starts a client span, to stamp it
    * with {@code fencing.lock} / {@code fencing.token}.

@@ -13,6 +13,9 @@ public final class AgentConfig {
   public enum FailMode { CLOSED, OPEN }
   public enum ExpiredFenced { TAG, BLOCK }
 
+  /** fencing.jdbc.pooler: how a PostgreSQL session is made to carry the token. */
+  public enum JdbcPooler { AUTO, TRANSACTION, SESSION }
+
   private final Map<ConfigKey, Object> values;
   private final Map<String, Boolean> instrumentations;
   private final Map<String, String> sources;
@@ -128,6 +131,20 @@ public final class AgentConfig {
   /** JDBC URL prefixes of databases configured as fenced. */
   public List<String> fencedJdbc() {
     return get(ConfigKey.FENCED_JDBC);
+  }
+
+  public JdbcPooler jdbcPooler() {
+    return get(ConfigKey.JDBC_POOLER);
+  }
+
+  /** Database functions declared as writing (fencing.jdbc.write-functions). */
+  public List<String> jdbcWriteFunctions() {
+    return get(ConfigKey.JDBC_WRITE_FUNCTIONS);
+  }
+
+  /** fencing.jdbc.idle-in-transaction-timeout (default: the lease TTL); zero: leave the database's setting. */
+  public Duration jdbcIdleInTransactionTimeout() {
+    return get(ConfigKey.JDBC_IDLE_IN_TRANSACTION_TIMEOUT);
   }
 
   /** HTTP destinations configured as fenced: host:port or host. */

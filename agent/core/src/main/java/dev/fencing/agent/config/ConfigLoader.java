@@ -195,7 +195,7 @@ public final class ConfigLoader {
     v.put(ConfigKey.ETCD_TLS_KEY, p.file(ConfigKey.ETCD_TLS_KEY));
     v.put(ConfigKey.ETCD_KEY_PREFIX, p.text(ConfigKey.ETCD_KEY_PREFIX, "/fencing/locks/"));
     v.put(ConfigKey.ETCD_TIMEOUT, p.duration(ConfigKey.ETCD_TIMEOUT, Duration.ofSeconds(5), Duration.ofMillis(100)));
-    Duration ttl = p.duration(ConfigKey.LEASE_TTL, Duration.ofSeconds(10), Duration.ofSeconds(2));
+    Duration ttl = p.ttl();
     v.put(ConfigKey.LEASE_TTL, ttl);
     v.put(ConfigKey.LEASE_SAFETY_MARGIN, p.margin(ttl));
     v.put(ConfigKey.STANDBY, p.choice(ConfigKey.STANDBY, AgentConfig.Standby.class, AgentConfig.Standby.BLOCK));
@@ -206,6 +206,10 @@ public final class ConfigLoader {
     v.put(ConfigKey.TOKEN_MAX, p.tokenMax());
     v.put(ConfigKey.STATE_DIR, p.path(ConfigKey.STATE_DIR));
     v.put(ConfigKey.FENCED_JDBC, p.list(ConfigKey.FENCED_JDBC));
+    v.put(ConfigKey.JDBC_POOLER, p.choice(ConfigKey.JDBC_POOLER, AgentConfig.JdbcPooler.class, AgentConfig.JdbcPooler.AUTO));
+    v.put(ConfigKey.JDBC_WRITE_FUNCTIONS, p.list(ConfigKey.JDBC_WRITE_FUNCTIONS));
+    v.put(ConfigKey.JDBC_IDLE_IN_TRANSACTION_TIMEOUT,
+        p.duration(ConfigKey.JDBC_IDLE_IN_TRANSACTION_TIMEOUT, ttl, Duration.ZERO));
     v.put(ConfigKey.FENCED_HTTP, p.list(ConfigKey.FENCED_HTTP));
     List<String> methods = p.methods();
     v.put(ConfigKey.UNSAFE_HTTP_METHODS, methods.isEmpty() ? List.of("POST", "PUT", "PATCH", "DELETE")
@@ -448,6 +452,21 @@ public final class ConfigLoader {
         problem(k, r, "a duration such as 10s, 500ms, 2m or 1h");
         return dflt;
       }
+    }
+
+    /**
+     * etcd grants leases in whole seconds: a TTL of 2999ms would be granted as 2 s while renewals were planned for
+     * 2.999 s, and the lease would flap. Anything but whole seconds is refused.
+     */
+    Duration ttl() {
+      Duration dflt = Duration.ofSeconds(10);
+      Duration ttl = duration(ConfigKey.LEASE_TTL, dflt, Duration.ofSeconds(2));
+      if (ttl.toNanos() % 1_000_000_000L != 0) {
+        problem(ConfigKey.LEASE_TTL, raw(ConfigKey.LEASE_TTL),
+            "a whole number of seconds (etcd grants leases in seconds), such as 3s or 10s");
+        return dflt;
+      }
+      return ttl;
     }
 
     Duration margin(Duration ttl) {

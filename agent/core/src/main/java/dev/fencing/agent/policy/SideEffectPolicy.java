@@ -84,6 +84,23 @@ public final class SideEffectPolicy implements SideEffectGate {
   }
 
   @Override
+  public Decision checkNow(Channel channel, boolean fenced) {
+    if (ReentryGuard.isAgentThread()) {
+      return decisions.pass;
+    }
+    Decision inbound = TokenContext.current();
+    if (inbound != null) {
+      return inbound; // work done for an inbound token: its fence judges it, as when it was done
+    }
+    Decision d = evaluate(true, fenced);
+    if (d.reason() != null) {
+      counters.record(channel, fenced, d);
+      events.blocked(channel, fenced, d);
+    }
+    return d;
+  }
+
+  @Override
   public Decision decide(Channel channel, boolean write, boolean fenced) {
     if (ReentryGuard.isAgentThread()) {
       return decisions.pass; // the agent's own traffic is never fenced, nor counted

@@ -328,6 +328,25 @@ class ConfigLoaderTest {
   }
 
   @ParameterizedTest
+  @CsvSource({"2999ms", "2500ms", "10001ms"})
+  void ttlOfNoWholeSecondsIsAProblem(String ttl) {
+    // etcd grants whole seconds: 2999ms would be granted as 2 s while renewals are planned for 2.999 s.
+    AgentConfig c = load("lock=a,lease.ttl=" + ttl);
+
+    assertOneProblemMentioning(c, "fencing.lease.ttl", "'" + ttl + "'", "a whole number of seconds");
+    assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(10));
+  }
+
+  @Test
+  void ttlOfWholeSecondsInMillisecondsIsAccepted() {
+    AgentConfig c = load("lock=a,lease.ttl=3000ms");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(c.jdbcIdleInTransactionTimeout()).isEqualTo(Duration.ofSeconds(3)); // defaults to the TTL
+  }
+
+  @ParameterizedTest
   @CsvSource({"10s, 5s", "10s, 6s", "4s, 2s"})
   void safetyMarginOfHalfTheTtlOrMoreIsRejected(String ttl, String margin) {
     AgentConfig c = load("lock=a,lease.ttl=" + ttl + ",lease.safety-margin=" + margin);

@@ -118,9 +118,13 @@ class JdbcTakeoverIT {
           assertThat(a.run("PREP UPDATE account SET balance = 666 WHERE id = 2")).startsWith("ERR FN001");
           assertThat(a.run("SQL INSERT INTO account VALUES (3, 666)")).startsWith("ERR FN001");
           assertThat(a.run("SQL DELETE FROM account WHERE id = 2")).startsWith("ERR FN001");
+          // A Statement batch has no text the hook can judge (the statements were added one by one): blocked.
           assertThat(a.run("BATCH UPDATE account SET balance = 666 WHERE id = 1;INSERT INTO account VALUES (4, 666)"))
-              .startsWith("ERR FN001");
+              .startsWith("ERR FN003");
+          // A table no fence protects gets nothing after the deadline: the agent blocks the write (FN003).
           assertThat(a.run("TXN INSERT INTO audit VALUES ('stale');UPDATE account SET balance = 666 WHERE id = 1"))
+              .startsWith("ERR FN003");
+          assertThat(a.run("TXN UPDATE account SET balance = 666 WHERE id = 1;INSERT INTO audit VALUES ('stale')"))
               .startsWith("ERR FN001");
 
           // The database holds B's value and nothing of A's; the whole transaction rolled back.
@@ -129,8 +133,9 @@ class JdbcTakeoverIT {
           assertThat(query(db.url(), "SELECT count(*) FROM audit")).isEqualTo("0");
           assertThat(query(db.url(), "SELECT token FROM fencing_fence WHERE lock_name = 'ledger'")).isEqualTo(Long.toString(tokenB));
           assertThat(Http.get("http://127.0.0.1:" + a.port + "/metrics"))
-              .contains("fencing_rejections_total{channel=\"jdbc\",lock=\"ledger\",reason=\"stale_token\"} 6.0")
-              .contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"true\",lock=\"ledger\",outcome=\"blocked\"} 0.0");
+              .contains("fencing_rejections_total{channel=\"jdbc\",lock=\"ledger\",reason=\"stale_token\"} 5.0")
+              .contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"true\",lock=\"ledger\",outcome=\"blocked\"} 0.0")
+              .contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"ledger\",outcome=\"blocked\"} 2.0");
           // B goes on writing.
           assertThat(b.run("SQL UPDATE account SET balance = 300 WHERE id = 1")).isEqualTo("OK 1");
         }

@@ -15,7 +15,9 @@ import java.sql.Statement;
  * (PreparedStatement), {@code BATCH <stmt>;<stmt>...}, {@code TXN <stmt>;<stmt>...} (one transaction), {@code LOAD <threads> <millis>} (throughput), {@code QUERY <select>} (prints the first column of the first
  * row), {@code POOL <write>|<query>} (HikariCP, the 4 other pooled connections at once), {@code FAULTY <runtime|error> <sql>}
  * (a statement whose getConnection() throws), {@code CHURN <connections> <statements> <sql>} (short-lived connections
- * and statements), {@code GC}. Prints {@code OK <n>}, {@code ROW <value>} or {@code ERR <sqlstate> <message>} per command.
+ * and statements), {@code GC}, {@code BEGIN}, {@code COMMIT}, {@code AUTOCOMMIT}, {@code ROLLBACK} (the main
+ * connection's transaction), {@code TIMED <sql>} (prints the time taken), {@code BG <auto|txn> <ms> <sql>} and
+ * {@code STOP} (a background writer). Prints {@code OK <n>}, {@code ROW <value>} or {@code ERR <sqlstate> <message>} per command.
  */
 public final class JdbcApp {
   private JdbcApp() {}
@@ -77,6 +79,75 @@ public final class JdbcApp {
         });
   }
 
+  private static Background background;
+
+  /** The BG writer: counts statements that returned, and errors by SQLSTATE. */
+  private static final class Background extends Thread {
+    private final String[] args;
+    private final boolean transactions;
+    private final long sleepMillis;
+    private final String sql;
+    private volatile boolean stop;
+    private int ok;
+    private final java.util.TreeMap<String, Integer> errors = new java.util.TreeMap<>();
+
+    Background(String[] args, boolean transactions, long sleepMillis, String sql) {
+      super("bg-writer");
+      this.args = args;
+      this.transactions = transactions;
+      this.sleepMillis = sleepMillis;
+      this.sql = sql;
+    }
+
+    @Override
+    public void run() {
+      while (!stop) {
+        // As a pool would: a connection the server ended (08xxx) is replaced, the loop goes on.
+        try (Connection bc = DriverManager.getConnection(args[0]); Statement s = bc.createStatement()) {
+          bc.setAutoCommit(!transactions);
+          while (!stop && !bc.isClosed()) {
+            try {
+              s.execute(sql);
+              if (transactions) {
+                bc.commit();
+              }
+              ok++;
+            } catch (SQLException e) {
+              errors.merge(String.valueOf(e.getSQLState()), 1, Integer::sum);
+              if (String.valueOf(e.getSQLState()).startsWith("08")) {
+                break;
+              }
+              if (transactions) {
+                try {
+                  bc.rollback();
+                } catch (SQLException ignored) {
+                  // counted above
+                }
+              }
+            }
+            Thread.sleep(sleepMillis);
+          }
+        } catch (SQLException e) {
+          errors.merge("connect-" + e.getSQLState(), 1, Integer::sum);
+          try {
+            Thread.sleep(100);
+          } catch (InterruptedException ie) {
+            return;
+          }
+        } catch (Exception e) {
+          errors.merge(e.getClass().getSimpleName(), 1, Integer::sum);
+          return;
+        }
+      }
+    }
+
+    String finish() throws InterruptedException {
+      stop = true;
+      join(30_000);
+      return "OK " + ok + " ERR " + errors;
+    }
+  }
+
   public static void main(String[] args) throws Exception {
     javax.sql.DataSource pool = null;
     Connection c;
@@ -105,6 +176,57 @@ public final class JdbcApp {
       String arg = sp < 0 ? "" : line.substring(sp + 1);
       try {
         switch (cmd) {
+          case "BEGIN":
+            c.setAutoCommit(false);
+            System.out.println("OK begun");
+            break;
+          case "COMMIT":
+            c.commit();
+            System.out.println("OK committed");
+            break;
+          case "AUTOCOMMIT":
+            c.setAutoCommit(true);
+            System.out.println("OK autocommit");
+            break;
+          case "ROLLBACK":
+            c.rollback();
+            System.out.println("OK rolled back");
+            break;
+          case "TIMED":
+            // TIMED <statement>: Statement.execute, printing the update count and how long it took in ms.
+            try (Statement s = c.createStatement()) {
+              long t0 = System.nanoTime();
+              s.execute(arg);
+              System.out.println("OK " + s.getUpdateCount() + " " + (System.nanoTime() - t0) / 1_000_000);
+            }
+            break;
+          case "BG": {
+            // BG <auto|txn> <sleep ms> <statement>: a background writer on a connection of its own, one statement
+            // (autocommit, or each in a transaction of its own) every <sleep ms> until STOP.
+            String[] p = arg.split(" ", 3);
+            background = new Background(args, p[0].equals("txn"), Long.parseLong(p[1]), p[2]);
+            background.start();
+            System.out.println("OK started");
+            break;
+          }
+          case "STOP":
+            System.out.println(background.finish());
+            background = null;
+            break;
+          case "COPYIN": {
+            // COPYIN <COPY ... FROM STDIN>|<row>: pgjdbc's CopyManager (by reflection: the app is driver-neutral).
+            String[] p = arg.split("\\|", 2);
+            Object pg = c.unwrap(Class.forName("org.postgresql.PGConnection"));
+            Object copy = pg.getClass().getMethod("getCopyAPI").invoke(pg);
+            try {
+              Object rows = copy.getClass().getMethod("copyIn", String.class, java.io.Reader.class)
+                  .invoke(copy, p[0], new java.io.StringReader(p[1] + "\n"));
+              System.out.println("OK " + rows);
+            } catch (java.lang.reflect.InvocationTargetException e) {
+              throw e.getCause() instanceof SQLException ? (SQLException) e.getCause() : e;
+            }
+            break;
+          }
           case "SQL":
             try (Statement s = c.createStatement()) {
               s.execute(arg);

@@ -8,12 +8,16 @@ import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.namedOneOf;
 import static net.bytebuddy.matcher.ElementMatchers.not;
 import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
+import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 import dev.fencing.agent.instrumentation.TypeInstrumentation;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.matcher.ElementMatcher;
 
-/** java.sql.Connection implementations: remember what each prepared statement is, and forget session pairs on rollback. */
+/**
+ * java.sql.Connection implementations: remember what each prepared statement is, forget session pairs on rollback,
+ * and decide commits (a commit after the lease's deadline must not make unjudged writes visible).
+ */
 final class ConnectionInstrumentation implements TypeInstrumentation {
   @Override
   public String classFileMarker() {
@@ -30,5 +34,8 @@ final class ConnectionInstrumentation implements TypeInstrumentation {
     t.applyAdvice(isPublic().and(not(isAbstract())).and(namedOneOf("prepareStatement", "prepareCall"))
         .and(takesArgument(0, String.class)), PrepareAdvice.class);
     t.applyAdvice(isPublic().and(not(isAbstract())).and(named("rollback")), RollbackAdvice.class);
+    t.applyAdvice(isPublic().and(not(isAbstract())).and(named("commit")).and(takesArguments(0)), CommitAdvice.class);
+    t.applyAdvice(isPublic().and(not(isAbstract())).and(named("setAutoCommit")).and(takesArguments(boolean.class)),
+        AutoCommitAdvice.class);
   }
 }

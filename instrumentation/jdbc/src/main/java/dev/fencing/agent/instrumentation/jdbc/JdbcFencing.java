@@ -5,6 +5,7 @@ import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.JdbcHook;
 import dev.fencing.agent.bootstrap.ReentryGuard;
+import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.instrumentation.WeakIdentityCache;
 import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.policy.RejectionCounters;
@@ -12,14 +13,31 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The JDBC side of the policy. Per statement: classify (cached per prepared statement), ask the policy, block with a
- * SQLException or make sure the physical connection's session carries the current (lock, token) before a write.
- * The pair is set only when the connection does not carry it yet (no extra round trip in the steady state), and
- * forgotten on rollback, since a rollback may undo it.
+ * The JDBC side of the policy. Per statement: classify (cached per prepared statement), find whether a fence judges
+ * it, ask the policy, block with a SQLException or make sure the session carries the current (lock, token).
+ *
+ * <ul>
+ *   <li>A fence protects tables: after the lease's deadline a write is sent with the last token only when a fence
+ *       judges its target table ({@link DatabaseFences}); other writes to the same database are blocked.
+ *   <li>On a database with any fence, every statement's session pair is right or cleared, reads included: a SELECT
+ *       may call a function that writes.
+ *   <li>Direct connections carry the pair in the session, set only when the connection does not carry it yet (no
+ *       extra round trip in the steady state) and forgotten on rollback. Behind a transaction pooler
+ *       ({@code fencing.jdbc.pooler}) the next transaction may run on another client's server session, so the pair
+ *       is set per transaction (PostgreSQL {@code set_config(..., true)}) and an autocommit write runs in a
+ *       transaction of its own.
+ *   <li>A commit is a side effect: after the deadline, the commit of a transaction that wrote where no fence judges
+ *       is blocked (rolled back).
+ *   <li>On a fenced database the session's idle time inside a transaction is bounded
+ *       ({@code fencing.jdbc.idle-in-transaction-timeout}), so that a frozen holder's open transaction cannot hold
+ *       its successor back for longer than about one TTL.
+ * </ul>
  */
 final class JdbcFencing implements JdbcHook {
   /** No token equals it: the next tagged write sets the pair again, the next untagged one clears it. */
@@ -35,44 +53,134 @@ final class JdbcFencing implements JdbcHook {
 
   private static final AgentLog LOG = AgentLog.get(JdbcFencing.class);
 
-  /** {@link #beforeExecute} results: not entered (agent thread), nested in another hooked call, outermost. */
+  /**
+   * {@link #beforeExecute} results: not entered (agent thread), nested in another hooked call, outermost, outermost
+   * in a transaction the hook opened for it (an autocommit write behind a transaction pooler), outermost COMMIT text.
+   */
   private static final int NOT_ENTERED = 0;
   private static final int NESTED = 1;
   private static final int OUTERMOST = 2;
+  private static final int WRAPPED = 3;
+  private static final int COMMITTING = 4;
+
+  /** What a prepared statement is, found once when it was prepared. */
+  private static final class Prepared {
+    final boolean write;
+    final String sql;
+    final long target;
+
+    Prepared(boolean write, String sql, long target) {
+      this.write = write;
+      this.sql = sql;
+      this.target = target;
+    }
+  }
 
   /** What the agent knows about one physical connection. */
   private static final class SessionState {
     final SessionDialect dialect;
-    final boolean fenced;
-    /** The lock last set on the session; null while the session carries no pair. */
+    final DatabaseFences fences;
+    /** The pair is set per transaction (a transaction pooler), not per session. */
+    final boolean perTransaction;
+    /** Schema (or database) unqualified names resolve in, read once; null when no table is fenced. */
+    final String schema;
+    /** The lock last set (per session, or in the open transaction); null while it carries no pair. */
     volatile String carriedLock;
     /** The token last set; {@link #UNKNOWN_TOKEN} after a failure or rollback may have undone it. */
     volatile long carriedToken;
-    /** The signature last set (one instance per grant, so compared by reference). */
     volatile String carriedSignature;
+    volatile String carriedGrant;
+    /** The open transaction wrote where no fence judges: its commit is a side effect of its own. */
+    volatile boolean unjudged;
 
-    SessionState(SessionDialect dialect, boolean fenced) {
+    SessionState(SessionDialect dialect, DatabaseFences fences, boolean perTransaction, String schema) {
       this.dialect = dialect;
-      this.fenced = fenced;
+      this.fences = fences;
+      this.perTransaction = perTransaction;
+      this.schema = schema;
+    }
+
+    boolean carries(Decision d) {
+      return carriedToken == d.token() && d.lock().equals(carriedLock)
+          && Objects.equals(carriedSignature, d.signature()) && Objects.equals(carriedGrant, d.grant());
+    }
+
+    void carry(Decision d) {
+      carriedLock = d.lock();
+      carriedToken = d.token();
+      carriedSignature = d.signature();
+      carriedGrant = d.grant();
+    }
+
+    void carryNothing() {
+      carriedLock = null;
+      carriedToken = 0;
+      carriedSignature = null;
+      carriedGrant = null;
+    }
+
+    /** The transaction ended (commit, rollback): what it carried or wrote is over. */
+    void endTransaction() {
+      unjudged = false;
+      if (perTransaction) {
+        carryNothing();
+      }
     }
   }
 
-  private final WeakIdentityCache<Object, Boolean> preparedWrites = new WeakIdentityCache<>();
+  private final WeakIdentityCache<Object, Prepared> preparedStatements = new WeakIdentityCache<>();
   private final WeakIdentityCache<Object, SessionState> sessions = new WeakIdentityCache<>();
-  private final ConcurrentHashMap<String, Boolean> fencedByUrl = new ConcurrentHashMap<>();
+  private final WeakIdentityCache<Object, Connection> copyManagers = new WeakIdentityCache<>();
+  private final ConcurrentHashMap<String, DatabaseFences> fencesByUrl = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Boolean> pooledByUrl = new ConcurrentHashMap<>();
   private final List<String> fencedUrlPrefixes;
+  private final AgentConfig.JdbcPooler pooler;
+  private final String[] writeFunctions;
+  /** Milliseconds, or -1: leave the database's setting. */
+  private final long idleTimeoutMillis;
   private final RejectionCounters rejections;
 
   JdbcFencing(List<String> fencedUrlPrefixes, RejectionCounters rejections) {
+    this(fencedUrlPrefixes, AgentConfig.JdbcPooler.AUTO, List.of(), Duration.ZERO, rejections);
+  }
+
+  JdbcFencing(List<String> fencedUrlPrefixes, AgentConfig.JdbcPooler pooler, List<String> writeFunctions,
+      Duration idleInTransactionTimeout, RejectionCounters rejections) {
     this.fencedUrlPrefixes = fencedUrlPrefixes;
+    this.pooler = pooler;
+    this.writeFunctions = writeFunctions.toArray(new String[0]);
+    this.idleTimeoutMillis = idleInTransactionTimeout.isZero() ? -1 : idleInTransactionTimeout.toMillis();
     this.rejections = rejections;
   }
 
   @Override
   public void prepared(Object statement, String sql) {
-    if (statement != null && preparedWrites.get(statement) == null) {
-      preparedWrites.put(statement, SqlClassifier.classify(sql) == SqlClassifier.Kind.WRITE);
+    if (statement != null && preparedStatements.get(statement) == null) {
+      boolean write = SqlClassifier.classify(sql, writeFunctions) == SqlClassifier.Kind.WRITE;
+      // The target is found for every dialect's rule at once: TRUNCATE counts only where its fence fires, which is
+      // checked against the session's dialect when the statement runs.
+      preparedStatements.put(statement, new Prepared(write, sql, write ? SqlTarget.find(sql, true) : SqlTarget.NONE));
     }
+  }
+
+  @Override
+  public void copyManagerCreated(Object manager, Object connection) {
+    if (manager != null && connection instanceof Connection) {
+      copyManagers.put(manager, (Connection) connection);
+    }
+  }
+
+  /** The connection a statement (or a CopyManager) runs on. */
+  private Connection connectionOf(Object statement, int kind) throws SQLException {
+    if (kind == COPY) {
+      Connection c = copyManagers.get(statement);
+      if (c == null) {
+        // Made before the agent attached: not a driver's refusal but the hook unable to do its part (fail-mode).
+        throw new IllegalStateException("a CopyManager made before the agent started: its connection is not known");
+      }
+      return c;
+    }
+    return ((Statement) statement).getConnection();
   }
 
   @Override
@@ -87,40 +195,57 @@ final class JdbcFencing implements JdbcHook {
     }
     boolean write = true; // until classified: a call the hook could not look at counts as a write
     try {
-      if (kind == SQL) {
-        SqlClassifier.Kind k = SqlClassifier.classify(sql);
+      String text = sql;
+      long target = SqlTarget.NONE;
+      boolean targetFound = false;
+      if (kind == COPY) {
+        write = true; // COPY ... FROM STDIN: rows into the table it names, through its INSERT triggers
+      } else if (kind == SQL) {
+        SqlClassifier.Kind k = SqlClassifier.classify(sql, writeFunctions);
         if (k == SqlClassifier.Kind.CONTROL) {
-          return OUTERMOST;
+          return control((Statement) statement, sql);
         }
         write = k == SqlClassifier.Kind.WRITE;
-      } else if (kind == PREPARED) {
-        Boolean w = preparedWrites.get(statement);
-        write = w == null || w;
       } else {
-        write = true; // batches exist to write
+        // A prepared statement, or its batch (the same statement many times); a plain Statement's batch has no
+        // known text, so its writes count as unjudged.
+        Prepared p = preparedStatements.get(statement);
+        write = kind == BATCH || p == null || p.write;
+        if (p != null) {
+          text = p.sql;
+          target = p.target;
+          targetFound = true;
+        }
       }
-      Connection physical = physical(((Statement) statement).getConnection());
+      Connection physical = physical(connectionOf(statement, kind));
       SessionState session = session(physical);
-      Decision d = Fencing.decide(Channel.JDBC, write, session.fenced);
+      DatabaseFences fences = session.fences;
+      boolean fenced;
+      if (!write || fences.allFenced()) {
+        fenced = fences.anyFence();
+      } else if (!fences.anyFence() || text == null) {
+        fenced = false;
+      } else {
+        if (!targetFound) {
+          target = SqlTarget.find(text, session.dialect.truncateFenced());
+        } else if (target != SqlTarget.NONE && !session.dialect.truncateFenced()
+            && SqlClassifier.startsWithWord(text, "TRUNCATE")) {
+          target = SqlTarget.NONE;
+        }
+        fenced = fences.judges(text, target, session.schema);
+      }
+      Decision d = Fencing.decide(Channel.JDBC, write, fenced);
       if (d.isBlock()) {
         ReentryGuard.exit();
         throw new SQLException(d.blockMessage(Channel.JDBC), BLOCKED_SQLSTATE);
       }
-      if (write && d.isTag() && (session.carriedToken != d.token() || !d.lock().equals(session.carriedLock)
-          || session.carriedSignature != d.signature())) {
-        session.dialect.setPair(physical, d.lock(), d.token(), d.signature());
-        session.carriedLock = d.lock();
-        session.carriedToken = d.token();
-        session.carriedSignature = d.signature();
-      } else if (write && !d.isTag() && session.carriedLock != null) {
-        // An untagged write (no lease of our own, fail-mode open) after a tagged one on this session: the session
-        // must not still vouch for the earlier token (an inbound request's, or a lost lease's).
-        session.dialect.clearPair(physical);
-        session.carriedLock = null;
-        session.carriedToken = 0;
-        session.carriedSignature = null;
+      if (write && !fenced) {
+        session.unjudged = true;
       }
-      return OUTERMOST;
+      if (!write && !fences.anyFence()) {
+        return OUTERMOST; // a read where no fence is: nothing it could carry matters
+      }
+      return session.perTransaction ? tagTransaction(physical, session, d, write) : tagSession(physical, session, d);
     } catch (SQLException e) {
       if (BLOCKED_SQLSTATE.equals(e.getSQLState())) {
         throw e;
@@ -134,6 +259,152 @@ final class JdbcFencing implements JdbcHook {
       // as an error its call would not have had, nor leave the re-entry guard entered (every later statement on this
       // thread would then be taken for a nested call, and neither counted nor blocked).
       return failed(write, t);
+    }
+  }
+
+  /** Session scope: set the pair when the session does not carry it yet, clear it when the call must carry none. */
+  private int tagSession(Connection physical, SessionState s, Decision d) throws SQLException {
+    if (d.isTag()) {
+      if (!s.carries(d)) {
+        s.dialect.setPair(physical, d.lock(), d.token(), d.signature(), d.grant(), false, idleBound(s));
+        s.carry(d);
+      }
+    } else if (s.carriedLock != null) {
+      // An untagged call (standby read, no lease of our own, fail-mode open) after a tagged one on this session: the
+      // session must not still vouch for the earlier token (an inbound request's, or a lost lease's).
+      s.dialect.clearPair(physical, false);
+      s.carryNothing();
+    }
+    return OUTERMOST;
+  }
+
+  /**
+   * Transaction scope (behind a transaction pooler): the pair goes with the transaction, which the pooler runs on one
+   * server session from its first statement to its end. An autocommit write gets a transaction of its own (the hook
+   * commits it when the statement returns); an autocommit read carries nothing, so a function it calls that writes a
+   * fenced table fails with FN002 rather than borrow whatever another client left in the server session.
+   */
+  private int tagTransaction(Connection physical, SessionState s, Decision d, boolean write) throws SQLException {
+    boolean autoCommit = physical.getAutoCommit();
+    if (d.isTag()) {
+      if (autoCommit) {
+        if (!write) {
+          return OUTERMOST;
+        }
+        physical.setAutoCommit(false);
+        s.dialect.setPair(physical, d.lock(), d.token(), d.signature(), d.grant(), true, idleBound(s));
+        s.carry(d);
+        return WRAPPED;
+      }
+      if (!s.carries(d)) {
+        s.dialect.setPair(physical, d.lock(), d.token(), d.signature(), d.grant(), true, idleBound(s));
+        s.carry(d);
+      }
+    } else if (!autoCommit && s.carriedLock != null) {
+      s.dialect.clearPair(physical, true);
+      s.carryNothing();
+    }
+    return OUTERMOST;
+  }
+
+  private long idleBound(SessionState s) {
+    return s.fences.anyFence() ? idleTimeoutMillis : -1;
+  }
+
+  /** COMMIT / END / ROLLBACK as statement text: decided like Connection.commit() and rollback(). */
+  private int control(Statement statement, String sql) throws SQLException {
+    boolean commit = SqlClassifier.isCommit(sql);
+    if (!commit && !SqlClassifier.isRollback(sql)) {
+      return OUTERMOST;
+    }
+    SessionState s = sessions.get(physical(statement.getConnection()));
+    if (s == null) {
+      return OUTERMOST;
+    }
+    if (!commit) {
+      s.endTransaction();
+      s.carriedToken = UNKNOWN_TOKEN;
+      return OUTERMOST;
+    }
+    checkCommit(statement.getConnection(), s);
+    return COMMITTING;
+  }
+
+  /**
+   * Blocks the commit of a transaction that wrote where no fence judges when a write would be blocked now (the
+   * lease's deadline passed): rolls it back and throws FN003. The guard is held by the caller.
+   */
+  private void checkCommit(Connection connection, SessionState s) throws SQLException {
+    if (!s.unjudged) {
+      return;
+    }
+    Decision d = Fencing.checkNow(Channel.JDBC, false);
+    if (!d.isBlock()) {
+      return;
+    }
+    try {
+      connection.rollback();
+    } catch (SQLException | RuntimeException e) {
+      LOG.debug("rollback of a blocked commit failed: " + AgentLog.describe(e));
+    }
+    s.endTransaction();
+    s.carriedToken = UNKNOWN_TOKEN;
+    ReentryGuard.exit();
+    throw new SQLException("Fencing Agent blocked the commit of a transaction that wrote where no fence judges"
+        + " (rolled back): lock '" + d.lock() + "', token " + (d.token() > 0 ? Long.toString(d.token()) : "none")
+        + ": " + (d.reason() == null ? "blocked" : d.reason().description()), BLOCKED_SQLSTATE);
+  }
+
+  @Override
+  public int beforeCommit(Object connection) throws Exception {
+    if (ReentryGuard.isAgentThread()) {
+      return NOT_ENTERED;
+    }
+    if (!ReentryGuard.enter()) {
+      return NESTED; // a pool's proxy calling the driver, or the hook's own commit of a transaction it opened
+    }
+    try {
+      SessionState s = sessions.get(physical((Connection) connection));
+      if (s != null) {
+        checkCommit((Connection) connection, s);
+      }
+      return OUTERMOST;
+    } catch (SQLException e) {
+      if (BLOCKED_SQLSTATE.equals(e.getSQLState())) {
+        throw e; // the guard was left by checkCommit
+      }
+      return OUTERMOST;
+    } catch (Throwable t) {
+      return OUTERMOST; // the commit runs as the application asked; the hook must not fail it
+    }
+  }
+
+  @Override
+  public void afterCommit(Object connection, int entered) {
+    if (entered == NOT_ENTERED) {
+      return;
+    }
+    ReentryGuard.exit();
+    if (entered == OUTERMOST) {
+      endTransactionOf(connection);
+    }
+  }
+
+  @Override
+  public void transactionStarting(Object connection) {
+    if (!ReentryGuard.isAgentThread()) {
+      endTransactionOf(connection); // autocommit writes before it were each committed by themselves
+    }
+  }
+
+  private void endTransactionOf(Object connection) {
+    try {
+      SessionState s = sessions.get(physical((Connection) connection));
+      if (s != null) {
+        s.endTransaction();
+      }
+    } catch (Throwable ignored) {
+      // nothing to forget
     }
   }
 
@@ -151,16 +422,27 @@ final class JdbcFencing implements JdbcHook {
   }
 
   @Override
-  public void afterExecute(Object statement, int entered, Throwable error) {
+  public void afterExecute(Object statement, int entered, Throwable error) throws Exception {
     if (entered == NOT_ENTERED) {
       return;
     }
-    ReentryGuard.exit();
-    if (entered == OUTERMOST && error instanceof SQLException) {
+    SQLException commitFailure = null;
+    try {
+      if (entered == WRAPPED) {
+        commitFailure = finishWrapped(connectionOf(statement, kind(statement)), error);
+      } else if (entered == COMMITTING) {
+        endTransactionOf(((Statement) statement).getConnection());
+      }
+    } catch (Throwable ignored) {
+      // a closed statement: its connection's state is the driver's to report
+    } finally {
+      ReentryGuard.exit();
+    }
+    if (entered != NESTED && error instanceof SQLException) {
       countRejection((SQLException) error);
       try {
         // A failed statement may abort the transaction and, with it, the session pair set inside it.
-        SessionState s = sessions.get(physical(((Statement) statement).getConnection()));
+        SessionState s = sessions.get(physical(connectionOf(statement, kind(statement))));
         if (s != null) {
           s.carriedToken = UNKNOWN_TOKEN;
         }
@@ -168,13 +450,55 @@ final class JdbcFencing implements JdbcHook {
         // closed statement, or a driver failing oddly: nothing to forget, and the application's call is over
       }
     }
+    if (commitFailure != null && error == null) {
+      throw commitFailure;
+    }
+  }
+
+  /**
+   * Ends the transaction the hook opened for an autocommit write: commits it when the statement returned, rolls it
+   * back when it threw, and gives the connection its autocommit back. Returns the commit's failure: the write did
+   * not happen, and the application, whose autocommit statement returned, must hear it.
+   */
+  private SQLException finishWrapped(Connection connection, Throwable error) throws SQLException {
+    Connection physical = physical(connection);
+    SessionState s = sessions.get(physical);
+    SQLException failure = null;
+    try {
+      if (error == null) {
+        physical.commit();
+      } else {
+        physical.rollback();
+      }
+    } catch (SQLException e) {
+      failure = e;
+      try {
+        physical.rollback();
+      } catch (SQLException ignored) {
+        // the connection is broken; setAutoCommit below reports nothing more useful
+      }
+    } finally {
+      if (s != null) {
+        s.endTransaction();
+      }
+      physical.setAutoCommit(true);
+    }
+    return failure;
+  }
+
+  /** A statement, or else a CopyManager (the only other thing the hook is handed). */
+  private static int kind(Object statementOrCopy) {
+    return statementOrCopy instanceof Statement ? SQL : COPY;
   }
 
   @Override
-  public void rolledBack(Object connection) {
+  public void rolledBack(Object connection, boolean wholeTransaction) {
     try {
       SessionState s = sessions.get(physical((Connection) connection));
       if (s != null) {
+        if (wholeTransaction) {
+          s.endTransaction();
+        }
         s.carriedToken = UNKNOWN_TOKEN;
       }
     } catch (SQLException | RuntimeException ignored) {
@@ -213,38 +537,87 @@ final class JdbcFencing implements JdbcHook {
     if (s == null) {
       String url = physical.getMetaData().getURL();
       SessionDialect dialect = SessionDialect.of(url);
-      s = new SessionState(dialect, fenced(url, physical, dialect));
+      DatabaseFences fences = fences(url, physical, dialect);
+      boolean perTransaction = dialect == SessionDialect.POSTGRESQL && pooled(url, physical);
+      String schema = fences.tableCount() > 0 ? currentSchema(physical, dialect) : null;
+      if (fences.anyFence() && idleTimeoutMillis > 0) {
+        try {
+          dialect.boundIdleTransactions(physical, idleTimeoutMillis);
+        } catch (SQLException e) {
+          LOG.debug("cannot bound idle transactions on " + url + ": " + AgentLog.describe(e));
+        }
+      }
+      s = new SessionState(dialect, fences, perTransaction, schema);
       sessions.put(physical, s);
     }
     return s;
   }
 
-  /** Configured (fencing.fenced.jdbc), or detected once per URL: the database has the fence table. */
-  private boolean fenced(String url, Connection physical, SessionDialect dialect) {
+  /** Configured as fenced as a whole (fencing.fenced.jdbc), or read once per URL from the database's catalogs. */
+  private DatabaseFences fences(String url, Connection physical, SessionDialect dialect) {
     for (String prefix : fencedUrlPrefixes) {
       if (url != null && url.startsWith(prefix)) {
-        return true;
+        return DatabaseFences.declared(dialect);
       }
     }
     if (url == null || dialect == SessionDialect.UNKNOWN) {
-      return false;
+      return DatabaseFences.NONE;
     }
-    Boolean known = fencedByUrl.get(url);
+    DatabaseFences known = fencesByUrl.get(url);
     if (known != null) {
       return known;
     }
-    boolean detected = false;
-    try (Statement st = physical.createStatement();
-        ResultSet rs = st.executeQuery(
-            "SELECT 1 FROM information_schema.tables WHERE lower(table_name) = 'fencing_fence'")) {
-      detected = rs.next();
-    } catch (SQLException e) {
-      LOG.debug("fence detection failed for " + url + ": " + AgentLog.describe(e));
+    DatabaseFences detected = DatabaseFences.detect(physical, dialect, url);
+    if (fencesByUrl.size() < MAX_REMEMBERED_URLS) {
+      fencesByUrl.put(url, detected); // bounded: an application making up URLs (per-tenant, per-test) costs one query per new session, not memory
     }
-    if (fencedByUrl.size() < MAX_REMEMBERED_URLS) {
-      fencedByUrl.put(url, detected); // bounded: an application making up URLs (per-tenant, per-test) costs one query per new session, not memory
-    }
-    LOG.info("JDBC destination " + url + " is " + (detected ? "fenced (fence table found)" : "not fenced"));
+    LOG.info("JDBC destination " + url + ": fenced tables: " + detected.describe());
     return detected;
+  }
+
+  /**
+   * fencing.jdbc.pooler: transaction or session as configured; auto reads the server's port once per URL and takes
+   * a port other than the URL's as a sign that something sits between (a pooler, or a proxy: either way the
+   * per-transaction pair is right, only dearer).
+   */
+  private boolean pooled(String url, Connection physical) {
+    if (pooler != AgentConfig.JdbcPooler.AUTO) {
+      return pooler == AgentConfig.JdbcPooler.TRANSACTION;
+    }
+    Boolean known = pooledByUrl.get(url);
+    if (known != null) {
+      return known;
+    }
+    boolean pooled = false;
+    int serverPort = -1;
+    try (Statement st = physical.createStatement(); ResultSet rs = st.executeQuery("SELECT inet_server_port()")) {
+      if (rs.next()) {
+        serverPort = rs.getInt(1);
+        pooled = !rs.wasNull() && !JdbcUrls.postgresPorts(url).contains(serverPort);
+      }
+    } catch (SQLException e) {
+      LOG.debug("cannot read the server port of " + url + ": " + AgentLog.describe(e));
+    }
+    if (pooledByUrl.size() < MAX_REMEMBERED_URLS) {
+      pooledByUrl.put(url, pooled);
+    }
+    if (pooled) {
+      LOG.info("JDBC destination " + url + " answers from server port " + serverPort + ", not the URL's: a pooler or"
+          + " proxy sits between, so the token is set per transaction (fencing.jdbc.pooler=session keeps it per"
+          + " connection)");
+    }
+    return pooled;
+  }
+
+  private static String currentSchema(Connection physical, SessionDialect dialect) {
+    String query = dialect.currentSchemaQuery();
+    if (query == null) {
+      return null;
+    }
+    try (Statement st = physical.createStatement(); ResultSet rs = st.executeQuery(query)) {
+      return rs.next() ? rs.getString(1) : null;
+    } catch (SQLException e) {
+      return null; // unqualified names then match no fenced table: their writes count as unjudged
+    }
   }
 }

@@ -15,11 +15,13 @@ public final class JdbcInstrumentationModule implements InstrumentationModule {
 
   @Override
   public List<TypeInstrumentation> typeInstrumentations() {
-    return List.of(new StatementInstrumentation(), new ConnectionInstrumentation());
+    return List.of(new StatementInstrumentation(), new ConnectionInstrumentation(), new CopyManagerInstrumentation());
   }
 
   @Override
   public void install(AgentContext context) {
-    Fencing.installJdbc(new JdbcFencing(context.config().fencedJdbc(), context.rejections()));
+    Fencing.installJdbc(new JdbcFencing(context.config().fencedJdbc(), context.config().jdbcPooler(),
+        context.config().jdbcWriteFunctions(), context.config().jdbcIdleInTransactionTimeout(),
+        context.rejections()));
   }
 }

@@ -14,7 +14,8 @@ public final class PreparedStatementAdvice {
   }
 
   @Advice.OnMethodExit(onThrowable = Throwable.class)
-  public static void exit(@Advice.This Object statement, @Advice.Enter int entered, @Advice.Thrown Throwable error) {
+  public static void exit(@Advice.This Object statement, @Advice.Enter int entered, @Advice.Thrown Throwable error)
+      throws Exception {
     Fencing.jdbc().afterExecute(statement, entered, error);
   }
 }

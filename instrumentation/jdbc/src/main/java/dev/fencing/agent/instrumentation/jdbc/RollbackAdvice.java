@@ -8,7 +8,8 @@ public final class RollbackAdvice {
   private RollbackAdvice() {}
 
   @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
-  public static void exit(@Advice.This Object connection) {
-    Fencing.jdbc().rolledBack(connection);
+  public static void exit(@Advice.This Object connection, @Advice.Origin("#d") String descriptor) {
+    // "()V": rollback() ends the transaction; rollback(Savepoint) keeps it (a constant string, no allocation).
+    Fencing.jdbc().rolledBack(connection, descriptor.length() == 3);
   }
 }

@@ -7,57 +7,122 @@ import java.util.Locale;
 
 /** How a database session is made to carry (lock, token): DESIGN.md section 5. */
 enum SessionDialect {
-  /** Custom settings fencing.lock / fencing.token (and fencing.signature), session scope (is_local = false). */
+  /**
+   * Custom settings fencing.lock / fencing.token (and fencing.signature, fencing.grant): session scope
+   * ({@code is_local = false}) on a direct connection, transaction scope ({@code true}) behind a transaction pooler,
+   * where the next transaction may run on another client's server session.
+   */
   POSTGRESQL {
     @Override
-    void setPair(Connection c, String lock, long token, String signature) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(signature == null
-          ? "SELECT set_config('fencing.lock', ?, false), set_config('fencing.token', ?, false)"
-          : "SELECT set_config('fencing.lock', ?, false), set_config('fencing.token', ?, false), "
-              + "set_config('fencing.signature', ?, false)")) {
-        ps.setString(1, lock);
-        ps.setString(2, Long.toString(token));
+    void setPair(Connection c, String lock, long token, String signature, String grant, boolean local,
+        long idleTimeoutMillis) throws SQLException {
+      String scope = local ? "true)" : "false)";
+      StringBuilder sql = new StringBuilder("SELECT set_config('fencing.lock', ?, ").append(scope)
+          .append(", set_config('fencing.token', ?, ").append(scope);
+      if (signature != null) {
+        sql.append(", set_config('fencing.signature', ?, ").append(scope);
+      }
+      if (grant != null) {
+        sql.append(", set_config('fencing.grant', ?, ").append(scope);
+      }
+      if (idleTimeoutMillis >= 0) {
+        sql.append(", set_config('idle_in_transaction_session_timeout', ?, ").append(scope);
+      }
+      try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+        int i = 1;
+        ps.setString(i++, lock);
+        ps.setString(i++, Long.toString(token));
         if (signature != null) {
-          ps.setString(3, signature);
+          ps.setString(i++, signature);
+        }
+        if (grant != null) {
+          ps.setString(i++, grant);
+        }
+        if (idleTimeoutMillis >= 0) {
+          ps.setString(i, Long.toString(idleTimeoutMillis));
         }
         ps.executeQuery().close();
       }
     }
 
     @Override
-    void clearPair(Connection c) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(
-          "SELECT set_config('fencing.lock', '', false), set_config('fencing.token', '', false)")) {
+    void clearPair(Connection c, boolean local) throws SQLException {
+      String scope = local ? "true)" : "false)";
+      try (PreparedStatement ps = c.prepareStatement("SELECT set_config('fencing.lock', '', " + scope
+          + ", set_config('fencing.token', '', " + scope + ", set_config('fencing.grant', '', " + scope)) {
         ps.executeQuery().close();
       }
     }
+
+    @Override
+    boolean truncateFenced() {
+      return true;
+    }
+
+    @Override
+    String currentSchemaQuery() {
+      return "SELECT current_schema()";
+    }
   },
-  /** User variables @fencing_lock / @fencing_token (and @fencing_signature). */
+  /**
+   * User variables @fencing_lock / @fencing_token (and @fencing_signature, @fencing_grant); always session scope (a
+   * MySQL-protocol pooler such as ProxySQL keeps a connection to one backend once user variables are set).
+   */
   MYSQL {
     @Override
-    void setPair(Connection c, String lock, long token, String signature) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(signature == null ? "SET @fencing_lock = ?, @fencing_token = ?"
-          : "SET @fencing_lock = ?, @fencing_token = ?, @fencing_signature = ?")) {
-        ps.setString(1, lock);
-        ps.setLong(2, token);
+    void setPair(Connection c, String lock, long token, String signature, String grant, boolean local,
+        long idleTimeoutMillis) throws SQLException {
+      StringBuilder sql = new StringBuilder("SET @fencing_lock = ?, @fencing_token = ?");
+      if (signature != null) {
+        sql.append(", @fencing_signature = ?");
+      }
+      if (grant != null) {
+        sql.append(", @fencing_grant = ?");
+      }
+      try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+        int i = 1;
+        ps.setString(i++, lock);
+        ps.setLong(i++, token);
         if (signature != null) {
-          ps.setString(3, signature);
+          ps.setString(i++, signature);
+        }
+        if (grant != null) {
+          ps.setString(i, grant);
         }
         ps.execute();
       }
     }
 
     @Override
-    void clearPair(Connection c) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement("SET @fencing_lock = NULL, @fencing_token = NULL")) {
+    void clearPair(Connection c, boolean local) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(
+          "SET @fencing_lock = NULL, @fencing_token = NULL, @fencing_grant = NULL")) {
+        ps.execute();
+      }
+    }
+
+    @Override
+    String currentSchemaQuery() {
+      return "SELECT DATABASE()";
+    }
+
+    /**
+     * MariaDB's idle_write_transaction_timeout (seconds, rounded up: 0 would switch it off), in a statement of its
+     * own: MySQL has no such variable, and a failed SET must not take the pair with it.
+     */
+    @Override
+    void boundIdleTransactions(Connection c, long idleTimeoutMillis) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(
+          "SET SESSION idle_write_transaction_timeout = " + (idleTimeoutMillis + 999) / 1000)) {
         ps.execute();
       }
     }
   },
-  /** User variables @fencing_lock / @fencing_token (and @fencing_signature), one per SET in H2. */
+  /** User variables @fencing_lock / @fencing_token (and @fencing_signature, @fencing_grant), one per SET in H2. */
   H2 {
     @Override
-    void setPair(Connection c, String lock, long token, String signature) throws SQLException {
+    void setPair(Connection c, String lock, long token, String signature, String grant, boolean local,
+        long idleTimeoutMillis) throws SQLException {
       try (PreparedStatement l = c.prepareStatement("SET @fencing_lock = ?");
           PreparedStatement t = c.prepareStatement("SET @fencing_token = ?")) {
         l.setString(1, lock);
@@ -71,34 +136,73 @@ enum SessionDialect {
           s.execute();
         }
       }
+      if (grant != null) {
+        try (PreparedStatement g = c.prepareStatement("SET @fencing_grant = ?")) {
+          g.setString(1, grant);
+          g.execute();
+        }
+      }
     }
 
     @Override
-    void clearPair(Connection c) throws SQLException {
+    void clearPair(Connection c, boolean local) throws SQLException {
       try (PreparedStatement l = c.prepareStatement("SET @fencing_lock = NULL");
-          PreparedStatement t = c.prepareStatement("SET @fencing_token = NULL")) {
+          PreparedStatement t = c.prepareStatement("SET @fencing_token = NULL");
+          PreparedStatement g = c.prepareStatement("SET @fencing_grant = NULL")) {
         l.execute();
         t.execute();
+        g.execute();
       }
+    }
+
+    @Override
+    String currentSchemaQuery() {
+      return "SELECT SCHEMA()";
     }
   },
   /** A database the agent cannot tag: writes are decided (and blocked) but carry no token. */
   UNKNOWN {
     @Override
-    void setPair(Connection c, String lock, long token, String signature) {}
+    void setPair(Connection c, String lock, long token, String signature, String grant, boolean local,
+        long idleTimeoutMillis) {}
 
     @Override
-    void clearPair(Connection c) {}
+    void clearPair(Connection c, boolean local) {}
+
+    @Override
+    String currentSchemaQuery() {
+      return null;
+    }
   };
 
-  /** Sets the pair, and the signature when it is not null (without a signing key nothing extra is sent). */
-  abstract void setPair(Connection c, String lock, long token, String signature) throws SQLException;
+  /**
+   * Sets the pair, and the signature and grant id when they are not null (without them nothing extra is sent).
+   * {@code local}: for the current transaction only (PostgreSQL). {@code idleTimeoutMillis} >= 0 also bounds how long
+   * the session may stay idle inside a transaction, in the same statement (no extra round trip; PostgreSQL only, see
+   * {@link #boundIdleTransactions}); -1 leaves it.
+   */
+  abstract void setPair(Connection c, String lock, long token, String signature, String grant, boolean local,
+      long idleTimeoutMillis) throws SQLException;
 
   /**
-   * Forgets the pair, so an untagged write on a pooled connection cannot borrow an earlier caller's token. A signature
-   * left behind is harmless: it vouches only for the (lock, token) it was made for.
+   * Forgets the pair, so an untagged statement on a pooled connection cannot borrow an earlier caller's token. A
+   * signature left behind is harmless: it vouches only for the (lock, token) it was made for.
    */
-  abstract void clearPair(Connection c) throws SQLException;
+  abstract void clearPair(Connection c, boolean local) throws SQLException;
+
+  /**
+   * Once per session where the pair does not carry it ({@link #setPair}'s idleTimeoutMillis): bounds how long the
+   * session may stay idle inside a transaction that wrote. PostgreSQL sets it with the pair; H2 has no such bound.
+   */
+  void boundIdleTransactions(Connection c, long idleTimeoutMillis) throws SQLException {}
+
+  /** True when the dialect's fence triggers fire on TRUNCATE (PostgreSQL only: MariaDB and H2 fire none). */
+  boolean truncateFenced() {
+    return false;
+  }
+
+  /** The query that returns the schema (or database) an unqualified table name is looked up in first. */
+  abstract String currentSchemaQuery();
 
   static SessionDialect of(String jdbcUrl) {
     String u = jdbcUrl == null ? "" : jdbcUrl.toLowerCase(Locale.ROOT);

@@ -15,6 +15,43 @@ public final class SqlClassifier {
     return classify(sql) == Kind.WRITE;
   }
 
+  /**
+   * As {@link #classify(String)}, for a text that may hold several statements ({@code SET ...; UPDATE ...}: a write if
+   * any of them is) and may name functions declared as writing ({@code fencing.jdbc.write-functions}: a read that
+   * names one is a write).
+   */
+  public static Kind classify(String sql, String[] writeFunctions) {
+    Kind k = classify(sql);
+    if (k != Kind.WRITE && sql != null && SqlTarget.hasSecondStatement(sql, 0)) {
+      k = Kind.WRITE; // a text of several statements: one may write, and no single keyword tells
+    }
+    if (k == Kind.READ && writeFunctions.length > 0) {
+      for (String f : writeFunctions) {
+        if (containsWord(sql, 0, f)) {
+          return Kind.WRITE;
+        }
+      }
+    }
+    return k;
+  }
+
+  /** The statement's first keyword is {@code word} (after comments and spaces). */
+  static boolean startsWithWord(String sql, String word) {
+    return word(sql, skipNoise(sql, 0), word);
+  }
+
+  /** COMMIT [WORK|TRANSACTION] or END (PostgreSQL): transaction control that makes the transaction's writes visible. */
+  static boolean isCommit(String sql) {
+    int i = skipNoise(sql, 0);
+    return word(sql, i, "COMMIT") && !containsWord(sql, i, "PREPARED") || word(sql, i, "END");
+  }
+
+  /** ROLLBACK [WORK|TRANSACTION] (not ROLLBACK TO SAVEPOINT, which keeps the transaction). */
+  static boolean isRollback(String sql) {
+    int i = skipNoise(sql, 0);
+    return word(sql, i, "ROLLBACK") && !containsWord(sql, i, "TO");
+  }
+
   public static Kind classify(String sql) {
     if (sql == null) {
       return Kind.WRITE;

@@ -34,6 +34,39 @@ class SqlClassifierTest {
     assertThat(SqlClassifier.classify(sql)).isEqualTo(Kind.CONTROL);
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"SET search_path TO x; UPDATE t SET a = 1", "SELECT 1; DELETE FROM t",
+      "BEGIN; INSERT INTO t VALUES (1); COMMIT"})
+  void aTextOfSeveralStatementsIsAWrite(String sql) {
+    assertThat(SqlClassifier.classify(sql, new String[0])).isEqualTo(Kind.WRITE);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"SELECT 1;", "SELECT ';' FROM t", "SELECT 1 -- a; b\n", "SET a = 1;"})
+  void oneStatementWithASemicolonKeepsItsKind(String sql) {
+    assertThat(SqlClassifier.classify(sql, new String[0])).isEqualTo(SqlClassifier.classify(sql));
+  }
+
+  @org.junit.jupiter.api.Test
+  void aReadNamingADeclaredWriteFunctionIsAWrite() {
+    String[] declared = {"reserve_stock"};
+    assertThat(SqlClassifier.classify("SELECT reserve_stock(1, 2)", declared)).isEqualTo(Kind.WRITE);
+    assertThat(SqlClassifier.classify("SELECT * FROM t WHERE id = reserve_stock(1)", declared)).isEqualTo(Kind.WRITE);
+    assertThat(SqlClassifier.classify("SELECT reserve_stock_report FROM t", declared)).isEqualTo(Kind.READ);
+    assertThat(SqlClassifier.classify("SELECT reserve_stock(1, 2)", new String[0])).isEqualTo(Kind.READ);
+  }
+
+  @org.junit.jupiter.api.Test
+  void commitAndRollbackAreToldApart() {
+    assertThat(SqlClassifier.isCommit("COMMIT")).isTrue();
+    assertThat(SqlClassifier.isCommit("commit work")).isTrue();
+    assertThat(SqlClassifier.isCommit("END")).isTrue();
+    assertThat(SqlClassifier.isCommit("COMMIT PREPARED 'x'")).isFalse();
+    assertThat(SqlClassifier.isCommit("BEGIN")).isFalse();
+    assertThat(SqlClassifier.isRollback("ROLLBACK")).isTrue();
+    assertThat(SqlClassifier.isRollback("ROLLBACK TO SAVEPOINT a")).isFalse();
+  }
+
   @org.junit.jupiter.api.Test
   void nullSqlIsAWrite() {
     assertThat(SqlClassifier.classify(null)).isEqualTo(Kind.WRITE);

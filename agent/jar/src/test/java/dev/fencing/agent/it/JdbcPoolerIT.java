@@ -1,0 +1,104 @@
+package dev.fencing.agent.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.agent.it.JdbcIT.JdbcJvm;
+import dev.fencing.fence.sql.SqlFence;
+import dev.fencing.fence.sql.SqlFenceInstaller;
+import dev.fencing.fence.sql.TableName;
+import dev.fencing.testing.EtcdCluster;
+import dev.fencing.testing.Http;
+import dev.fencing.testing.PgBouncer;
+import dev.fencing.testing.PostgresServer;
+import java.io.File;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Behind PgBouncer in transaction mode with one server connection, every client's transactions share one PostgreSQL
+ * session, so a session setting made by one client is seen by the next. Two writers with the agent contend for the
+ * lock; the holder is frozen past its TTL, the other takes over and writes, the frozen one resumes and keeps writing.
+ * Not one of its rows may land after the successor's first: the session must never lend it the successor's token.
+ */
+class JdbcPoolerIT {
+  static List<Arguments> cases() {
+    List<Arguments> out = new ArrayList<>();
+    for (Path javaHome : AgentProcesses.javaHomes()) {
+      out.add(Arguments.of("auto", javaHome)); // autocommit writes: the agent gives each a transaction of its own
+    }
+    out.add(Arguments.of("txn", AgentProcesses.javaHomes().get(0))); // the application's own transactions
+    return out;
+  }
+
+  @ParameterizedTest(name = "{0} writers on {1}")
+  @MethodSource("cases")
+  void aResumedHolderNeverWritesWithItsSuccessorsTokenBehindATransactionPooler(String mode, Path javaHome)
+      throws Exception {
+    try (EtcdCluster etcd = EtcdCluster.single(); PostgresServer pg = PostgresServer.start();
+        PgBouncer bouncer = PgBouncer.start(pg, 1)) {
+      try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+        // Each row keeps the token its writing statement carried, read from the session as the fence does.
+        s.execute("CREATE TABLE cell (id bigserial PRIMARY KEY, writer text NOT NULL,"
+            + " token bigint DEFAULT nullif(current_setting('fencing.token', true), '')::bigint)");
+        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("cell"), "pool", false, false));
+      }
+      String args = "lock=pool,lease.ttl=3s,lease.safety-margin=500ms,etcd.endpoints=" + etcd.endpoints();
+      String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar");
+      String url = bouncer.jdbcUrl("postgres", "postgres");
+      String insert = " 10 INSERT INTO cell (writer) VALUES ('%s')";
+      try (JdbcJvm a = new JdbcJvm(javaHome, "pooler-a", args, url, cp)) {
+        long tokenA = Long.parseLong(Http.jsonField(
+            Http.awaitStatus(a.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token"));
+        assertThat(a.run("BG " + mode + String.format(insert, "a"))).isEqualTo("OK started");
+        try (JdbcJvm b = new JdbcJvm(javaHome, "pooler-b", args, url, cp)) {
+          Http.awaitStatus(b.port, "\"state\":\"STANDBY\"", Duration.ofSeconds(15));
+          assertThat(b.run("BG " + mode + String.format(insert, "b"))).isEqualTo("OK started");
+          Thread.sleep(500);
+
+          a.jvm.suspend(); // a long GC pause, perhaps inside one of its transactions
+          long tokenB = Long.parseLong(Http.jsonField(
+              Http.awaitStatus(b.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(10)), "token"));
+          assertThat(tokenB).isGreaterThan(tokenA);
+          awaitRows(pg, "b", 20, Duration.ofSeconds(10)); // the successor writes through the shared session
+          a.jvm.resume();
+          Thread.sleep(1500); // the resumed holder writes on, its agent knows its lease has expired
+
+          String stoppedA = a.run("STOP");
+          String stoppedB = b.run("STOP");
+          long firstB = Long.parseLong(JdbcTakeoverIT.query(pg.jdbcUrl(), "SELECT min(id) FROM cell WHERE writer = 'b'"));
+          String aAfter = JdbcTakeoverIT.query(pg.jdbcUrl(),
+              "SELECT count(*) FROM cell WHERE writer = 'a' AND id > " + firstB);
+          assertThat(aAfter).as("rows of the resumed holder after the successor's first (A: %s, B: %s)", stoppedA,
+              stoppedB).isEqualTo("0");
+          assertThat(JdbcTakeoverIT.query(pg.jdbcUrl(), "SELECT count(*) FROM cell WHERE writer = 'a' AND token <> "
+              + tokenA)).as("rows of A with another token than A's").isEqualTo("0");
+          assertThat(JdbcTakeoverIT.query(pg.jdbcUrl(), "SELECT count(*) FROM cell WHERE writer = 'b' AND token <> "
+              + tokenB)).as("rows of B with another token than B's").isEqualTo("0");
+          assertThat(JdbcTakeoverIT.query(pg.jdbcUrl(), "SELECT count(*) FROM cell WHERE writer = 'a'"))
+              .as("A wrote while it held the lock").isNotEqualTo("0");
+          // After resuming, A's writes went out with its own token and the fence refused them.
+          assertThat(stoppedA).contains("FN001");
+          assertThat(Http.get("http://127.0.0.1:" + a.port + "/metrics"))
+              .containsPattern("fencing_rejections_total\\{channel=\"jdbc\",lock=\"pool\",reason=\"stale_token\"} [1-9]");
+        }
+      }
+    }
+  }
+
+  private static void awaitRows(PostgresServer pg, String writer, int rows, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (Long.parseLong(JdbcTakeoverIT.query(pg.jdbcUrl(),
+        "SELECT count(*) FROM cell WHERE writer = '" + writer + "'")) < rows) {
+      assertThat(System.nanoTime() - deadline).as("%d rows of %s within %s", rows, writer, timeout).isNegative();
+      Thread.sleep(100);
+    }
+  }
+}

@@ -1,0 +1,29 @@
+package dev.fencing.agent.instrumentation.jdbc;
+
+import dev.fencing.agent.bootstrap.Fencing;
+import net.bytebuddy.asm.Advice;
+
+/**
+ * Connection.setAutoCommit(boolean): true commits an open transaction (decided as a commit), false starts one.
+ * Inlined: bootstrap classes only.
+ */
+public final class AutoCommitAdvice {
+  private AutoCommitAdvice() {}
+
+  @Advice.OnMethodEnter
+  public static int enter(@Advice.This Object connection, @Advice.Argument(0) boolean autoCommit) throws Exception {
+    if (autoCommit) {
+      return Fencing.jdbc().beforeCommit(connection);
+    }
+    Fencing.jdbc().transactionStarting(connection);
+    return 0;
+  }
+
+  @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
+  public static void exit(@Advice.This Object connection, @Advice.Argument(0) boolean autoCommit,
+      @Advice.Enter int entered) {
+    if (autoCommit) {
+      Fencing.jdbc().afterCommit(connection, entered);
+    }
+  }
+}
