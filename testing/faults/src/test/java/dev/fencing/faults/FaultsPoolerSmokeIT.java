@@ -10,7 +10,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -95,14 +94,13 @@ class FaultsPoolerSmokeIT {
   }
 
   /**
-   * The safety verdict behind the pooler. On main at 6789368 the JDBC hook remembers per client connection that
-   * its session carries (lock, token), set with session scope: behind a transaction pooler the next transaction
-   * may run on another backend, whose session carries another worker's pair, and a stale holder's write is then
-   * accepted under the new holder's token (rule 5 of the checker; 16 such writes in this 2-trial run). Enable
-   * with the hook's per-transaction pair.
+   * The safety verdict behind the pooler. Before the JDBC hook set the pair per transaction (main at 6789368), it
+   * remembered per client connection that its session carried (lock, token), set with session scope: behind a
+   * transaction pooler the next transaction could run on another backend, whose session carried another worker's
+   * pair, and a stale holder's write was then accepted under the new holder's token (rule 5 of the checker; 5 to
+   * 23 such writes in this 2-trial run).
    */
   @Test
-  @Disabled("until the JDBC hook sets the pair per transaction (issue 15): today this run shows stale_accepted > 0")
   void noStaleWriteIsAcceptedAndNoAcknowledgedWriteIsLostBehindThePooler() {
     HistoryChecker.Result result = run.result();
     assertThat(result.summary()).as(String.join("\n", result.violations())).contains("stale_accepted=0 lost=0");
