@@ -3,11 +3,15 @@
 # writing through fenced PostgreSQL, MariaDB, HTTP and Kafka while the holder is frozen or partitioned and etcd's
 # leader is killed, etcd restarted or wiped; the checker's last line is
 #   trials=N stale_accepted=S lost=L blocked=B rejected=R
-# Usage: scripts/faults.sh [trials] [--seed=N] [--workers=2|3] [--out=DIR]. Exit 0 when the history holds, 1 when
-# the checker found a violation. Not part of the test command (its 10-trial smoke, FaultsSmokeIT, is).
+# Usage: scripts/faults.sh [trials] [--seed=N] [--workers=2|3] [--out=DIR] [--pooler[=POOL_SIZE]]. Exit 0 when the
+# history holds, 1 when the checker found a violation. --pooler: the workers reach PostgreSQL through a real PgBouncer
+# (/usr/sbin/pgbouncer) in transaction pooling mode with POOL_SIZE server connections (default 2, fewer than the
+# workers: they share backends); the harness's own reads stay direct, and the summary line ends with
+# `pooler=pgbouncer-transaction pool_size=N`. Not part of the test command (its 10-trial smoke, FaultsSmokeIT, and
+# a 2-trial --pooler smoke, FaultsPoolerSmokeIT, are).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/prerequisites.sh
-mvn -B -q -Dstyle.color=never install -DskipTests -pl testing/faults -am
+mvn -B -ntp -q -Dstyle.color=never install -DskipTests -pl testing/faults -am
 exec java -Xmx512m -cp "testing/faults/target/classes:$(cat testing/faults/target/runtime-classpath.txt)" \
   dev.fencing.faults.FaultRun "$@"

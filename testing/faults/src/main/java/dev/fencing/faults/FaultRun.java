@@ -9,6 +9,7 @@ import dev.fencing.testing.EtcdCluster;
 import dev.fencing.testing.EtcdNode;
 import dev.fencing.testing.KafkaBroker;
 import dev.fencing.testing.MariaDbServer;
+import dev.fencing.testing.PgBouncer;
 import dev.fencing.testing.Ports;
 import dev.fencing.testing.PostgresServer;
 import java.io.IOException;
@@ -77,17 +78,51 @@ public final class FaultRun {
       String kafka) {
   }
 
-  /** How to run: trials, seed, number of workers, the agent jar, where the history goes. */
-  public record Options(int trials, long seed, int workers, Path agentJar, Path outDir) {
-    public static final String USAGE = "usage: scripts/faults.sh [trials] [--seed=N] [--workers=2|3] [--out=DIR]";
+  /**
+   * How to run: trials, seed, number of workers, the agent jar, where the history goes, and {@code poolSize}: 0 for
+   * workers connected straight to PostgreSQL, else the server pool of a PgBouncer in transaction mode that the
+   * workers (only they) go through.
+   */
+  public record Options(int trials, long seed, int workers, Path agentJar, Path outDir, int poolSize) {
+    public static final String USAGE = "usage: scripts/faults.sh [trials] [--seed=N] [--workers=2|3] [--out=DIR]"
+        + " [--pooler[=POOL_SIZE]]";
+    /** {@code --pooler} alone: 2 server connections, fewer than the workers, so they share backends. */
+    public static final int DEFAULT_POOL_SIZE = 2;
+
+    /** Workers straight to PostgreSQL. */
+    public Options(int trials, long seed, int workers, Path agentJar, Path outDir) {
+      this(trials, seed, workers, agentJar, outDir, 0);
+    }
+
+    public boolean pooler() {
+      return poolSize > 0;
+    }
+
+    /** What the summary line and RELIABILITY.md say about the workers' way to PostgreSQL. */
+    public String poolerLabel() {
+      return pooler() ? "pooler=pgbouncer-transaction pool_size=" + poolSize : "pooler=none";
+    }
 
     public static Options parse(String[] args) {
+      return parse(args, null);
+    }
+
+    /** {@code agentJar} null: {@link #defaultAgentJar()}, looked up once the arguments are known to be valid. */
+    static Options parse(String[] args, Path agentJar) {
       int trials = 200;
       long seed = System.nanoTime() & 0xFFFF_FFFFL;
       int workers = 3;
+      int poolSize = 0;
       Path out = null;
       for (String arg : args) {
-        if (arg.startsWith("--seed=")) {
+        if (arg.equals("--pooler")) {
+          poolSize = DEFAULT_POOL_SIZE;
+        } else if (arg.matches("--pooler=\\d+")) {
+          poolSize = Integer.parseInt(arg.substring(9));
+          if (poolSize < 1) {
+            throw new IllegalArgumentException("--pooler=N needs at least 1 server connection\n" + USAGE);
+          }
+        } else if (arg.startsWith("--seed=")) {
           seed = Long.parseLong(arg.substring(7));
         } else if (arg.startsWith("--workers=")) {
           workers = Integer.parseInt(arg.substring(10));
@@ -102,7 +137,7 @@ public final class FaultRun {
       if (workers < 2 || workers > 3 || trials < 1) {
         throw new IllegalArgumentException("need 1+ trials and 2 or 3 workers\n" + USAGE);
       }
-      return new Options(trials, seed, workers, defaultAgentJar(), out);
+      return new Options(trials, seed, workers, agentJar != null ? agentJar : defaultAgentJar(), out, poolSize);
     }
 
     /** {@code -Dfencing.agent.jar}, else agent/jar/target/fencing-agent.jar under the current directory. */
@@ -117,7 +152,26 @@ public final class FaultRun {
   }
 
   /** The run's verdict, the counts per fault, and where its history was written. */
-  public record Outcome(HistoryChecker.Result result, Map<Fault, Integer> faults, List<String> notes, Path outDir) {
+  public record Outcome(HistoryChecker.Result result, Map<Fault, Integer> faults, List<String> notes, Path outDir,
+      String summary, PoolerReport pooler) {
+  }
+
+  /**
+   * What shows that the workers wrote through the pooler, from both sides: PgBouncer's own counters ({@code SHOW
+   * STATS}: transactions it relayed; {@code SHOW SERVERS}/{@code SHOW CLIENTS}, sampled after each trial: the most
+   * server and client connections it had) and PostgreSQL's rows (each pg_write row records the backend that wrote
+   * it, so a backend that wrote rows of several workers was shared between them, and SHOW SERVERS' remote_pid
+   * names the backends behind PgBouncer's server connections).
+   */
+  public record PoolerReport(String mode, int poolSize, long transactions, long queries, int serverConnections,
+      int clients, long backends, long backendsOfThePooler, long sharedBackends, int maxWorkersPerBackend) {
+    String describe() {
+      return "pooler: PgBouncer " + mode + " pooling, pool_size=" + poolSize + ": relayed " + transactions
+          + " transactions (" + queries + " queries); " + clients + " client and " + serverConnections
+          + " server connections at most; the pg rows were written by " + backends + " backends (" + backendsOfThePooler
+          + " of them seen as PgBouncer's server connections), " + sharedBackends
+          + " of them shared by several workers (up to " + maxWorkersPerBackend + ")";
+    }
   }
 
   private final Options options;
@@ -132,6 +186,11 @@ public final class FaultRun {
   private EtcdCluster etcd;
   private PostgresServer postgres;
   private MariaDbServer maria;
+  private PgBouncer bouncer;
+  private int maxServers;
+  private int maxClients;
+  /** The backend pids of PgBouncer's server connections (SHOW SERVERS' remote_pid), as sampled. */
+  private final java.util.Set<String> bouncerBackends = new java.util.TreeSet<>();
   private KafkaBroker kafka;
   private HttpWriteServer http;
   private KafkaSink sink;
@@ -172,7 +231,8 @@ public final class FaultRun {
 
   private Outcome execute() {
     out.println("fault run: " + options.trials() + " trials, " + options.workers() + " workers, seed="
-        + options.seed() + ", lease TTL " + TTL_MS + " ms");
+        + options.seed() + ", lease TTL " + TTL_MS + " ms" + (options.pooler() ? ", workers reach PostgreSQL through"
+        + " PgBouncer (transaction pooling, " + options.poolSize() + " server connections)" : ""));
     try {
       outDir = options.outDir() != null ? Files.createDirectories(options.outDir())
           : Files.createTempDirectory("fencing-faults-");
@@ -180,8 +240,10 @@ public final class FaultRun {
       throw new UncheckedIOException(e);
     }
     startInfrastructure();
+    // Only the workers go through the pooler; the harness's own reads (the checker's view) go straight to PostgreSQL.
+    String workerPgUrl = bouncer != null ? bouncer.jdbcUrl("postgres", postgres.user()) : postgres.jdbcUrl();
     Setup setup = new Setup(options.agentJar(), System.getProperty("java.class.path"),
-        postgres.jdbcUrl() + "&socketTimeout=30", maria.jdbcUrl() + "&socketTimeout=30000", http.url(),
+        workerPgUrl + "&socketTimeout=30", maria.jdbcUrl() + "&socketTimeout=30000", http.url(),
         http.hostPort(), kafka.bootstrapServers());
     List<Integer> etcdPorts = etcd.nodes().stream().map(EtcdNode::clientPort).toList();
     for (int i = 1; i <= options.workers(); i++) {
@@ -227,6 +289,7 @@ public final class FaultRun {
             + fault.label + ")");
       }
       sleep(300);
+      sampleBouncer();
     }
     return finish(counts, done);
   }
@@ -328,6 +391,7 @@ public final class FaultRun {
   }
 
   private Outcome finish(Map<Fault, Integer> counts, int trials) {
+    sampleBouncer();
     slots.forEach(WorkerSlot::requestStop);
     slots.forEach(slot -> slot.retire(outDir));
     Map<TopicPartition, Long> ends = endOffsets(List.of(sink.mainPartition(), sink.deadLetterPartition()));
@@ -336,9 +400,11 @@ public final class FaultRun {
     }
     List<Attempt> attempts = new ArrayList<>();
     Map<String, History.AgentMetrics> metrics = new HashMap<>();
+    Map<String, java.util.Set<Long>> grants = new HashMap<>();
     for (WorkerSlot slot : slots) {
       attempts.addAll(slot.attempts());
       metrics.putAll(slot.metrics());
+      grants.putAll(slot.grants());
     }
     List<Accepted> accepted = new ArrayList<>();
     accepted.addAll(readAccepted("pg", postgres.jdbcUrl(), "SELECT id, write_id, token,"
@@ -348,9 +414,10 @@ public final class FaultRun {
     accepted.addAll(http.accepted());
     accepted.addAll(sink.accepted());
     History history = new History(trials, attempts, accepted, sink.quarantined(), metrics,
-        Map.of("http", http.fenceRejections(LOCK), "kafka", sink.fenceRejections()), pgCounter());
+        Map.of("http", http.fenceRejections(LOCK), "kafka", sink.fenceRejections()), pgCounter(), grants);
     HistoryChecker.Result result = HistoryChecker.check(history);
-    HistoryFiles.write(outDir, history, trialLog);
+    HistoryFiles.write(outDir, history, trialLog, result.violations());
+    PoolerReport pooler = poolerReport();
 
     out.println();
     out.println("faults: " + counts.entrySet().stream().map(e -> e.getKey().label + "=" + e.getValue())
@@ -363,15 +430,20 @@ public final class FaultRun {
         + " of " + freezes.size());
     out.println("attempts: " + attempts.size() + ", accepted per resource: " + accepted.stream()
         .collect(Collectors.groupingBy(Accepted::resource, java.util.TreeMap::new, Collectors.counting())));
+    if (pooler != null) {
+      out.println(pooler.describe());
+    }
     notes.forEach(n -> out.println("note: " + n));
     result.violations().stream().limit(40).forEach(v -> out.println("VIOLATION " + v));
     if (result.violations().size() > 40) {
-      out.println("... " + (result.violations().size() - 40) + " more violations in " + outDir);
+      out.println("... " + (result.violations().size() - 40) + " more violations in " + outDir.resolve(
+          "violations.txt"));
     }
     out.println("history, worker logs: " + outDir + " (seed=" + options.seed() + ", "
         + (System.currentTimeMillis() - started) / 1000 + " s)");
-    out.println(result.summary());
-    return new Outcome(result, counts, List.copyOf(notes), outDir);
+    String summary = result.summary() + (options.pooler() ? " " + options.poolerLabel() : "");
+    out.println(summary);
+    return new Outcome(result, counts, List.copyOf(notes), outDir, summary, pooler);
   }
 
   /** How many freezes caught the frozen worker between an ATTEMPT line and its OUTCOME. */
@@ -422,6 +494,9 @@ public final class FaultRun {
     CompletableFuture<MariaDbServer> m = CompletableFuture.supplyAsync(() -> add(MariaDbServer.start()));
     etcd = add(EtcdCluster.of(3));
     postgres = pg.join();
+    if (options.pooler()) {
+      bouncer = add(PgBouncer.start(postgres, options.poolSize(), postgres.user()));
+    }
     maria = m.join();
     kafka = k.join();
     prepareDatabases();
@@ -442,7 +517,8 @@ public final class FaultRun {
       s.execute("INSERT INTO pg_total VALUES (1, 0)");
       s.execute("CREATE TABLE pg_write (id bigserial PRIMARY KEY, write_id text NOT NULL UNIQUE, worker text NOT"
           + " NULL, token bigint DEFAULT nullif(current_setting('fencing.token', true), '')::bigint,"
-          + " accepted_at timestamptz NOT NULL DEFAULT clock_timestamp())");
+          + " accepted_at timestamptz NOT NULL DEFAULT clock_timestamp(),"
+          + " backend int NOT NULL DEFAULT pg_backend_pid())");
       SqlFenceInstaller installer = new SqlFenceInstaller(c);
       installer.install(new SqlFence(TableName.parse("pg_total"), LOCK, false, false));
       installer.install(new SqlFence(TableName.parse("pg_write"), LOCK, false, false));
@@ -460,6 +536,70 @@ public final class FaultRun {
     } catch (SQLException e) {
       throw new IllegalStateException("cannot prepare MariaDB: " + e.getMessage(), e);
     }
+  }
+
+  /** Null without the pooler. */
+  private PoolerReport poolerReport() {
+    if (bouncer == null) {
+      return null;
+    }
+    long transactions = 0;
+    long queries = 0;
+    try {
+      for (Map<String, String> row : bouncer.show("SHOW STATS")) {
+        if ("postgres".equals(row.get("database"))) {
+          transactions += Long.parseLong(row.get("total_xact_count"));
+          queries += Long.parseLong(row.get("total_query_count"));
+        }
+      }
+    } catch (RuntimeException e) {
+      notes.add("cannot read PgBouncer's counters: " + e.getMessage());
+    }
+    long backends = 0;
+    long shared = 0;
+    int most = 0;
+    long viaPooler = 0;
+    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement();
+        ResultSet r = s.executeQuery("SELECT count(*), count(*) FILTER (WHERE n > 1), coalesce(max(n), 0) FROM"
+            + " (SELECT backend, count(DISTINCT worker) AS n FROM pg_write GROUP BY backend) b")) {
+      if (r.next()) {
+        backends = r.getLong(1);
+        shared = r.getLong(2);
+        most = r.getInt(3);
+      }
+    } catch (SQLException e) {
+      notes.add("cannot read pg_write's backends: " + e.getMessage());
+    }
+    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement();
+        ResultSet r = s.executeQuery("SELECT DISTINCT backend FROM pg_write")) {
+      while (r.next()) {
+        viaPooler += bouncerBackends.contains(Integer.toString(r.getInt(1))) ? 1 : 0;
+      }
+    } catch (SQLException e) {
+      notes.add("cannot read pg_write's backends: " + e.getMessage());
+    }
+    return new PoolerReport(bouncer.mode(), bouncer.poolSize(), transactions, queries, maxServers, maxClients,
+        backends, viaPooler, shared, most);
+  }
+
+  /** The most client and server connections PgBouncer had to database postgres, sampled after each trial. */
+  private void sampleBouncer() {
+    if (bouncer == null) {
+      return;
+    }
+    try {
+      List<Map<String, String>> servers = bouncer.show("SHOW SERVERS").stream()
+          .filter(row -> "postgres".equals(row.get("database"))).toList();
+      maxServers = Math.max(maxServers, servers.size());
+      servers.forEach(row -> bouncerBackends.add(row.get("remote_pid")));
+      maxClients = Math.max(maxClients, countRows("SHOW CLIENTS"));
+    } catch (RuntimeException e) {
+      notes.add("cannot sample PgBouncer's connections: " + e.getMessage());
+    }
+  }
+
+  private int countRows(String show) {
+    return (int) bouncer.show(show).stream().filter(row -> "postgres".equals(row.get("database"))).count();
   }
 
   private static List<Accepted> readAccepted(String resource, String url, String query) {

@@ -16,9 +16,18 @@ import java.util.Set;
  * @param agentMetrics    per worker incarnation, the agent's counters at the end of its life
  * @param fenceRejections per resource ({@code http}, {@code kafka}), the fence's own rejection counter
  * @param pgCounter       the PostgreSQL counter every accepted pg write incremented in the same transaction (-1: none)
+ * @param grants          per worker incarnation, every token its agent was granted (its "holding lock" log lines);
+ *                        an incarnation missing here is not judged by the own-token rule
  */
 public record History(int trials, List<Attempt> attempts, List<Accepted> accepted, Set<String> quarantined,
-    Map<String, AgentMetrics> agentMetrics, Map<String, Long> fenceRejections, long pgCounter) {
+    Map<String, AgentMetrics> agentMetrics, Map<String, Long> fenceRejections, long pgCounter,
+    Map<String, Set<Long>> grants) {
+
+  /** Without the agents' grants: the own-token rule is not applied. */
+  public History(int trials, List<Attempt> attempts, List<Accepted> accepted, Set<String> quarantined,
+      Map<String, AgentMetrics> agentMetrics, Map<String, Long> fenceRejections, long pgCounter) {
+    this(trials, attempts, accepted, quarantined, agentMetrics, fenceRejections, pgCounter, Map.of());
+  }
 
   /** The resources (and worker channels) a write goes through. */
   public static final List<String> RESOURCES = List.of("pg", "mariadb", "http", "kafka");
@@ -39,10 +48,17 @@ public record History(int trials, List<Attempt> attempts, List<Accepted> accepte
 
   /**
    * One attempted write: {@code writeId} is {@code <worker>:<seq>}, unique across the run; {@code state} and
-   * {@code tokenSeen} are what the worker's agent reported at the start of its iteration.
+   * {@code tokenSeen} are what the worker's agent reported at the start of its iteration; {@code tokenHeld} the
+   * highest token its agent had been granted when the outcome was printed (0: none, or not known).
    */
   public record Attempt(String writeId, String worker, String channel, long startMs, long endMs, String state,
-      long tokenSeen, Outcome outcome, String detail) {
+      long tokenSeen, Outcome outcome, String detail, long tokenHeld) {
+
+    /** Without the token held. */
+    public Attempt(String writeId, String worker, String channel, long startMs, long endMs, String state,
+        long tokenSeen, Outcome outcome, String detail) {
+      this(writeId, worker, channel, startMs, endMs, state, tokenSeen, outcome, detail, 0);
+    }
   }
 
   /**

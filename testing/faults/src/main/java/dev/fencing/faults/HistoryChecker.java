@@ -24,7 +24,9 @@ import java.util.stream.Collectors;
  *   <li>every blocked or rejected write appears in the metrics: per agent and channel the agent's counters are at
  *       least what its worker saw, per fence its rejection counter at least the rejections the resource made;</li>
  *   <li>nothing acknowledged as written is lost: every ACKED write is among the resource's accepted writes (Kafka:
- *       accepted or quarantined by the consumer fence), and the PostgreSQL counter matches the accepted rows.</li>
+ *       accepted or quarantined by the consumer fence), and the PostgreSQL counter matches the accepted rows;</li>
+ *   <li>a write is accepted under its writer's own token: one its agent was granted (when the history has the
+ *       grants); a token above every one its writer held by then counts as a stale accept.</li>
  * </ol>
  * Also flagged: a write accepted although its worker saw it rejected or blocked, or accepted twice, or accepted
  * without any attempt. Writes whose outcome is open (FAILED, NONE) may or may not be accepted.
@@ -75,6 +77,7 @@ public final class HistoryChecker {
         }
       }
       staleIds.addAll(acceptedAfterHigherAck(e.getKey(), rows, attempts, violations));
+      staleIds.addAll(acceptedUnderAnotherToken(e.getKey(), rows, attempts, h.grants(), violations));
       stale += staleIds.size();
     }
 
@@ -151,6 +154,37 @@ public final class HistoryChecker {
         violations.add("stale accept in " + resource + ": " + w.row().writeId() + " with token " + w.row().token()
             + " attempted at " + w.attempt().startMs() + ", after " + highest.row().writeId() + " with token "
             + highest.row().token() + " was acknowledged at " + highest.attempt().endMs());
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Rule 5: a resource accepts a write under its writer's own token. The token a resource records comes from its
+   * side (the session setting, the header), so a write that met a database session still carrying another
+   * client's pair (a session shared through a transaction pooler) would pass rules 1 and 2 with a token its writer
+   * never held. Such a write is a violation; when the borrowed token is above every token its writer had been
+   * granted by then, the fence admitted a stale write as a current one, and it counts as stale.
+   */
+  private static Set<String> acceptedUnderAnotherToken(String resource, List<Accepted> rows,
+      Map<String, Attempt> attempts, Map<String, Set<Long>> grants, List<String> violations) {
+    Set<String> found = new LinkedHashSet<>();
+    for (Accepted row : rows) {
+      Attempt a = attempts.get(resource + " " + row.writeId());
+      Set<Long> own = a == null ? null : grants.get(a.worker());
+      if (own == null || own.contains(row.token())) {
+        continue;
+      }
+      if (row.token() > a.tokenHeld()) {
+        found.add(row.writeId());
+        violations.add("stale accept in " + resource + ": " + row.writeId() + " accepted (order " + row.order()
+            + ") with token " + row.token() + ", but its writer " + a.worker() + " held token " + a.tokenHeld()
+            + " at most (its agent's grants: " + own + "; it saw " + a.state() + " " + a.tokenSeen()
+            + "): the resource took another session's newer token for it");
+      } else {
+        violations.add("foreign token in " + resource + ": " + row.writeId() + " accepted (order " + row.order()
+            + ") with token " + row.token() + ", which its writer " + a.worker() + " was never granted (its"
+            + " agent's grants: " + own + "; it held " + a.tokenHeld() + ")");
       }
     }
     return found;

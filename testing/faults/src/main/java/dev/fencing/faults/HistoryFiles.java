@@ -15,7 +15,7 @@ final class HistoryFiles {
   private HistoryFiles() {
   }
 
-  static void write(Path dir, History h, List<String> trials) {
+  static void write(Path dir, History h, List<String> trials, List<String> violations) {
     List<String> attempts = new ArrayList<>();
     attempts.add("write_id\tworker\tlock\tchannel\tstart_ms\tend_ms\tstate\ttoken_seen\toutcome\tdetail");
     for (Attempt a : h.attempts()) {
@@ -40,6 +40,7 @@ final class HistoryFiles {
       Files.write(dir.resolve("quarantined.txt"), new TreeSet<>(h.quarantined()));
       Files.write(dir.resolve("metrics.txt"), metrics);
       Files.write(dir.resolve("trials.txt"), trials);
+      Files.write(dir.resolve("violations.txt"), violations);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the history to " + dir, e);
     }

@@ -7,7 +7,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -18,16 +20,25 @@ import java.util.regex.Pattern;
 public final class WorkerLog {
   private static final Pattern SERIES = Pattern.compile("^([a-z_]+)\\{([^}]*)\\}\\s+([0-9.eE+-]+)$");
   private static final Pattern LABEL = Pattern.compile("([a-z_]+)=\"([^\"]*)\"");
+  /** The agent's line when it takes the lock with a valid grant (LeaseKeeper). */
+  private static final Pattern GRANT = Pattern.compile("holding lock '[^']*' with fencing token (\\d+)");
 
   private WorkerLog() {
   }
 
-  /** The attempts in one worker's output, in the order it made them; an attempt without an outcome line is NONE. */
+  /**
+   * The attempts in one worker's output, in the order it made them; an attempt without an outcome line is NONE. Each
+   * carries the highest token the agent's log had announced ({@link #grants}) when its outcome was printed.
+   */
   public static List<Attempt> parse(String output) {
     Map<String, String[]> open = new LinkedHashMap<>();
     List<Attempt> attempts = new ArrayList<>();
+    long held = 0;
     for (String line : output.split("\n")) {
-      if (line.startsWith("ATTEMPT ")) {
+      Matcher grant = GRANT.matcher(line);
+      if (grant.find()) {
+        held = Math.max(held, parseLong(grant.group(1)));
+      } else if (line.startsWith("ATTEMPT ")) {
         String[] f = line.split(" ", 6);
         if (f.length == 6) {
           open.put(f[2] + " " + f[3], f);
@@ -36,20 +47,35 @@ public final class WorkerLog {
         String[] f = line.split(" ", 5);
         String[] a = f.length == 5 ? open.remove(f[2] + " " + f[3]) : null;
         if (a != null) {
-          attempts.add(attempt(a, Long.parseLong(f[1]), classify(f[4]), f[4]));
+          attempts.add(attempt(a, Long.parseLong(f[1]), classify(f[4]), f[4], held));
         }
       }
     }
     for (String[] a : open.values()) {
-      attempts.add(attempt(a, -1, Outcome.NONE, ""));
+      attempts.add(attempt(a, -1, Outcome.NONE, "", held));
     }
     return attempts;
   }
 
-  private static Attempt attempt(String[] a, long endMs, Outcome outcome, String detail) {
+  /**
+   * Every token the worker's agent was granted and took (its {@code holding lock '<lock>' with fencing token N}
+   * lines; a reused grant is given up, not taken). A write of this worker that a resource accepted must carry one of
+   * them: any other token is another session's.
+   */
+  public static Set<Long> grants(String output) {
+    Set<Long> tokens = new TreeSet<>();
+    Matcher m = GRANT.matcher(output);
+    while (m.find()) {
+      tokens.add(parseLong(m.group(1)));
+    }
+    return tokens;
+  }
+
+  private static Attempt attempt(String[] a, long endMs, Outcome outcome, String detail, long held) {
     String id = a[2];
     String worker = id.substring(0, Math.max(0, id.lastIndexOf(':')));
-    return new Attempt(id, worker, a[3], Long.parseLong(a[1]), endMs, a[4], parseLong(a[5]), outcome, detail);
+    return new Attempt(id, worker, a[3], Long.parseLong(a[1]), endMs, a[4], parseLong(a[5]), outcome, detail,
+        held);
   }
 
   /**

@@ -50,6 +50,7 @@ final class WorkerSlot implements AutoCloseable {
   private final List<TcpProxy> proxies;
   private final List<Attempt> attempts = new ArrayList<>();
   private final Map<String, AgentMetrics> metrics = new java.util.TreeMap<>();
+  private final Map<String, java.util.Set<Long>> grants = new java.util.TreeMap<>();
   private Incarnation current;
   private int incarnations;
 
@@ -144,6 +145,7 @@ final class WorkerSlot implements AutoCloseable {
     inc.jvm().close();
     String output = inc.jvm().output();
     attempts.addAll(WorkerLog.parse(output));
+    grants.put(inc.name(), WorkerLog.grants(output));
     try {
       Files.writeString(logDir.resolve(inc.name() + ".log"), output);
     } catch (IOException e) {
@@ -157,6 +159,11 @@ final class WorkerSlot implements AutoCloseable {
 
   Map<String, AgentMetrics> metrics() {
     return metrics;
+  }
+
+  /** Per incarnation, the tokens its agent was granted. */
+  Map<String, java.util.Set<Long>> grants() {
+    return grants;
   }
 
   @Override

@@ -25,10 +25,13 @@ class HistoryCheckerTest {
     final Map<String, AgentMetrics> metrics = new HashMap<>();
     final Map<String, Long> fence = new HashMap<>();
     long pgCounter = -1;
+    final Map<String, Set<Long>> grants = new HashMap<>();
+    /** The token the next attempts' writer held (the attempts' tokenHeld). */
+    long held;
 
     H attempt(String id, String channel, long start, long end, Outcome outcome) {
       String worker = id.substring(0, id.indexOf(':'));
-      attempts.add(new Attempt(id, worker, channel, start, end, "HOLDING", 0, outcome, outcome.name()));
+      attempts.add(new Attempt(id, worker, channel, start, end, "HOLDING", held, outcome, outcome.name(), held));
       metrics.putIfAbsent(worker, new AgentMetrics(new HashMap<>(), new HashMap<>()));
       if (outcome == Outcome.BLOCKED) {
         metrics.get(worker).blocked().merge(History.agentChannel(channel), 1L, Long::sum);
@@ -53,7 +56,8 @@ class HistoryCheckerTest {
     }
 
     HistoryChecker.Result check() {
-      return HistoryChecker.check(new History(3, attempts, accepted, quarantined, metrics, fence, pgCounter));
+      return HistoryChecker.check(new History(3, attempts, accepted, quarantined, metrics, fence, pgCounter,
+          grants));
     }
   }
 
@@ -181,5 +185,51 @@ class HistoryCheckerTest {
     h.pgCounter = 4;
     assertThat(h.check().violations()).contains("accepted twice in pg: w2.1:2",
         "accepted in pg without any attempt: w9.1:1");
+  }
+
+  /**
+   * Behind a transaction pooler: the stale w1.1 (token 5) runs its transaction on a backend whose session still
+   * carries w2.1's pair (token 9). Tokens look in order and nothing was acked before with a higher token than 9,
+   * so rules 1 and 2 see nothing; only the writer's own grants show that the fence judged the wrong token.
+   */
+  @Test
+  void aWriteAcceptedUnderANewerTokenItsWriterNeverHeldIsAStaleAccept() {
+    H h = new H();
+    h.grants.put("w1.1", Set.of(5L));
+    h.grants.put("w2.1", Set.of(9L));
+    h.held = 9;
+    h.attempt("w2.1:1", "pg", 100, 110, Outcome.ACKED).accepted("pg", 1, "w2.1:1", 9);
+    h.held = 5;
+    h.attempt("w1.1:1", "pg", 200, 210, Outcome.ACKED).accepted("pg", 2, "w1.1:1", 9);
+    h.pgCounter = 2;
+    HistoryChecker.Result r = h.check();
+    assertThat(r.staleAccepted()).isEqualTo(1);
+    assertThat(r.violations()).singleElement().asString()
+        .startsWith("stale accept in pg: w1.1:1 accepted (order 2) with token 9, but its writer w1.1 held token 5"
+            + " at most (its agent's grants: [5]");
+  }
+
+  @Test
+  void aWriteAcceptedUnderAnOlderTokenItsWriterNeverHeldIsAViolationButNotStale() {
+    H h = new H();
+    h.grants.put("w1.1", Set.of(5L));
+    h.grants.put("w2.1", Set.of(9L));
+    h.held = 9;
+    h.attempt("w2.1:1", "pg", 100, 110, Outcome.ACKED).accepted("pg", 1, "w2.1:1", 5); // met w1.1's session pair
+    h.pgCounter = 1;
+    HistoryChecker.Result r = h.check();
+    assertThat(r.staleAccepted()).isZero();
+    assertThat(r.ok()).isFalse();
+    assertThat(r.violations()).singleElement().asString()
+        .startsWith("foreign token in pg: w2.1:1 accepted (order 1) with token 5, which its writer w2.1 was never"
+            + " granted");
+  }
+
+  @Test
+  void aWriteUnderItsWritersOwnTokenPassesTheOwnTokenRule() {
+    H h = clean();
+    h.grants.put("w1.1", Set.of(5L));
+    h.grants.put("w2.1", Set.of(9L));
+    assertThat(h.check().violations()).isEmpty();
   }
 }

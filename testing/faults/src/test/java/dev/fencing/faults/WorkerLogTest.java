@@ -64,4 +64,24 @@ class WorkerLogTest {
     assertThat(m.blocked()).isEqualTo(Map.of("jdbc", 4L, "kafka", 2L));
     assertThat(m.rejected()).isEqualTo(Map.of("http", 5L));
   }
+
+  @Test
+  void theGrantsAndTheTokenHeldAtEachOutcomeComeFromTheAgentsLines() {
+    String log = """
+        WORKER STARTED w1.2
+        [fencing-agent] INFO holding lock 'faults' with fencing token 7 (lease 694d9a1b2c3d4e5f, etcd cluster 1a2b)
+        ATTEMPT 1000 w1.2:1 pg HOLDING 7
+        OUTCOME 1010 w1.2:1 pg OK
+        [fencing-agent] WARN lock 'faults': token 3 was reused: lock given up, campaigning again in about 1000 ms
+        ATTEMPT 1011 w1.2:2 pg EXPIRED 7
+        [fencing-agent] INFO holding lock 'faults' with fencing token 12 (lease 694d9a1b2c3d4e60, etcd cluster 1a2b)
+        OUTCOME 1020 w1.2:2 pg OK
+        ATTEMPT 1021 w1.2:3 pg HOLDING 12
+        """;
+    assertThat(WorkerLog.grants(log)).containsExactly(7L, 12L);
+    assertThat(WorkerLog.parse(log)).extracting(Attempt::writeId, Attempt::tokenHeld).containsExactly(
+        org.assertj.core.groups.Tuple.tuple("w1.2:1", 7L),
+        org.assertj.core.groups.Tuple.tuple("w1.2:2", 12L),
+        org.assertj.core.groups.Tuple.tuple("w1.2:3", 12L));
+  }
 }

@@ -19,16 +19,21 @@ public final class PgBouncer implements AutoCloseable {
   private static final String INSTALL_HINT = " is missing: run `apt-get update && apt-get install -y pgbouncer` "
       + "(Debian 12, PgBouncer 1.18) — the pooler tests need a real PgBouncer";
   private static final Duration START_TIMEOUT = Duration.ofSeconds(20);
+  private static final Path PSQL = Path.of("/usr/lib/postgresql/15/bin/psql");
 
   private final Path root;
   private final int port;
   private final PostgresServer server;
+  private final String mode;
+  private final int poolSize;
   private Process process;
 
-  private PgBouncer(Path root, int port, PostgresServer server) {
+  private PgBouncer(Path root, int port, PostgresServer server, String mode, int poolSize) {
     this.root = root;
     this.port = port;
     this.server = server;
+    this.mode = mode;
+    this.poolSize = poolSize;
   }
 
   /** Transaction pooling with {@code poolSize} server connections per (database, user). */
@@ -49,9 +54,9 @@ public final class PgBouncer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    PgBouncer bouncer = new PgBouncer(root, Ports.freePort(), server);
+    PgBouncer bouncer = new PgBouncer(root, Ports.freePort(), server, mode, poolSize);
     try {
-      bouncer.launch(binary, mode, poolSize, users);
+      bouncer.launch(binary, users);
       return bouncer;
     } catch (RuntimeException | Error e) {
       bouncer.close();
@@ -71,11 +76,55 @@ public final class PgBouncer implements AutoCloseable {
     return port;
   }
 
+  /**
+   * A {@code SHOW} command of PgBouncer's admin console ({@code SHOW STATS}, {@code SHOW POOLS}, {@code SHOW
+   * SERVERS}, {@code SHOW CLIENTS}...), one map per row, column name to value. Through {@code psql}: pgjdbc cannot
+   * talk to the console, which fails its start-up ({@code extra_float_digits}, in the start-up packet or as a
+   * {@code SET}) with "SET failed".
+   */
+  public List<Map<String, String>> show(String command) {
+    if (!command.matches("(?i)SHOW [A-Z_]+")) {
+      throw new IllegalArgumentException("not a SHOW command: " + command);
+    }
+    Path psql = Files.isExecutable(PSQL) ? PSQL : Processes.executable("psql", INSTALL_HINT);
+    Processes.Result r = Processes.run(Duration.ofSeconds(15), Map.of(), List.of(psql.toString(), "-X", "-A",
+        "-F", "\t", "-P", "footer=off", "-h", "127.0.0.1", "-p", Integer.toString(port), "-U", "postgres", "-d",
+        "pgbouncer", "-c", command));
+    if (!r.ok()) {
+      throw new IllegalStateException("PgBouncer's " + command + " failed (exit " + r.exitCode() + "): "
+          + r.stderr().strip());
+    }
+    List<Map<String, String>> rows = new ArrayList<>();
+    String[] lines = r.stdout().split("\n");
+    String[] header = lines[0].split("\t", -1);
+    for (int i = 1; i < lines.length; i++) {
+      if (lines[i].isEmpty()) {
+        continue;
+      }
+      String[] values = lines[i].split("\t", -1);
+      Map<String, String> row = new java.util.LinkedHashMap<>();
+      for (int c = 0; c < header.length && c < values.length; c++) {
+        row.put(header[c], values[c]);
+      }
+      rows.add(row);
+    }
+    return rows;
+  }
+
+  /** The pool mode it runs in: session, transaction or statement. */
+  public String mode() {
+    return mode;
+  }
+
+  public int poolSize() {
+    return poolSize;
+  }
+
   public String logTail(int lines) {
     return Processes.tail(root.resolve("pgbouncer.log"), lines);
   }
 
-  private void launch(Path binary, String mode, int poolSize, String[] users) {
+  private void launch(Path binary, String[] users) {
     Path ini = root.resolve("pgbouncer.ini");
     StringBuilder authFile = new StringBuilder("\"postgres\" \"\"\n");
     for (String user : users) {
@@ -90,6 +139,11 @@ public final class PgBouncer implements AutoCloseable {
         + "auth_file = " + root.resolve("users.txt") + "\n"
         + "pool_mode = " + mode + "\n"
         + "default_pool_size = " + poolSize + "\n"
+        // No spare connections beyond the pool: the pool size is the number of backends the clients share.
+        + "min_pool_size = 0\n"
+        + "reserve_pool_size = 0\n"
+        + "admin_users = postgres\n"
+        + "stats_users = postgres\n"
         + "max_client_conn = 200\n"
         + "ignore_startup_parameters = extra_float_digits,options\n"
         + "unix_socket_dir =\n"
