@@ -72,7 +72,7 @@ class SqlFenceDdlTest {
         false, false));
     assertThat(ddl).startsWith("DELIMITER $$").endsWith("DELIMITER ;\n")
         .contains("fencing_fence_stripe").contains("CONNECTION_ID() % 16").contains("FOR UPDATE").contains("SIGNAL SQLSTATE 'FN001'")
-        .contains("SIGNAL SQLSTATE 'FN002'").contains("CALL fencing_check_v1('ledger', FALSE, 'orders')")
+        .contains("SIGNAL SQLSTATE 'FN002'").contains("CALL fencing_check_v2('ledger', FALSE, 'orders')")
         .contains("@fencing_token").contains("@fencing_lock");
   }
 
