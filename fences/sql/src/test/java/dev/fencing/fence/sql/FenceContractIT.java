@@ -474,6 +474,29 @@ abstract class FenceContractIT {
     }
   }
 
+  /**
+   * {@code fence reset} sets a token it does not know the grant of: the stored grant goes (NULL accepts any), so that
+   * the holder of the reset token is not refused as "another grant" because of whoever wrote the fence before.
+   */
+  @Test
+  void aFenceResetClearsTheStoredGrant() throws Exception {
+    Names n = names();
+    try (Connection a = connect(); Connection b = connect()) {
+      createTable(a, n.table());
+      install(a, n, false, false);
+      session(a, n.lock(), 900L);
+      grant(a, "forger");
+      insert(a, n.table(), 1, 10);
+      assertThat(FenceReset.set(b, null, n.lock(), 7L, true)).isEqualTo(900L);
+      assertThat(fenceToken(b, n.lock())).isEqualTo(7L);
+      assertThat(fenceGrant(b, n.lock())).isNull();
+      session(b, n.lock(), 7L);
+      grant(b, "1a2b");
+      update(b, n.table(), 1, 11);
+      assertThat(amounts(b, n.table())).containsExactly(11);
+    }
+  }
+
   /** A fence table created before grants existed gets the grant_id column on the next install. */
   @Test
   void installAddsTheGrantColumnToAnOlderFenceTable() throws Exception {
