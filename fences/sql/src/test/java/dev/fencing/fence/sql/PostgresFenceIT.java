@@ -274,6 +274,49 @@ class PostgresFenceIT extends FenceContractIT {
     }
   }
 
+  /**
+   * {@code sql print} of an unqualified table cannot name the schema: the script makes the check SECURITY DEFINER
+   * with the search path pinned to the schema it was created in, and registers the table under that schema.
+   */
+  @Test
+  void thePrintedScriptOfAnUnqualifiedTablePinsTheSchemaItRunsIn() throws Exception {
+    Names n = names();
+    String schema = "printed_" + n.table();
+    String role = "app_" + n.table();
+    try (Connection c = connect()) {
+      exec(c, "CREATE SCHEMA " + schema);
+      exec(c, "SET search_path = " + schema);
+      createTable(c, n.table());
+      SqlFence fence = new SqlFence(TableName.parse(n.table()), n.lock(), false, false);
+      for (SqlFenceDdl.Statement st : new SqlFenceDdl(SqlDialect.POSTGRESQL).install(fence, false)) {
+        exec(c, st.sql());
+      }
+      exec(c, "CREATE ROLE " + role + " LOGIN");
+      exec(c, "GRANT USAGE ON SCHEMA " + schema + " TO " + role);
+      exec(c, "GRANT SELECT, INSERT, UPDATE, DELETE ON " + n.table() + " TO " + role);
+      exec(c, "RESET search_path");
+      assertThat(column(c, "SELECT p.prosecdef || ' ' || array_to_string(p.proconfig, ';') FROM pg_proc p"
+          + " JOIN pg_namespace s ON s.oid = p.pronamespace WHERE s.nspname = '" + schema + "'"
+          + " AND p.proname = 'fencing_check'")).containsExactly("true search_path=" + schema + ", pg_temp");
+      assertThat(column(c, "SELECT table_schema || '.' || table_name FROM " + schema + ".fencing_fenced_table"))
+          .containsExactly(schema + "." + n.table());
+    }
+    String url = server.jdbcUrl().replace("user=postgres", "user=" + role);
+    try (Connection app = DriverManager.getConnection(url)) {
+      session(app, n.lock(), 4L);
+      insert(app, schema + "." + n.table(), 1, 1);
+      session(app, n.lock(), 3L);
+      assertThatThrownBy(() -> insert(app, schema + "." + n.table(), 2, 2))
+          .satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
+    } finally {
+      try (Connection c = connect()) {
+        exec(c, "DROP SCHEMA " + schema + " CASCADE");
+        exec(c, "DROP OWNED BY " + role);
+        exec(c, "DROP ROLE " + role);
+      }
+    }
+  }
+
   static List<String> column(Connection c, String sql) throws SQLException {
     List<String> out = new java.util.ArrayList<>();
     try (var st = c.createStatement(); var rs = st.executeQuery(sql)) {
