@@ -9,7 +9,8 @@ import java.util.Objects;
 
 /**
  * Generates the DDL that installs and removes a fence (README.md in this module explains the design). The fence's own
- * objects (the {@code fencing_fence} table, functions or procedures) live in the protected table's schema, qualified
+ * objects (the {@code fencing_fence} table, the {@code fencing_fenced_table} registry, functions or procedures) live
+ * in the protected table's schema, qualified
  * when the table name is; triggers are named after what they enforce, so that a re-install with other options creates
  * the new triggers before it drops the old ones and a table is never left unguarded.
  *
@@ -46,8 +47,9 @@ public final class SqlFenceDdl {
   /** First key of PostgreSQL's two-key advisory locks: "FENC", apart from the one-bigint key space applications use. */
   static final int PG_ADVISORY_CLASS = 0x46454E43;
   /**
-   * PostgreSQL session setting the table-mode check writes itself (never a client): "lock:token" this session found
-   * equal to the fence, so that its next writes skip the read that chooses the lock mode.
+   * PostgreSQL session setting the table-mode check writes itself (never a client): "lock:token:grant" this session
+   * found equal to the fence (grant empty when the session has none), so that its next writes with the same lock,
+   * token and grant skip the read that chooses the lock mode.
    */
   static final String PG_VERIFIED = "fencing.verified";
 
@@ -427,9 +429,13 @@ public final class SqlFenceDdl {
    * advance committed before; in the other levels FOR SHARE fails the write with a serialization error instead of
    * reading an old version.
    *
+   * <p>An equal token is accepted only from the grant stored with it (or when none is stored): after a coordinator
+   * restore a new holder can get exactly the old holder's token, and the grant id ({@value #PG_GRANT}) tells them
+   * apart. A token that advances the fence stores the session's grant (NULL when it has none).
+   *
    * <p>The usual write skips the token's validation and the plain read: when this session already found this token
-   * valid and equal to the fence ({@value #PG_VERIFIED}, a session setting holding "lock:token") and its lock is still
-   * the fence's, the shared lock is the right choice, since fences only grow. The setting only chooses the lock mode;
+   * valid and equal to the fence ({@value #PG_VERIFIED}, a session setting holding "lock:token:grant") and its lock is
+   * still the fence's, the shared lock is the right choice, since fences only grow. The setting only chooses the lock mode;
    * the decision is always the read under the lock. A wrong value (after a fence reset, or set by a client) costs the
    * upgrade path that a reset already has, never a wrong decision (a forged key with a malformed token fails the
    * write with PostgreSQL's own cast error instead of FN002).
