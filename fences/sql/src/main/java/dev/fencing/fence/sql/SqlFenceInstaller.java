@@ -132,6 +132,9 @@ public final class SqlFenceInstaller {
       }
     }
     plan.removeIf(st -> st.kind() == Kind.FENCE_COLUMN && !missingColumns.contains(st));
+    // Known to be missing: plain ADD COLUMN, which MySQL understands too (IF NOT EXISTS is MariaDB's, for scripts).
+    plan.replaceAll(st -> st.kind() == Kind.FENCE_COLUMN
+        ? new Statement(st.kind(), st.object(), st.sql().replace(" ADD COLUMN IF NOT EXISTS ", " ADD COLUMN ")) : st);
     List<String> privileges = new ArrayList<>();
     List<Statement> grants = new ArrayList<>();
     if (dialect == SqlDialect.MYSQL) {

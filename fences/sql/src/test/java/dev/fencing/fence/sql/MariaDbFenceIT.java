@@ -166,7 +166,11 @@ class MariaDbFenceIT extends FenceContractIT {
     String user = "app_" + n.table();
     try (Connection c = connect()) {
       createTable(c, n.table());
-      install(c, n, false, false);
+      assertThat(new SqlFenceInstaller(c).install(new SqlFence(TableName.parse(n.table()), n.lock(), false, false))
+          .privileges())
+          .contains("privileges: GRANT SELECT ON `fencing`.fencing_fence TO PUBLIC",
+              "privileges: GRANT SELECT ON `fencing`.fencing_fenced_table TO PUBLIC")
+          .anySatisfy(l -> assertThat(l).startsWith("runs as: the triggers and procedures run as their definer root@"));
       exec(c, "CREATE USER '" + user + "'@'%'");
       exec(c, "GRANT SELECT, INSERT, UPDATE, DELETE ON fencing." + n.table() + " TO '" + user + "'@'%'");
     }

@@ -221,6 +221,21 @@ class PostgresFenceIT extends FenceContractIT {
       install(c, n, false, false);
       exec(c, "CREATE ROLE " + role + " LOGIN");
       exec(c, "GRANT SELECT, INSERT, UPDATE, DELETE ON " + n.table() + " TO " + role);
+      // What an earlier release told DBAs to grant: reported by the installer, not revoked (a JDBC fence store may
+      // write the table as that role); revoked here by hand.
+      exec(c, "GRANT INSERT, UPDATE ON fencing_fence TO " + role);
+      SqlFenceInstaller.Outcome again = new SqlFenceInstaller(c).install(new SqlFence(TableName.parse(n.table()),
+          n.lock(), false, false));
+      assertThat(again.privileges())
+          .contains("privileges: REVOKE ALL ON \"public\".fencing_fence, \"public\".fencing_fenced_table FROM PUBLIC",
+              "privileges: GRANT SELECT ON \"public\".fencing_fence, \"public\".fencing_fenced_table TO PUBLIC",
+              "privileges: REVOKE ALL ON FUNCTION \"public\".fencing_check() FROM PUBLIC")
+          .anySatisfy(l -> assertThat(l).startsWith("runs as: \"public\".fencing_check() is SECURITY DEFINER, owned by "
+              + "postgres"))
+          .anySatisfy(l -> assertThat(l).startsWith("note: role " + role + " still has INSERT, UPDATE on"));
+      exec(c, "REVOKE INSERT, UPDATE ON fencing_fence FROM " + role);
+      assertThat(new SqlFenceInstaller(c).install(new SqlFence(TableName.parse(n.table()), n.lock(), false, false))
+          .privileges()).noneSatisfy(l -> assertThat(l).startsWith("note:"));
     }
     String url = server.jdbcUrl().replace("user=postgres", "user=" + role);
     try (Connection app = DriverManager.getConnection(url); Connection other = DriverManager.getConnection(url)) {
