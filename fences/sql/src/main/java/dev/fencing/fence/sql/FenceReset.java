@@ -11,7 +11,8 @@ import java.sql.SQLException;
  * only writes it, in one READ COMMITTED transaction that first takes the lock the fence's own writers take to advance
  * (PostgreSQL's exclusive advisory lock of the lock, MariaDB/MySQL and H2 all of its stripe rows), so the reset waits
  * for transactions still running under the old fence token and no write interleaves with it. MariaDB/MySQL's stripe
- * rows carry the token too and are set with it.
+ * rows carry the token too and are set with it. The grant stored with the old token is cleared (NULL: the reset token
+ * is accepted from any grant until the next advance stores one).
  */
 public final class FenceReset {
 
@@ -70,9 +71,11 @@ public final class FenceReset {
         }
         return before;
       }
+      // The grant the token was issued to is unknown here: the stored one (of whoever wrote the fence) goes.
       String sql = before < 0
           ? "INSERT INTO " + fence + " (token, updated_at, lock_name) VALUES (?, LOCALTIMESTAMP, ?)"
-          : "UPDATE " + fence + " SET token = ?, updated_at = LOCALTIMESTAMP WHERE lock_name = ?";
+          : "UPDATE " + fence + " SET token = ?, updated_at = LOCALTIMESTAMP"
+              + FenceTable.clearsGrant(c, dialect, schema) + " WHERE lock_name = ?";
       try (PreparedStatement ps = c.prepareStatement(sql)) {
         ps.setLong(1, token);
         ps.setString(2, lock);

@@ -70,16 +70,53 @@ public final class FenceTable {
     }
   }
 
-  /** After the fence row: MariaDB/MySQL's stripe rows carry the token too ({@code hasStripes} from the lock step). */
+  /**
+   * After the fence row: MariaDB/MySQL's stripe rows carry the token too ({@code hasStripes} from the lock step), and
+   * the grant of the token, which a writer of this protocol does not know: it is cleared (NULL accepts the token from
+   * any grant; see {@link #clearsGrant}).
+   */
   public static void writeStripes(Connection c, SqlDialect d, String schema, String lock, long token,
       boolean hasStripes) throws SQLException {
     if (hasStripes && d == SqlDialect.MYSQL) {
-      try (PreparedStatement ps = c.prepareStatement("UPDATE " + stripes(schema) + " SET token = ? WHERE lock_name = ?")) {
+      boolean grant = hasColumn(c, d, schema, SqlFenceDdl.STRIPE_TABLE, SqlFenceDdl.GRANT_COLUMN);
+      try (PreparedStatement ps = c.prepareStatement("UPDATE " + stripes(schema) + " SET token = ?"
+          + (grant ? ", " + SqlFenceDdl.GRANT_COLUMN + " = NULL" : "") + " WHERE lock_name = ?")) {
         ps.setLong(1, token);
         ps.setString(2, lock);
         ps.executeUpdate();
       }
     }
+  }
+
+  /**
+   * The assignment that clears the stored grant, to append to the SET list of a write of the fence row's token
+   * ({@code ", grant_id = NULL"}), or "" when the fence table has no grant column (created by an earlier release, or
+   * a JDBC fence store's own). Every writer of a token other than the SQL fence's triggers should use it: a stale
+   * grant beside a token it was not issued for makes the fence refuse that token's holder as another grant.
+   */
+  public static String clearsGrant(Connection c, SqlDialect d, String schema) throws SQLException {
+    return hasColumn(c, d, schema, SqlFenceDdl.FENCE_TABLE, SqlFenceDdl.GRANT_COLUMN)
+        ? ", " + SqlFenceDdl.GRANT_COLUMN + " = NULL" : "";
+  }
+
+  /** Whether {@code table} of {@code schema} (null: the connection's) has {@code column}. */
+  static boolean hasColumn(Connection c, SqlDialect d, String schema, String table, String column)
+      throws SQLException {
+    String catalog = d == SqlDialect.MYSQL ? (schema != null ? schema : c.getCatalog()) : null;
+    String wanted = d == SqlDialect.MYSQL ? null : (schema != null ? schema : c.getSchema());
+    DatabaseMetaData md = c.getMetaData();
+    for (String name : List.of(table, table.toUpperCase(Locale.ROOT))) {
+      try (ResultSet rs = md.getColumns(catalog, null, name, null)) {
+        while (rs.next()) {
+          if (rs.getString("TABLE_NAME").equalsIgnoreCase(table)
+              && (wanted == null || wanted.equalsIgnoreCase(rs.getString("TABLE_SCHEM")))
+              && rs.getString("COLUMN_NAME").equalsIgnoreCase(column)) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
   }
 
   private static boolean hasStripes(Connection c, SqlDialect d, String schema) throws SQLException {

@@ -24,6 +24,7 @@ import org.h2.api.Trigger;
 public final class H2FenceTrigger implements Trigger {
 
   private static final Pattern TOKEN = Pattern.compile("[1-9][0-9]{0,18}");
+  private static final Pattern GRANT = Pattern.compile("[!-~]{1,64}");
   private static final String MAX = Long.toString(Long.MAX_VALUE);
 
   private String lock;
@@ -34,6 +35,12 @@ public final class H2FenceTrigger implements Trigger {
   private String fence;
   private String stripes;
   private volatile int tokenColumn = -1;
+  /** Whether the fence table has the grant column (a table of an earlier release gets it at the next install). */
+  private volatile boolean grantColumn;
+
+  /** The fence row: its token and the grant that token was issued to (null: none stored). */
+  private record Fence(long token, String grant) {
+  }
 
   @Override
   public void init(Connection conn, String schemaName, String triggerName, String tableName, boolean before,
@@ -57,28 +64,38 @@ public final class H2FenceTrigger implements Trigger {
   public void fire(Connection conn, Object[] oldRow, Object[] newRow) throws SQLException {
     Object rawLock;
     Object rawToken;
+    Object rawGrant;
     long session;
-    try (PreparedStatement ps = conn.prepareStatement("SELECT @fencing_lock, @fencing_token, SESSION_ID()");
-        ResultSet rs = ps.executeQuery()) {
+    try (PreparedStatement ps = conn.prepareStatement("SELECT @fencing_lock, @fencing_token, SESSION_ID(),"
+        + " @fencing_grant"); ResultSet rs = ps.executeQuery()) {
       rs.next();
       rawLock = rs.getObject(1);
       rawToken = rs.getObject(2);
       session = rs.getLong(3);
+      rawGrant = rs.getObject(4);
     }
     if (perRow) {
       fireRow(conn, oldRow, newRow, rawLock, rawToken);
     } else {
-      fireTable(conn, rawLock, rawToken, session);
+      fireTable(conn, rawLock, rawToken, rawGrant, session);
     }
   }
 
-  private void fireTable(Connection conn, Object rawLock, Object rawToken, long session) throws SQLException {
+  private void fireTable(Connection conn, Object rawLock, Object rawToken, Object rawGrant, long session)
+      throws SQLException {
     Long token = validate(conn, rawLock, rawToken, null);
     if (token == null) {
       return;
     }
-    Long hint = readFence(conn, false);
-    boolean exclusive = hint == null || token > hint;
+    String grant = rawGrant == null || rawGrant.toString().isEmpty() ? null : rawGrant.toString();
+    if (grant != null && !GRANT.matcher(grant).matches()) {
+      throw new SQLException("fencing: malformed grant '" + (grant.length() > 70 ? grant.substring(0, 70) : grant)
+          + "' for lock '" + lock + "' on " + schemaName + "." + tableName + ": expected 1 to 64 visible ASCII "
+          + "characters", SqlStates.MISSING_TOKEN);
+    }
+    boolean grants = hasGrantColumn(conn);
+    Fence hint = readFence(conn, false, grants);
+    boolean exclusive = hint == null || token > hint.token();
     boolean readCommitted = conn.getTransactionIsolation() <= Connection.TRANSACTION_READ_COMMITTED;
     while (true) {
       if (exclusive) {
@@ -86,12 +103,18 @@ public final class H2FenceTrigger implements Trigger {
       } else {
         lockStripes(conn, (int) Math.floorMod(session, (long) SqlFenceDdl.H2_STRIPES));
       }
-      Long current = readFence(conn, exclusive || !readCommitted);
-      if (current != null && token == (long) current) {
-        return;
+      Fence current = readFence(conn, exclusive || !readCommitted, grants);
+      if (current != null && token == current.token()) {
+        if (current.grant() == null || current.grant().equals(grant)) {
+          return;
+        }
+        // The same token from another grant: a holder after a coordinator restore got the old token again.
+        throw new SQLException("fencing: token " + token + " for lock '" + lock + "' on " + schemaName + "."
+            + tableName + " was issued to another grant (fence grant " + current.grant() + ", session grant "
+            + (grant == null ? "none" : grant) + ")", SqlStates.STALE_TOKEN);
       }
-      if (current != null && token < current) {
-        throw stale(token, current);
+      if (current != null && token < current.token()) {
+        throw stale(token, current.token());
       }
       if (exclusive) {
         break;
@@ -99,19 +122,48 @@ public final class H2FenceTrigger implements Trigger {
       exclusive = true;
     }
     try (PreparedStatement ps = conn.prepareStatement("UPDATE " + fence
-        + " SET token = ?, updated_at = CURRENT_TIMESTAMP WHERE lock_name = ?")) {
+        + " SET token = ?, updated_at = CURRENT_TIMESTAMP" + (grants ? ", " + SqlFenceDdl.GRANT_COLUMN + " = ?" : "")
+        + " WHERE lock_name = ?")) {
       ps.setLong(1, token);
-      ps.setString(2, lock);
+      if (grants) {
+        ps.setString(2, grant);
+      }
+      ps.setString(grants ? 3 : 2, lock);
       if (ps.executeUpdate() == 1) {
         return;
       }
     }
     try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + fence
-        + " (lock_name, token, updated_at) VALUES (?, ?, CURRENT_TIMESTAMP)")) {
+        + " (lock_name, token, updated_at" + (grants ? ", " + SqlFenceDdl.GRANT_COLUMN : "") + ") VALUES (?, ?, "
+        + "CURRENT_TIMESTAMP" + (grants ? ", ?" : "") + ")")) {
       ps.setString(1, lock);
       ps.setLong(2, token);
+      if (grants) {
+        ps.setString(3, grant);
+      }
       ps.executeUpdate();
     }
+  }
+
+  /**
+   * Looked up until found (then remembered): a fence table of an earlier release gets the column at the next
+   * install, while this trigger may already run.
+   */
+  private boolean hasGrantColumn(Connection conn) throws SQLException {
+    if (grantColumn) {
+      return true;
+    }
+    try (PreparedStatement ps = conn.prepareStatement("SELECT COUNT(*) FROM INFORMATION_SCHEMA.COLUMNS"
+        + " WHERE TABLE_SCHEMA = ? AND UPPER(TABLE_NAME) = UPPER(?) AND UPPER(COLUMN_NAME) = UPPER(?)")) {
+      ps.setString(1, schemaName);
+      ps.setString(2, SqlFenceDdl.FENCE_TABLE);
+      ps.setString(3, SqlFenceDdl.GRANT_COLUMN);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        grantColumn = rs.getInt(1) > 0;
+      }
+    }
+    return grantColumn;
   }
 
   /** Per-row mode: the row's token is the fence ({@code WHERE token <= :token}), and the row gets the session token. */
@@ -154,8 +206,8 @@ public final class H2FenceTrigger implements Trigger {
       return Long.parseLong(raw);
     }
     if (current == null) {
-      Long f = readFence(conn, false);
-      current = f == null ? "none" : f.toString();
+      Fence f = readFence(conn, false, false);
+      current = f == null ? "none" : Long.toString(f.token());
     }
     throw new SQLException("fencing: " + problem + " for lock '" + lock + "' on " + schemaName + "." + tableName
         + " (current fence token " + current + "): set @fencing_lock and @fencing_token", SqlStates.MISSING_TOKEN);
@@ -166,12 +218,12 @@ public final class H2FenceTrigger implements Trigger {
         + tableName + ": current fence token is " + current, SqlStates.STALE_TOKEN);
   }
 
-  private Long readFence(Connection conn, boolean forUpdate) throws SQLException {
-    try (PreparedStatement ps = conn.prepareStatement("SELECT token FROM " + fence + " WHERE lock_name = ?"
-        + (forUpdate ? " FOR UPDATE" : ""))) {
+  private Fence readFence(Connection conn, boolean forUpdate, boolean withGrant) throws SQLException {
+    try (PreparedStatement ps = conn.prepareStatement("SELECT token" + (withGrant ? ", " + SqlFenceDdl.GRANT_COLUMN
+        : "") + " FROM " + fence + " WHERE lock_name = ?" + (forUpdate ? " FOR UPDATE" : ""))) {
       ps.setString(1, lock);
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getLong(1) : null;
+        return rs.next() ? new Fence(rs.getLong(1), withGrant ? rs.getString(2) : null) : null;
       }
     }
   }

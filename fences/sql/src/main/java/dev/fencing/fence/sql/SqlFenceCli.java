@@ -33,7 +33,8 @@ public final class SqlFenceCli {
       + "  sql uninstall --jdbc-url URL [--user U --password-file F] [--driver-jar J] --table T [--lock L]\n"
       + "\n"
       + "  print      the DDL of a fence, for migration tools (Flyway, Liquibase); names as the database folds them\n"
-      + "  install    creates the fence table, functions and triggers; idempotent; rolls back or undoes on failure\n"
+      + "  install    creates the fence table, functions and triggers; idempotent; rolls back or undoes on failure;\n"
+      + "             prints what it granted or revoked and what writers need\n"
       + "  uninstall  removes the table's fence triggers (and the fencing_token column if install added it)\n"
       + "\n"
       + "  --table       [schema.]table, letters, digits and _ only\n"
@@ -108,6 +109,9 @@ public final class SqlFenceCli {
       SqlFenceInstaller installer = new SqlFenceInstaller(connection);
       SqlFenceInstaller.Outcome outcome = install ? installer.install(fence) : installer.uninstall(table);
       out.println(outcome.summary());
+      for (String line : outcome.privileges()) {
+        out.println(line);
+      }
       return 0;
     } catch (SQLException e) {
       out.println("sql " + command + " failed: " + e.getMessage()

@@ -9,7 +9,8 @@ import java.util.Objects;
 
 /**
  * Generates the DDL that installs and removes a fence (README.md in this module explains the design). The fence's own
- * objects (the {@code fencing_fence} table, functions or procedures) live in the protected table's schema, qualified
+ * objects (the {@code fencing_fence} table, the {@code fencing_fenced_table} registry, functions or procedures) live
+ * in the protected table's schema, qualified
  * when the table name is; triggers are named after what they enforce, so that a re-install with other options creates
  * the new triggers before it drops the old ones and a table is never left unguarded.
  *
@@ -24,6 +25,15 @@ public final class SqlFenceDdl {
    * share-mode read into an exclusive one inside a trigger that also writes the table).
    */
   public static final String STRIPE_TABLE = "fencing_fence_stripe";
+  /**
+   * The registry of fenced tables beside the fence table: one row per fenced (table, lock), names as the database
+   * reports them, readable by every role (the agent finds fenced tables with it, whatever role it connects as).
+   */
+  public static final String REGISTRY_TABLE = "fencing_fenced_table";
+  /** The column of {@value #FENCE_TABLE} (and the MariaDB/MySQL stripes) holding the grant of the fence's token. */
+  public static final String GRANT_COLUMN = "grant_id";
+  /** PostgreSQL session setting with the grant id of the session's token (MariaDB/MySQL, H2: {@code @fencing_grant}). */
+  public static final String PG_GRANT = "fencing.grant";
   public static final String TOKEN_COLUMN = "fencing_token";
   /** Written into the comment of a token column the installer added, so that uninstall removes only that one. */
   public static final String COLUMN_MARK = "added by the fencing-agent SQL fence installer";
@@ -37,14 +47,22 @@ public final class SqlFenceDdl {
   /** First key of PostgreSQL's two-key advisory locks: "FENC", apart from the one-bigint key space applications use. */
   static final int PG_ADVISORY_CLASS = 0x46454E43;
   /**
-   * PostgreSQL session setting the table-mode check writes itself (never a client): "lock:token" this session found
-   * equal to the fence, so that its next writes skip the read that chooses the lock mode.
+   * PostgreSQL session setting the table-mode check writes itself (never a client): "lock:token:grant" this session
+   * found equal to the fence (grant empty when the session has none), so that its next writes with the same lock,
+   * token and grant skip the read that chooses the lock mode.
    */
   static final String PG_VERIFIED = "fencing.verified";
 
   /** What a statement does, so that the installer can skip what exists and undo what it created. */
   public enum Kind {
-    FENCE_TABLE, SEED, ROUTINE, TOKEN_COLUMN, TRIGGER,
+    FENCE_TABLE,
+    /** A column added to a fence table an earlier release created; {@code object} is the table. */
+    FENCE_COLUMN,
+    SEED, ROUTINE, TOKEN_COLUMN, TRIGGER,
+    /** Writes the table's row of the registry ({@value #REGISTRY_TABLE}). */
+    REGISTER,
+    /** GRANT or REVOKE on the fence's objects. */
+    PRIVILEGE,
     DROP_TRIGGER, DROP_TOKEN_COLUMN, DROP_ROUTINE, DROP_FENCE_TABLE
   }
 
@@ -67,12 +85,25 @@ public final class SqlFenceDdl {
    * unquoted identifiers, token column added in per-row mode. This is what {@code sql print} shows.
    */
   public String forPrint(SqlFence fence) {
-    return script(install(fence.withTable(fence.table().folded(dialect)), fence.perRow()));
+    List<Statement> statements = new ArrayList<>();
+    boolean first = true;
+    for (Statement st : install(fence.withTable(fence.table().folded(dialect)), fence.perRow())) {
+      if (st.kind() == Kind.PRIVILEGE && dialect == SqlDialect.MYSQL && first) {
+        first = false;
+        st = new Statement(st.kind(), st.object(), "-- MariaDB 10.11+ (GRANT ... TO PUBLIC). On MySQL or older "
+            + "MariaDB, grant SELECT on these two tables to the writers\n-- instead: the agent detects the fence "
+            + "with it.\n" + st.sql());
+      }
+      statements.add(st);
+    }
+    return script(statements);
   }
 
   /**
-   * The statements that install {@code fence}, in order: fence table, its row for the lock, functions or procedures,
-   * the token column (per-row mode, when {@code addTokenColumn}), then the triggers. Each is idempotent except the
+   * The statements that install {@code fence}, in order: fence tables (and the grant column for tables an earlier
+   * release created), the lock's rows, functions or procedures, the token column (per-row mode, when
+   * {@code addTokenColumn}), the triggers, the table's registry row, then the privileges (PostgreSQL and
+   * MariaDB/MySQL: every role may read the fence and the registry, nothing more). Each is idempotent except the
    * column.
    */
   public List<Statement> install(SqlFence fence, boolean addTokenColumn) {
@@ -112,6 +143,7 @@ public final class SqlFenceDdl {
           "ALTER TABLE " + t + " DROP COLUMN " + dialect.quote(dialect.fold(TOKEN_COLUMN))));
     }
     if (dropShared) {
+      out.add(new Statement(Kind.DROP_FENCE_TABLE, REGISTRY_TABLE, "DROP TABLE IF EXISTS " + s + REGISTRY_TABLE));
       if (dialect == SqlDialect.POSTGRESQL) {
         for (String f : List.of("fencing_check", "fencing_check_row", "fencing_check_truncate")) {
           out.add(new Statement(Kind.DROP_ROUTINE, f, "DROP FUNCTION IF EXISTS " + s + f + "()"));
@@ -127,6 +159,121 @@ public final class SqlFenceDdl {
       out.add(new Statement(Kind.DROP_FENCE_TABLE, FENCE_TABLE, "DROP TABLE IF EXISTS " + s + FENCE_TABLE));
     }
     return out;
+  }
+
+  /** Deletes the table's rows from the registry (uninstall; the installer runs it when the registry exists). */
+  public Statement unregister(TableName table) {
+    return new Statement(Kind.REGISTER, REGISTRY_TABLE, "DELETE FROM " + table.schemaPrefix(dialect) + REGISTRY_TABLE
+        + " WHERE table_schema = " + schemaValue(table) + " AND table_name = '" + table.name() + "'");
+  }
+
+  /**
+   * The table's schema as a SQL value: the literal when the name is qualified (the installer always qualifies), else
+   * the session's current schema (PostgreSQL, H2) or database (MariaDB/MySQL), where the unqualified objects go.
+   */
+  private String schemaValue(TableName table) {
+    if (table.schema() != null) {
+      return "'" + table.schema() + "'";
+    }
+    switch (dialect) {
+      case POSTGRESQL:
+        return "current_schema()";
+      case MYSQL:
+        return "DATABASE()";
+      default:
+        return "CURRENT_SCHEMA";
+    }
+  }
+
+  /**
+   * Upserts the table's registry row for this lock (an unchanged re-install leaves {@code installed_at}), and
+   * deletes rows for other locks (a table has one fence; another lock replaces the triggers).
+   */
+  private void register(SqlFence fence, List<Statement> out) {
+    TableName table = fence.table();
+    String r = table.schemaPrefix(dialect) + REGISTRY_TABLE;
+    String schema = schemaValue(table);
+    String mode = fence.perRow() ? "row" : "table";
+    String where = " WHERE table_schema = " + schema + " AND table_name = '" + table.name() + "'";
+    out.add(new Statement(Kind.REGISTER, REGISTRY_TABLE, "DELETE FROM " + r + where + " AND lock_name <> '"
+        + fence.lock() + "'"));
+    String values = schema + ", '" + table.name() + "', '" + fence.lock() + "', '" + mode + "'";
+    String sql;
+    switch (dialect) {
+      case POSTGRESQL:
+        sql = "INSERT INTO " + r + " AS r (table_schema, table_name, lock_name, mode, installed_at)\n"
+            + "  VALUES (" + values + ", localtimestamp)\n"
+            + "  ON CONFLICT (table_schema, table_name, lock_name) DO UPDATE\n"
+            + "  SET mode = excluded.mode, installed_at = excluded.installed_at WHERE r.mode <> excluded.mode";
+        break;
+      case MYSQL:
+        sql = "INSERT INTO " + r + " (table_schema, table_name, lock_name, mode, installed_at)\n"
+            + "  VALUES (" + values + ", NOW(6))\n"
+            + "  ON DUPLICATE KEY UPDATE installed_at = IF(mode = VALUES(mode), installed_at, VALUES(installed_at)),\n"
+            + "  mode = VALUES(mode)";
+        break;
+      default:
+        sql = "MERGE INTO " + r + " r\n"
+            + "  USING (SELECT " + schema + " AS s, '" + table.name() + "' AS t, '" + fence.lock() + "' AS l, '" + mode
+            + "' AS m) v\n"
+            + "  ON r.table_schema = v.s AND r.table_name = v.t AND r.lock_name = v.l\n"
+            + "  WHEN MATCHED AND r.mode <> v.m THEN UPDATE SET mode = v.m, installed_at = LOCALTIMESTAMP\n"
+            + "  WHEN NOT MATCHED THEN INSERT (table_schema, table_name, lock_name, mode, installed_at)\n"
+            + "    VALUES (v.s, v.t, v.l, v.m, LOCALTIMESTAMP)";
+        break;
+    }
+    out.add(new Statement(Kind.REGISTER, REGISTRY_TABLE, sql));
+  }
+
+  /** The registry table, beside the fence table. */
+  private Statement registryTable(String s) {
+    String name = dialect == SqlDialect.MYSQL ? "VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL"
+        : "varchar(128) NOT NULL";
+    String ascii = dialect == SqlDialect.MYSQL ? " CHARACTER SET ascii COLLATE ascii_bin" : "";
+    return new Statement(Kind.FENCE_TABLE, REGISTRY_TABLE, "CREATE TABLE IF NOT EXISTS " + s + REGISTRY_TABLE + " (\n"
+        + "  table_schema " + name + ",\n"
+        + "  table_name " + name + ",\n"
+        + "  lock_name varchar(128)" + ascii + " NOT NULL,\n"
+        + "  mode varchar(16)" + ascii + " NOT NULL,\n"
+        + "  installed_at " + (dialect == SqlDialect.MYSQL ? "DATETIME(6) NULL" : "timestamp") + ",\n"
+        + "  PRIMARY KEY (table_schema, table_name, lock_name)\n"
+        + ")" + (dialect == SqlDialect.MYSQL ? " ENGINE=InnoDB" : ""));
+  }
+
+  /** The grant column for a fence table an earlier release created (the installer skips it when present). */
+  private Statement grantColumn(String s, String table) {
+    String type = dialect == SqlDialect.MYSQL ? "VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL"
+        : "varchar(64)";
+    return new Statement(Kind.FENCE_COLUMN, table, "ALTER TABLE " + s + table + " ADD COLUMN IF NOT EXISTS "
+        + GRANT_COLUMN + " " + type);
+  }
+
+  /**
+   * Every role may read the fence and the registry (fence detection), no role but the owner may change them: the
+   * fence function runs as its owner. PostgreSQL also takes EXECUTE on the SECURITY DEFINER function from PUBLIC, so
+   * that nobody attaches it to a table of their own to move a lock's fence. MariaDB 10.11+ knows PUBLIC; the
+   * installer leaves these out on MySQL and older MariaDB and says so.
+   */
+  public List<Statement> privileges(TableName table) {
+    String s = table.schemaPrefix(dialect);
+    String tables = s + FENCE_TABLE + ", " + s + REGISTRY_TABLE;
+    List<Statement> out = new ArrayList<>();
+    if (dialect == SqlDialect.POSTGRESQL) {
+      out.add(new Statement(Kind.PRIVILEGE, FENCE_TABLE, "REVOKE ALL ON " + tables + " FROM PUBLIC"));
+      out.add(new Statement(Kind.PRIVILEGE, FENCE_TABLE, "GRANT SELECT ON " + tables + " TO PUBLIC"));
+      out.add(new Statement(Kind.PRIVILEGE, "fencing_check", "REVOKE ALL ON FUNCTION " + s + "fencing_check() FROM "
+          + "PUBLIC"));
+    } else if (dialect == SqlDialect.MYSQL) {
+      for (String t : List.of(FENCE_TABLE, REGISTRY_TABLE)) {
+        out.add(new Statement(Kind.PRIVILEGE, t, "GRANT SELECT ON " + mysqlQualified(table, t) + " TO PUBLIC"));
+      }
+    }
+    return out;
+  }
+
+  /** MariaDB/MySQL table grants need a database: {@code db.table}, or the current database's {@code table}. */
+  private String mysqlQualified(TableName table, String name) {
+    return table.schemaPrefix(dialect) + name;
   }
 
   /** The triggers {@link #install} creates for {@code fence}, by name. */
@@ -171,9 +318,15 @@ public final class SqlFenceDdl {
     String mode = fence.permissive() ? "permissive" : "strict";
     String args = "('" + fence.lock() + "', '" + mode + "')";
     out.add(new Statement(Kind.FENCE_TABLE, FENCE_TABLE, "CREATE TABLE IF NOT EXISTS " + s + FENCE_TABLE
-        + " (\n  lock_name varchar(128) PRIMARY KEY,\n  token bigint NOT NULL,\n  updated_at timestamp\n)"));
+        + " (\n  lock_name varchar(128) PRIMARY KEY,\n  token bigint NOT NULL,\n  updated_at timestamp,\n  "
+        + GRANT_COLUMN + " varchar(64)\n)"));
+    out.add(grantColumn(s, FENCE_TABLE));
+    out.add(registryTable(s));
     out.add(seed(fence));
-    out.add(new Statement(Kind.ROUTINE, "fencing_check", postgresCheck(s)));
+    out.add(new Statement(Kind.ROUTINE, "fencing_check", postgresCheck(s, fence.table().schema())));
+    if (fence.table().schema() == null) {
+      out.add(new Statement(Kind.ROUTINE, "fencing_check", postgresDefinerInCurrentSchema()));
+    }
     out.add(new Statement(Kind.ROUTINE, "fencing_check_row", postgresCheckRow(s)));
     out.add(new Statement(Kind.ROUTINE, "fencing_check_truncate", postgresCheckTruncate(s)));
     if (fence.perRow() && addTokenColumn) {
@@ -193,6 +346,30 @@ public final class SqlFenceDdl {
       out.add(pgTrigger(names.get(0), t, "BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON " + t
           + " FOR EACH STATEMENT EXECUTE FUNCTION " + s + "fencing_check" + args));
     }
+    register(fence, out);
+    out.addAll(privileges(fence.table()));
+  }
+
+  /**
+   * The table-mode check runs as its owner, so that writers need no right on the fence table
+   * ({@code SECURITY DEFINER}), with the search path pinned to the fence's schema and {@code pg_temp} last, as
+   * PostgreSQL's documentation prescribes for such functions (pg_catalog stays first, so no writer's function or
+   * operator, nor a temporary table, can stand in for the ones the body uses). The SET clause restores only
+   * search_path on exit: the session setting the body writes with set_config(..., false) persists.
+   */
+  private String pgDefiner(String schema) {
+    return "  SECURITY DEFINER SET search_path = " + dialect.quote(schema) + ", pg_temp\n";
+  }
+
+  /**
+   * {@code sql print} of an unqualified table cannot name the schema the function goes to: the function is created
+   * as the invoker's, then made SECURITY DEFINER with the search path pinned to the schema it was created in.
+   */
+  private static String postgresDefinerInCurrentSchema() {
+    return "DO $fencing$ BEGIN\n"
+        + "  EXECUTE format('ALTER FUNCTION %I.fencing_check() SECURITY DEFINER SET search_path = %I, pg_temp',\n"
+        + "    current_schema(), current_schema());\n"
+        + "END $fencing$";
   }
 
   private Statement pgTrigger(String name, String table, String rest) {
@@ -252,32 +429,43 @@ public final class SqlFenceDdl {
    * advance committed before; in the other levels FOR SHARE fails the write with a serialization error instead of
    * reading an old version.
    *
+   * <p>An equal token is accepted only from the grant stored with it (or when none is stored): after a coordinator
+   * restore a new holder can get exactly the old holder's token, and the grant id ({@value #PG_GRANT}) tells them
+   * apart. A token that advances the fence stores the session's grant (NULL when it has none).
+   *
    * <p>The usual write skips the token's validation and the plain read: when this session already found this token
-   * valid and equal to the fence ({@value #PG_VERIFIED}, a session setting holding "lock:token") and its lock is still
-   * the fence's, the shared lock is the right choice, since fences only grow. The setting only chooses the lock mode;
+   * valid and equal to the fence ({@value #PG_VERIFIED}, a session setting holding "lock:token:grant") and its lock is
+   * still the fence's, the shared lock is the right choice, since fences only grow. The setting only chooses the lock mode;
    * the decision is always the read under the lock. A wrong value (after a fence reset, or set by a client) costs the
    * upgrade path that a reset already has, never a wrong decision (a forged key with a malformed token fails the
    * write with PostgreSQL's own cast error instead of FN002).
    */
-  private static String postgresCheck(String s) {
-    String read = "SELECT f.token INTO v_fence FROM " + s + FENCE_TABLE + " f WHERE f.lock_name = v_lock";
-    return "CREATE OR REPLACE FUNCTION " + s + "fencing_check() RETURNS trigger LANGUAGE plpgsql AS $fencing$\n"
+  private String postgresCheck(String s, String schema) {
+    String read = "SELECT f.token, f." + GRANT_COLUMN + " INTO v_fence, v_fence_grant FROM " + s + FENCE_TABLE
+        + " f WHERE f.lock_name = v_lock";
+    String hint = "SELECT f.token INTO v_fence FROM " + s + FENCE_TABLE + " f WHERE f.lock_name = v_lock";
+    return "CREATE OR REPLACE FUNCTION " + s + "fencing_check() RETURNS trigger LANGUAGE plpgsql\n"
+        + (schema == null ? "" : pgDefiner(schema))
+        + "AS $fencing$\n"
         + "-- Fencing Agent SQL fence, table mode. TG_ARGV: lock name, 'strict' or 'permissive'.\n"
         + PG_DECLARE
+        + "  v_grant text := nullif(current_setting('" + PG_GRANT + "', true), '');\n"
         + "  v_fence bigint;\n"
+        + "  v_fence_grant text;\n"
         + "  v_exclusive boolean;\n"
         + "  v_key text;\n"
         + "  v_verified boolean;\n"
         + "BEGIN\n"
-        + "  v_key := v_lock || ':' || v_raw;\n"
+        + "  v_key := v_lock || ':' || v_raw || ':' || coalesce(v_grant, '');\n"
         + "  v_verified := current_setting('" + PG_VERIFIED + "', true) = v_key\n"
         + "    AND current_setting('fencing.lock', true) = v_lock;\n"
         + "  IF v_verified THEN\n"
         + "    v_token := v_raw::bigint;\n"
         + "    v_exclusive := false;\n"
         + "  ELSE\n"
-        + pgValidate(read.replace(" INTO v_fence", ""), "      RETURN NULL;\n").replaceAll("(?m)^", "  ")
-        + "    " + read + ";\n"
+        + pgValidate(hint.replace(" INTO v_fence", ""), "      RETURN NULL;\n").replaceAll("(?m)^", "  ")
+        + pgValidateGrant().replaceAll("(?m)^", "  ")
+        + "    " + hint + ";\n"
         + "    v_exclusive := v_fence IS NULL OR v_token > v_fence;\n"
         + "  END IF;\n"
         + "  LOOP\n"
@@ -293,24 +481,45 @@ public final class SqlFenceDdl {
         + "    ELSE\n"
         + "      " + read + " FOR SHARE;\n"
         + "    END IF;\n"
-        + "    IF v_token = v_fence THEN\n"
+        + "    IF v_token = v_fence AND (v_fence_grant IS NULL OR v_fence_grant = v_grant) THEN\n"
         + "      IF v_verified IS NOT TRUE THEN\n"
         + "        PERFORM set_config('" + PG_VERIFIED + "', v_key, false);\n"
         + "      END IF;\n"
         + "      RETURN NULL;\n"
+        + "    ELSIF v_token = v_fence THEN\n"
+        + "      -- The same token from another grant: a holder after a coordinator restore got the old token again.\n"
+        + "      RAISE EXCEPTION USING ERRCODE = 'FN001', MESSAGE = format(\n"
+        + "        'fencing: token %s for lock ''%s'' on %I.%I was issued to another grant (fence grant %s, session "
+        + "grant %s)',\n"
+        + "        v_token, v_lock, TG_TABLE_SCHEMA, TG_TABLE_NAME, v_fence_grant, coalesce(v_grant, 'none'));\n"
         + "    ELSIF v_token < v_fence THEN\n"
         + "      " + pgStale("v_fence")
         + "    END IF;\n"
         + "    EXIT WHEN v_exclusive;\n"
         + "    v_exclusive := true;\n"
         + "  END LOOP;\n"
-        + "  INSERT INTO " + s + FENCE_TABLE + " AS f (lock_name, token, updated_at)\n"
-        + "    VALUES (v_lock, v_token, localtimestamp)\n"
-        + "    ON CONFLICT (lock_name) DO UPDATE SET token = excluded.token, updated_at = excluded.updated_at;\n"
+        + "  IF v_verified THEN\n"
+        + "    -- A remembered key is never trusted with what the fence stores.\n"
+        + pgValidateGrant()
+        + "  END IF;\n"
+        + "  INSERT INTO " + s + FENCE_TABLE + " AS f (lock_name, token, updated_at, " + GRANT_COLUMN + ")\n"
+        + "    VALUES (v_lock, v_token, localtimestamp, v_grant)\n"
+        + "    ON CONFLICT (lock_name) DO UPDATE SET token = excluded.token, updated_at = excluded.updated_at,\n"
+        + "      " + GRANT_COLUMN + " = excluded." + GRANT_COLUMN + ";\n"
         + "  PERFORM set_config('" + PG_VERIFIED + "', v_key, false);\n"
         + "  RETURN NULL;\n"
         + "END\n"
         + "$fencing$";
+  }
+
+  /** FN002 for a grant id that is not 1 to 64 visible ASCII characters (a missing one is NULL and passes). */
+  private static String pgValidateGrant() {
+    return ""
+        + "  IF v_grant !~ '^[!-~]{1,64}$' THEN\n"
+        + "    RAISE EXCEPTION USING ERRCODE = 'FN002', MESSAGE = format(\n"
+        + "      'fencing: malformed grant %L for lock ''%s'' on %I.%I: expected 1 to 64 visible ASCII characters',\n"
+        + "      left(v_grant, 70), v_lock, TG_TABLE_SCHEMA, TG_TABLE_NAME);\n"
+        + "  END IF;\n";
   }
 
   /** Per-row mode, one call per row: the row's own token is the fence ({@code WHERE token <= :token}). */
@@ -363,9 +572,18 @@ public final class SqlFenceDdl {
 
   // --------------------------------------------------------------------------------------------------- MariaDB/MySQL
 
-  /** Versioned: a later release with other bodies adds _v2 beside them instead of replacing them under live writes. */
+  /**
+   * Versioned: a release with other bodies adds _v2 beside them instead of replacing them under live writes (the
+   * installer never replaces an existing procedure). fencing_check_v2 (grant ids) replaces fencing_check_v1 in new
+   * triggers; v1 stays until the schema's last fence is uninstalled, for triggers an earlier release created.
+   */
   static final List<String> MYSQL_PROCEDURES =
-      List.of("fencing_check_v1", "fencing_session_token_v1", "fencing_reject_stale_v1");
+      List.of("fencing_check_v2", "fencing_check_v1", "fencing_session_token_v1", "fencing_reject_stale_v1");
+  /**
+   * The table-mode procedure the triggers call. Part of the trigger names' hash, so that a re-install after an
+   * upgrade creates triggers calling the new procedure (before it drops the old ones) instead of keeping the old.
+   */
+  static final String MYSQL_CHECK = "fencing_check_v2";
 
   private void mysqlInstall(SqlFence fence, boolean addTokenColumn, List<Statement> out) {
     String s = fence.table().schemaPrefix(dialect);
@@ -373,14 +591,19 @@ public final class SqlFenceDdl {
     out.add(new Statement(Kind.FENCE_TABLE, FENCE_TABLE, "CREATE TABLE IF NOT EXISTS " + s + FENCE_TABLE + " (\n"
         + "  lock_name VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,\n"
         + "  token BIGINT NOT NULL,\n"
-        + "  updated_at DATETIME(6) NULL\n"
+        + "  updated_at DATETIME(6) NULL,\n"
+        + "  " + GRANT_COLUMN + " VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL\n"
         + ") ENGINE=InnoDB"));
+    out.add(grantColumn(s, FENCE_TABLE));
     out.add(new Statement(Kind.FENCE_TABLE, STRIPE_TABLE, "CREATE TABLE IF NOT EXISTS " + s + STRIPE_TABLE + " (\n"
         + "  lock_name VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,\n"
         + "  stripe INT NOT NULL,\n"
         + "  token BIGINT NOT NULL,\n"
+        + "  " + GRANT_COLUMN + " VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,\n"
         + "  PRIMARY KEY (lock_name, stripe)\n"
         + ") ENGINE=InnoDB"));
+    out.add(grantColumn(s, STRIPE_TABLE));
+    out.add(registryTable(s));
     out.add(seed(fence));
     // The stripes start at the fence's token, so that a lock whose stripes were lost does not restart at 0.
     StringBuilder numbers = new StringBuilder();
@@ -388,11 +611,12 @@ public final class SqlFenceDdl {
       numbers.append(i == 0 ? "SELECT 0 AS n" : " UNION ALL SELECT " + i);
     }
     out.add(new Statement(Kind.SEED, STRIPE_TABLE, "INSERT IGNORE INTO " + s + STRIPE_TABLE
-        + " (lock_name, stripe, token)\n  SELECT f.lock_name, n.n, f.token FROM " + s + FENCE_TABLE + " f, (" + numbers
+        + " (lock_name, stripe, token, " + GRANT_COLUMN + ")\n  SELECT f.lock_name, n.n, f.token, f." + GRANT_COLUMN
+        + " FROM " + s + FENCE_TABLE + " f, (" + numbers
         + ") n\n  WHERE f.lock_name = '" + fence.lock() + "'"));
     out.add(new Statement(Kind.ROUTINE, "fencing_reject_stale_v1", mysqlRejectStale(s)));
     out.add(new Statement(Kind.ROUTINE, "fencing_session_token_v1", mysqlSessionToken(s)));
-    out.add(new Statement(Kind.ROUTINE, "fencing_check_v1", mysqlCheck(s)));
+    out.add(new Statement(Kind.ROUTINE, MYSQL_CHECK, mysqlCheck(s)));
     if (fence.perRow() && addTokenColumn) {
       out.add(new Statement(Kind.TOKEN_COLUMN, TOKEN_COLUMN, "ALTER TABLE " + t + " ADD COLUMN " + TOKEN_COLUMN
           + " BIGINT NULL COMMENT 'fencing token of the last write; " + COLUMN_MARK + "'"));
@@ -403,7 +627,7 @@ public final class SqlFenceDdl {
     for (int i = 0; i < 3; i++) {
       String body;
       if (!fence.perRow()) {
-        body = "CALL " + s + "fencing_check_v1(" + call + ")";
+        body = "CALL " + s + MYSQL_CHECK + "(" + call + ")";
       } else {
         String rowToken = i == 0 ? "NULL" : "OLD." + TOKEN_COLUMN;
         String stale = "CALL " + s + "fencing_reject_stale_v1('" + fence.lock() + "', '" + fence.table()
@@ -433,13 +657,15 @@ public final class SqlFenceDdl {
       out.add(new Statement(Kind.TRIGGER, names.get(i), "CREATE TRIGGER IF NOT EXISTS " + s
           + dialect.quote(names.get(i)) + "\n  BEFORE " + events[i] + " ON " + t + " FOR EACH ROW\n" + body));
     }
+    register(fence, out);
+    out.addAll(privileges(fence.table()));
   }
 
   private static String mysqlRejectStale(String s) {
     return "CREATE PROCEDURE IF NOT EXISTS " + s + "fencing_reject_stale_v1(\n"
         + "    IN p_lock VARCHAR(128) CHARACTER SET ascii, IN p_table VARCHAR(200) CHARACTER SET ascii,\n"
         + "    IN p_token BIGINT, IN p_current BIGINT)\n"
-        + "  NO SQL\n"
+        + "  NO SQL SQL SECURITY DEFINER\n"
         + "  COMMENT 'Fencing Agent SQL fence: raises FN001 (stale token)'\n"
         + "BEGIN\n"
         + "  DECLARE v_msg VARCHAR(128) CHARACTER SET utf8mb4;\n"
@@ -458,7 +684,7 @@ public final class SqlFenceDdl {
         + "    IN p_lock VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin, IN p_permissive BOOLEAN,\n"
         + "    IN p_table VARCHAR(200) CHARACTER SET ascii, IN p_per_row BOOLEAN, IN p_row_token BIGINT,\n"
         + "    OUT p_token BIGINT)\n"
-        + "  READS SQL DATA\n"
+        + "  READS SQL DATA SQL SECURITY DEFINER\n"
         + "  COMMENT 'Fencing Agent SQL fence: validates the session token, raises FN002'\n"
         + "body: BEGIN\n"
         + "  DECLARE v_raw TEXT CHARACTER SET utf8mb4;\n"
@@ -508,16 +734,26 @@ public final class SqlFenceDdl {
    */
   private static String mysqlCheck(String s) {
     String reject = "CALL fencing_reject_stale_v1(p_lock, p_table, v_token, v_fence);\n";
-    return "CREATE PROCEDURE IF NOT EXISTS " + s + "fencing_check_v1(\n"
+    // Messages hold at most 128 characters: the grants come before the table name, which is cut first.
+    String otherGrant = "SET v_msg = LEFT(CONCAT('fencing: token ', v_token, ' for lock ''', p_lock,\n"
+        + "        ''' was issued to another grant (fence grant ', LEFT(v_fence_grant, 16), ', session grant ',\n"
+        + "        IFNULL(LEFT(v_grant, 16), 'none'), ') on ', p_table), 128);\n"
+        + "      SIGNAL SQLSTATE 'FN001' SET MESSAGE_TEXT = v_msg;\n";
+    String sameGrant = "(v_fence_grant IS NULL OR CAST(v_fence_grant AS BINARY) = CAST(v_grant AS BINARY))";
+    return "CREATE PROCEDURE IF NOT EXISTS " + s + MYSQL_CHECK + "(\n"
         + "    IN p_lock VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin, IN p_permissive BOOLEAN,\n"
         + "    IN p_table VARCHAR(200) CHARACTER SET ascii)\n"
-        + "  MODIFIES SQL DATA\n"
-        + "  COMMENT 'Fencing Agent SQL fence, table mode: accepts a token >= the fence, advances it'\n"
+        + "  MODIFIES SQL DATA SQL SECURITY DEFINER\n"
+        + "  COMMENT 'Fencing Agent SQL fence, table mode: accepts a token >= the fence (equal: of the same grant), "
+        + "advances it'\n"
         + "body: BEGIN\n"
         + "  DECLARE v_token BIGINT;\n"
         + "  DECLARE v_fence BIGINT DEFAULT NULL;\n"
+        + "  DECLARE v_fence_grant VARCHAR(64) CHARACTER SET ascii DEFAULT NULL;\n"
+        + "  DECLARE v_grant TEXT CHARACTER SET utf8mb4;\n"
         + "  DECLARE v_stripes INT DEFAULT 0;\n"
         + "  DECLARE v_raw TEXT CHARACTER SET utf8mb4;\n"
+        + "  DECLARE v_msg VARCHAR(128) CHARACTER SET utf8mb4;\n"
         + "  DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_fence = NULL;\n"
         + "  -- The common case inline; anything else goes to fencing_session_token_v1 (FN002 or permissive).\n"
         + "  SET v_raw = CAST(@fencing_token AS CHAR CHARACTER SET utf8mb4);\n"
@@ -531,12 +767,21 @@ public final class SqlFenceDdl {
         + "      LEAVE body;\n"
         + "    END IF;\n"
         + "  END IF;\n"
+        + "  -- The grant id: 1 to 64 visible ASCII characters, or none (NULL or empty).\n"
+        + "  SET v_grant = NULLIF(CAST(@fencing_grant AS CHAR CHARACTER SET utf8mb4), '');\n"
+        + "  IF v_grant IS NOT NULL AND (NOT (v_grant REGEXP '^[!-~]{1,64}$') OR LOCATE(CHAR(10), v_grant) > 0) THEN\n"
+        + "    SET v_msg = LEFT(CONCAT('fencing: malformed grant ''', LEFT(v_grant, 24), ''' for lock ''', p_lock,\n"
+        + "      ''' on ', p_table, ': expected 1 to 64 visible ASCII characters'), 128);\n"
+        + "    SIGNAL SQLSTATE 'FN002' SET MESSAGE_TEXT = v_msg;\n"
+        + "  END IF;\n"
         + "  SELECT token INTO v_fence FROM " + FENCE_TABLE + " WHERE lock_name = p_lock;\n"
         + "  IF v_fence IS NOT NULL AND v_token <= v_fence THEN\n"
-        + "    SELECT token INTO v_fence FROM " + STRIPE_TABLE + "\n"
+        + "    SELECT token, " + GRANT_COLUMN + " INTO v_fence, v_fence_grant FROM " + STRIPE_TABLE + "\n"
         + "      WHERE lock_name = p_lock AND stripe = CONNECTION_ID() % " + MYSQL_STRIPES + " FOR UPDATE;\n"
-        + "    IF v_fence = v_token THEN\n"
+        + "    IF v_fence = v_token AND " + sameGrant + " THEN\n"
         + "      LEAVE body;\n"
+        + "    ELSEIF v_fence = v_token THEN\n"
+        + "      " + otherGrant
         + "    ELSEIF v_fence > v_token THEN\n"
         + "      " + reject
         + "    END IF;\n"
@@ -548,13 +793,20 @@ public final class SqlFenceDdl {
         + "missing): run sql install again';\n"
         + "  END IF;\n"
         + "  IF v_fence = v_token THEN\n"
-        + "    LEAVE body;\n"
+        + "    -- Every stripe carries the fence's token and grant, and all of them are locked now.\n"
+        + "    SELECT " + GRANT_COLUMN + " INTO v_fence_grant FROM " + STRIPE_TABLE + "\n"
+        + "      WHERE lock_name = p_lock AND token = v_fence LIMIT 1 FOR UPDATE;\n"
+        + "    IF " + sameGrant + " THEN\n"
+        + "      LEAVE body;\n"
+        + "    END IF;\n"
+        + "    " + otherGrant
         + "  ELSEIF v_fence > v_token THEN\n"
         + "    " + reject
         + "  END IF;\n"
-        + "  UPDATE " + STRIPE_TABLE + " SET token = v_token WHERE lock_name = p_lock;\n"
-        + "  INSERT INTO " + FENCE_TABLE + " (lock_name, token, updated_at) VALUES (p_lock, v_token, NOW(6))\n"
-        + "    ON DUPLICATE KEY UPDATE token = v_token, updated_at = NOW(6);\n"
+        + "  UPDATE " + STRIPE_TABLE + " SET token = v_token, " + GRANT_COLUMN + " = v_grant WHERE lock_name = p_lock;\n"
+        + "  INSERT INTO " + FENCE_TABLE + " (lock_name, token, updated_at, " + GRANT_COLUMN + ")\n"
+        + "    VALUES (p_lock, v_token, NOW(6), v_grant)\n"
+        + "    ON DUPLICATE KEY UPDATE token = v_token, updated_at = NOW(6), " + GRANT_COLUMN + " = v_grant;\n"
         + "END";
   }
 
@@ -564,9 +816,12 @@ public final class SqlFenceDdl {
     String s = fence.table().schemaPrefix(dialect);
     String t = fence.table().sql(dialect);
     out.add(new Statement(Kind.FENCE_TABLE, FENCE_TABLE, "CREATE TABLE IF NOT EXISTS " + s + FENCE_TABLE
-        + " (\n  lock_name VARCHAR(128) PRIMARY KEY,\n  token BIGINT NOT NULL,\n  updated_at TIMESTAMP\n)"));
+        + " (\n  lock_name VARCHAR(128) PRIMARY KEY,\n  token BIGINT NOT NULL,\n  updated_at TIMESTAMP,\n  "
+        + GRANT_COLUMN + " VARCHAR(64)\n)"));
+    out.add(grantColumn(s, FENCE_TABLE));
     out.add(new Statement(Kind.FENCE_TABLE, STRIPE_TABLE, "CREATE TABLE IF NOT EXISTS " + s + STRIPE_TABLE
         + " (\n  lock_name VARCHAR(128) NOT NULL,\n  stripe INT NOT NULL,\n  PRIMARY KEY (lock_name, stripe)\n)"));
+    out.add(registryTable(s));
     out.add(seed(fence));
     StringBuilder stripes = new StringBuilder();
     for (int i = 0; i < H2_STRIPES; i++) {
@@ -585,6 +840,7 @@ public final class SqlFenceDdl {
     out.add(new Statement(Kind.TRIGGER, name, "CREATE TRIGGER IF NOT EXISTS " + s + dialect.quote(name)
         + "\n  BEFORE INSERT, UPDATE, DELETE ON " + t + " FOR EACH ROW"
         + "\n  CALL '" + H2FenceTrigger.class.getName() + "'"));
+    register(fence, out);
   }
 
   /**
@@ -625,7 +881,7 @@ public final class SqlFenceDdl {
    */
   private String hashedName(SqlFence fence, String kind, int limit) {
     String hash = hash(dialect + "|" + fence.table() + "|" + fence.lock() + "|" + fence.perRow() + "|"
-        + fence.permissive());
+        + fence.permissive() + (dialect == SqlDialect.MYSQL ? "|" + MYSQL_CHECK : ""));
     String table = fence.table().name().toLowerCase(java.util.Locale.ROOT);
     int room = limit - TRIGGER_PREFIX.length() - kind.length() - hash.length() - 2;
     if (table.length() > room) {

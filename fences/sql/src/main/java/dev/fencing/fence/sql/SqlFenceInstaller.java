@@ -26,8 +26,14 @@ import java.util.Set;
  */
 public final class SqlFenceInstaller {
 
-  /** What an install or uninstall did: a one-line summary and the statements it ran. */
-  public record Outcome(String summary, List<String> executed) {
+  /**
+   * What an install or uninstall did: a one-line summary, the statements it ran, and what a DBA should know about
+   * privileges (what was granted or revoked, who the fence runs as, what writers need), one line each.
+   */
+  public record Outcome(String summary, List<String> executed, List<String> privileges) {
+    public Outcome(String summary, List<String> executed) {
+      this(summary, executed, List.of());
+    }
   }
 
   private record Column(int type, String typeName, String remarks) {
@@ -102,13 +108,38 @@ public final class SqlFenceInstaller {
             + SqlFenceDdl.TOKEN_COLUMN + " has type " + column.typeName() + ", expected BIGINT");
       }
     }
-    List<Statement> plan = new ArrayList<>(ddl.install(resolved, addColumn));
+    List<Statement> all = ddl.install(resolved, addColumn);
+    // The triggers first, then the removal of the triggers they replace, then the registry row and the privileges.
+    List<Statement> plan = new ArrayList<>();
+    List<Statement> last = new ArrayList<>();
+    for (Statement st : all) {
+      (st.kind() == Kind.REGISTER || st.kind() == Kind.PRIVILEGE ? last : plan).add(st);
+    }
     List<String> existing = fencingTriggers(table);
     List<String> wanted = ddl.triggerNames(resolved);
     for (String old : existing) {
       if (!wanted.contains(old)) {
         plan.addAll(ddl.uninstall(table, List.of(old), false, false));
       }
+    }
+    plan.addAll(last);
+    // A column an earlier release's fence table lacks is added; ALTER TABLE is skipped when it is there already.
+    List<Statement> missingColumns = new ArrayList<>();
+    for (Statement st : plan) {
+      if (st.kind() == Kind.FENCE_COLUMN && tableExists(table.schema(), st.object())
+          && !columnExists(table.schema(), st.object(), SqlFenceDdl.GRANT_COLUMN)) {
+        missingColumns.add(st);
+      }
+    }
+    plan.removeIf(st -> st.kind() == Kind.FENCE_COLUMN && !missingColumns.contains(st));
+    // Known to be missing: plain ADD COLUMN, which MySQL understands too (IF NOT EXISTS is MariaDB's, for scripts).
+    plan.replaceAll(st -> st.kind() == Kind.FENCE_COLUMN
+        ? new Statement(st.kind(), st.object(), st.sql().replace(" ADD COLUMN IF NOT EXISTS ", " ADD COLUMN ")) : st);
+    List<String> privileges = new ArrayList<>();
+    List<Statement> grants = new ArrayList<>();
+    if (dialect == SqlDialect.MYSQL) {
+      // GRANT ... TO PUBLIC exists from MariaDB 10.11 on; the fence works without it, only detection needs it.
+      plan.removeIf(st -> st.kind() == Kind.PRIVILEGE && grants.add(st));
     }
     boolean unchanged = existing.containsAll(wanted) && existing.size() == wanted.size();
     List<String> executed;
@@ -120,9 +151,106 @@ public final class SqlFenceInstaller {
       plan.removeIf(st -> (st.kind() == Kind.TRIGGER || st.kind() == Kind.ROUTINE) && skip.contains(st.object()));
       executed = withUndo(table, plan);
     }
+    for (Statement st : plan) {
+      if (st.kind() == Kind.PRIVILEGE) {
+        privileges.add("privileges: " + st.sql());
+      }
+    }
+    privileges.addAll(dialect == SqlDialect.MYSQL ? mysqlPrivileges(table, grants, executed)
+        : dialect == SqlDialect.POSTGRESQL ? postgresPrivileges(table) : List.of());
     String what = "SQL fence on " + table + " for lock '" + fence.lock() + "' (" + fence.describe() + ")";
     return new Outcome((unchanged ? "already installed: " : "installed: ") + what
-        + (addColumn ? "; added column " + SqlFenceDdl.TOKEN_COLUMN : ""), executed);
+        + (addColumn ? "; added column " + SqlFenceDdl.TOKEN_COLUMN : "")
+        + (missingColumns.isEmpty() ? "" : "; added column " + SqlFenceDdl.GRANT_COLUMN + " to "
+            + String.join(", ", missingColumns.stream().map(Statement::object).toList())), executed, privileges);
+  }
+
+  /**
+   * PostgreSQL: who the fence runs as, and roles an earlier release's instructions made writers of the fence table
+   * (they need nothing but SELECT now; left alone, since a JDBC fence store may write the table as such a role).
+   */
+  private List<String> postgresPrivileges(TableName table) throws SQLException {
+    List<String> out = new ArrayList<>();
+    String fence = table.schemaPrefix(dialect) + SqlFenceDdl.FENCE_TABLE;
+    try (PreparedStatement ps = connection.prepareStatement("SELECT pg_get_userbyid(p.proowner) FROM pg_proc p"
+        + " JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = ? AND p.proname = 'fencing_check'")) {
+      ps.setString(1, table.schema());
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          out.add("runs as: " + table.schemaPrefix(dialect) + "fencing_check() is SECURITY DEFINER, owned by "
+              + rs.getString(1) + " (search_path pinned to " + dialect.quote(table.schema()) + ", pg_temp); writers "
+              + "need only their DML rights on their own tables, nothing on the fence tables");
+        }
+      }
+    }
+    try (PreparedStatement ps = connection.prepareStatement("SELECT pg_get_userbyid(a.grantee),"
+        + " string_agg(a.privilege_type, ', ' ORDER BY a.privilege_type) FROM pg_class c"
+        + " JOIN pg_namespace n ON n.oid = c.relnamespace, aclexplode(c.relacl) a"
+        + " WHERE n.nspname = ? AND c.relname = ? AND a.grantee <> 0 AND a.grantee <> c.relowner"
+        + " AND a.privilege_type <> 'SELECT' GROUP BY 1 ORDER BY 1")) {
+      ps.setString(1, table.schema());
+      ps.setString(2, SqlFenceDdl.FENCE_TABLE);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add("note: role " + rs.getString(1) + " still has " + rs.getString(2) + " on " + fence
+              + " (granted by hand; the SQL fence no longer needs it, and it lets that role move the fence: REVOKE "
+              + "it unless a JDBC fence store writes the table as that role)");
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * MariaDB/MySQL: GRANT SELECT ... TO PUBLIC where the server knows PUBLIC (MariaDB 10.11+), not fatal when it
+   * fails (the fence works; only detection by writers needs it); who the triggers run as.
+   */
+  private List<String> mysqlPrivileges(TableName table, List<Statement> grants, List<String> executed)
+      throws SQLException {
+    List<String> out = new ArrayList<>();
+    String version = scalar("SELECT VERSION()");
+    String tables = table.schema() + "." + SqlFenceDdl.FENCE_TABLE + ", " + table.schema() + "."
+        + SqlFenceDdl.REGISTRY_TABLE;
+    if (hasPublic(version)) {
+      for (Statement st : grants) {
+        try {
+          execute(st.sql());
+          executed.add(st.sql());
+          out.add("privileges: " + st.sql());
+        } catch (SQLException e) {
+          out.add("privileges: could not " + st.sql() + " (" + e.getMessage() + "): grant SELECT on " + tables
+              + " to the writers by hand, or the agent cannot detect the fence when it connects as them");
+          break;
+        }
+      }
+    } else {
+      out.add("privileges: " + version + " has no PUBLIC role: grant SELECT on " + tables + " to the writers by "
+          + "hand, or the agent cannot detect the fence when it connects as them");
+    }
+    out.add("runs as: the triggers and procedures run as their definer " + scalar("SELECT CURRENT_USER()")
+        + " (SQL SECURITY DEFINER; keep that account); writers need only their DML rights on their own tables, "
+        + "nothing on the fence tables");
+    return out;
+  }
+
+  /** MariaDB 10.11 and later have GRANT ... TO PUBLIC; MySQL has no PUBLIC. */
+  static boolean hasPublic(String version) {
+    if (version == null || !version.contains("MariaDB")) {
+      return false;
+    }
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("^(\\d+)\\.(\\d+)").matcher(version);
+    if (!m.find()) {
+      return false;
+    }
+    int major = Integer.parseInt(m.group(1));
+    int minor = Integer.parseInt(m.group(2));
+    return major > 10 || (major == 10 && minor >= 11);
+  }
+
+  private String scalar(String sql) throws SQLException {
+    try (java.sql.Statement st = connection.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+      return rs.next() ? rs.getString(1) : null;
+    }
   }
 
   /**
@@ -136,6 +264,9 @@ public final class SqlFenceInstaller {
     Column column = tokenColumn(table);
     boolean dropColumn = column != null && column.addedByInstaller();
     List<Statement> plan = new ArrayList<>(ddl.uninstall(table, triggers, dropColumn, false));
+    if (tableExists(table.schema(), SqlFenceDdl.REGISTRY_TABLE)) {
+      plan.add(ddl.unregister(table));
+    }
     List<String> executed = new ArrayList<>();
     boolean dropShared;
     if (dialect.transactionalDdl()) {
@@ -159,6 +290,17 @@ public final class SqlFenceInstaller {
         executed.addAll(run(plan));
         dropShared = fencingTriggersInSchema(table) == 0;
         if (dropShared) {
+          // MariaDB keeps table grants after DROP TABLE: take back the SELECT install granted to PUBLIC first.
+          for (Statement grant : ddl.privileges(table)) {
+            String revoke = grant.sql().replace("GRANT SELECT ON", "REVOKE SELECT ON").replace(" TO PUBLIC",
+                " FROM PUBLIC");
+            try {
+              execute(revoke);
+              executed.add(revoke);
+            } catch (SQLException e) {
+              // nothing was granted (MySQL, older MariaDB, or revoked by hand)
+            }
+          }
           executed.addAll(run(ddl.uninstall(table, List.of(), false, true)));
         }
       } catch (SQLException e) {
@@ -193,8 +335,12 @@ public final class SqlFenceInstaller {
 
   /** Runs the plan; on a failure drops what this run created, in reverse order, and reports the first error. */
   private List<String> withUndo(TableName table, List<Statement> plan) throws SQLException {
-    boolean fenceTableExisted = tableExists(table.schema(), SqlFenceDdl.FENCE_TABLE);
-    boolean stripeTableExisted = tableExists(table.schema(), SqlFenceDdl.STRIPE_TABLE);
+    Set<String> tablesExisting = new java.util.HashSet<>();
+    for (String t : List.of(SqlFenceDdl.FENCE_TABLE, SqlFenceDdl.STRIPE_TABLE, SqlFenceDdl.REGISTRY_TABLE)) {
+      if (tableExists(table.schema(), t)) {
+        tablesExisting.add(t);
+      }
+    }
     List<Statement> done = new ArrayList<>();
     List<String> executed = new ArrayList<>();
     try {
@@ -217,8 +363,7 @@ public final class SqlFenceInstaller {
         } else if (st.kind() == Kind.ROUTINE) {
           undo = "DROP PROCEDURE IF EXISTS " + s + st.object();
         } else if (st.kind() == Kind.FENCE_TABLE) {
-          boolean existed = st.object().equals(SqlFenceDdl.FENCE_TABLE) ? fenceTableExisted : stripeTableExisted;
-          undo = existed ? null : "DROP TABLE IF EXISTS " + s + st.object();
+          undo = tablesExisting.contains(st.object()) ? null : "DROP TABLE IF EXISTS " + s + st.object();
         }
         if (undo != null) {
           try {
@@ -369,6 +514,20 @@ public final class SqlFenceInstaller {
     try (ResultSet rs = md.getTables(catalog, schemaPattern, escape(md, dialect.fold(name)), null)) {
       return rs.next();
     }
+  }
+
+  private boolean columnExists(String schema, String table, String column) throws SQLException {
+    DatabaseMetaData md = connection.getMetaData();
+    String catalog = dialect == SqlDialect.MYSQL ? schema : null;
+    String schemaPattern = dialect == SqlDialect.MYSQL ? null : escape(md, schema);
+    try (ResultSet rs = md.getColumns(catalog, schemaPattern, escape(md, dialect.fold(table)), null)) {
+      while (rs.next()) {
+        if (rs.getString("COLUMN_NAME").equalsIgnoreCase(column)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** Triggers on {@code table} whose names mark them as the fence's. */

@@ -8,6 +8,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Timestamp;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -35,6 +36,9 @@ abstract class FenceContractIT {
   abstract void session(Connection c, String lock, Object token) throws SQLException;
 
   abstract SqlDialect dialect();
+
+  /** Sets the session's grant id (PostgreSQL fencing.grant, else @fencing_grant); null unsets it. */
+  abstract void grant(Connection c, String grant) throws SQLException;
 
   /** A fresh table name and lock name for one test. */
   record Names(String table, String lock) {
@@ -386,6 +390,224 @@ abstract class FenceContractIT {
     }
   }
 
+  /**
+   * Issue 15 item 7: after an etcd restore a new holder can get exactly the old holder's token. The grant id beside
+   * the token tells them apart: the advancing write stores its grant, an equal token of another grant (or of none)
+   * is rejected with FN001, the same grant passes, and a higher token of any grant advances and stores its own.
+   */
+  @Test
+  void anEqualTokenOfAnotherGrantIsRejected() throws Exception {
+    Names n = names();
+    try (Connection a = connect(); Connection b = connect()) {
+      createTable(a, n.table());
+      install(a, n, false, false);
+      session(a, n.lock(), 7L);
+      grant(a, "1a2b");
+      insert(a, n.table(), 1, 10);
+      assertThat(fenceGrant(a, n.lock())).isEqualTo("1a2b");
+      update(a, n.table(), 1, 11);
+      update(a, n.table(), 1, 12); // PostgreSQL: the remembered way
+      grant(a, "3c4d"); // the memory is of the token and its grant: another grant is decided by the fence row
+      assertThatThrownBy(() -> update(a, n.table(), 1, 666)).satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
+      grant(a, "1a2b");
+
+      session(b, n.lock(), 7L);
+      grant(b, "3c4d");
+      assertThatThrownBy(() -> update(b, n.table(), 1, 666)).satisfies(e -> {
+        assertState(e, SqlStates.STALE_TOKEN);
+        assertThat(e.getMessage()).contains("token 7").contains(n.lock()).contains("another grant")
+            .contains("1a2b").contains("3c4d");
+      });
+      assertThatThrownBy(() -> insert(b, n.table(), 2, 666)).satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
+      grant(b, null);
+      assertThatThrownBy(() -> update(b, n.table(), 1, 666)).satisfies(e -> {
+        assertState(e, SqlStates.STALE_TOKEN);
+        assertThat(e.getMessage()).contains("another grant");
+      });
+      grant(b, "1a2b");
+      update(b, n.table(), 1, 13);
+      assertThat(amounts(a, n.table())).containsExactly(13);
+
+      // The new holder's higher token advances and stores its grant; the old grant's equal token is now stale.
+      session(b, n.lock(), 8L);
+      grant(b, "3c4d");
+      update(b, n.table(), 1, 14);
+      assertThat(fenceToken(a, n.lock())).isEqualTo(8L);
+      assertThat(fenceGrant(a, n.lock())).isEqualTo("3c4d");
+      assertThatThrownBy(() -> update(a, n.table(), 1, 666)).satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
+      session(a, n.lock(), 8L);
+      assertThatThrownBy(() -> update(a, n.table(), 1, 666)).satisfies(e -> {
+        assertState(e, SqlStates.STALE_TOKEN);
+        assertThat(e.getMessage()).contains("another grant");
+      });
+      assertThat(amounts(a, n.table())).containsExactly(14);
+
+      // A malformed grant is a malformed session: FN002, fence unchanged.
+      for (String bad : List.of("a b", "x".repeat(65), "caf\u00e9", "tab\there")) {
+        session(b, n.lock(), 9L);
+        grant(b, bad);
+        assertThatThrownBy(() -> update(b, n.table(), 1, 666)).as(bad)
+            .satisfies(e -> assertState(e, SqlStates.MISSING_TOKEN));
+      }
+      assertThat(fenceToken(a, n.lock())).isEqualTo(8L);
+      assertThat(fenceGrant(a, n.lock())).isEqualTo("3c4d");
+    }
+  }
+
+  /** A fence row without a grant (advanced by a session without one, or installed before grants) accepts any. */
+  @Test
+  void aFenceRowWithoutAGrantAcceptsTheEqualTokenOfAnyGrant() throws Exception {
+    Names n = names();
+    try (Connection a = connect(); Connection b = connect()) {
+      createTable(a, n.table());
+      install(a, n, false, false);
+      session(a, n.lock(), 7L);
+      insert(a, n.table(), 1, 10);
+      assertThat(fenceGrant(a, n.lock())).isNull();
+      session(b, n.lock(), 7L);
+      grant(b, "3c4d");
+      update(b, n.table(), 1, 11);
+      grant(a, "1a2b");
+      update(a, n.table(), 1, 12);
+      assertThat(fenceGrant(a, n.lock())).as("an equal token stores nothing").isNull();
+      assertThat(amounts(a, n.table())).containsExactly(12);
+    }
+  }
+
+  /**
+   * {@code fence reset} sets a token it does not know the grant of: the stored grant goes (NULL accepts any), so that
+   * the holder of the reset token is not refused as "another grant" because of whoever wrote the fence before.
+   */
+  @Test
+  void aFenceResetClearsTheStoredGrant() throws Exception {
+    Names n = names();
+    try (Connection a = connect(); Connection b = connect()) {
+      createTable(a, n.table());
+      install(a, n, false, false);
+      session(a, n.lock(), 900L);
+      grant(a, "forger");
+      insert(a, n.table(), 1, 10);
+      assertThat(FenceReset.set(b, null, n.lock(), 7L, true)).isEqualTo(900L);
+      assertThat(fenceToken(b, n.lock())).isEqualTo(7L);
+      assertThat(fenceGrant(b, n.lock())).isNull();
+      session(b, n.lock(), 7L);
+      grant(b, "1a2b");
+      update(b, n.table(), 1, 11);
+      assertThat(amounts(b, n.table())).containsExactly(11);
+    }
+  }
+
+  /** A fence table created before grants existed gets the grant_id column on the next install. */
+  @Test
+  void installAddsTheGrantColumnToAnOlderFenceTable() throws Exception {
+    Names n = names();
+    String schema = "old_" + n.table();
+    try (Connection c = connect()) {
+      exec(c, "CREATE SCHEMA " + schema);
+      try {
+        createOldFenceTables(c, schema);
+        createTable(c, schema + ".t");
+        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse(schema + ".t"), n.lock(), false, false));
+        session(c, n.lock(), 5L);
+        grant(c, "aa");
+        insert(c, schema + ".t", 1, 1);
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT token, grant_id FROM " + schema
+            + ".fencing_fence WHERE lock_name = '" + n.lock() + "'")) {
+          assertThat(rs.next()).isTrue();
+          assertThat(rs.getLong(1)).isEqualTo(5L);
+          assertThat(rs.getString(2)).isEqualTo("aa");
+        }
+        grant(c, "bb");
+        assertThatThrownBy(() -> insert(c, schema + ".t", 2, 2)).satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
+      } finally {
+        exec(c, "DROP SCHEMA " + schema + (dialect() == SqlDialect.MYSQL ? "" : " CASCADE"));
+      }
+    }
+  }
+
+  /** The fence tables as an earlier release created them (no grant_id). */
+  void createOldFenceTables(Connection c, String schema) throws SQLException {
+    exec(c, "CREATE TABLE " + schema + ".fencing_fence (lock_name varchar(128) PRIMARY KEY, token bigint NOT NULL,"
+        + " updated_at timestamp)");
+  }
+
+  /**
+   * Issue 15 item 2: the registry of fenced tables, one row per (table, lock), names as the database reports them;
+   * other options update the row, another lock replaces it, uninstall deletes it.
+   */
+  @Test
+  void theRegistryListsEveryFencedTableAsTheDatabaseNamesIt() throws Exception {
+    Names n = names();
+    try (Connection c = connect()) {
+      createTable(c, n.table());
+      createTable(c, n.table() + "_b");
+      SqlFenceInstaller installer = new SqlFenceInstaller(c);
+      TableName stored = installer.resolve(TableName.parse(n.table()));
+      TableName storedB = installer.resolve(TableName.parse(n.table() + "_b"));
+      installer.install(new SqlFence(TableName.parse(n.table()), n.lock(), false, false));
+      installer.install(new SqlFence(TableName.parse(n.table() + "_b"), n.lock(), true, false));
+      assertThat(registry(c, stored)).containsExactly(stored.schema() + "|" + stored.name() + "|" + n.lock() + "|table");
+      assertThat(registry(c, storedB)).containsExactly(storedB.schema() + "|" + storedB.name() + "|" + n.lock() + "|row");
+      Timestamp installedAt = installedAt(c, stored);
+      assertThat(installedAt).isNotNull();
+
+      installer.install(new SqlFence(TableName.parse(n.table()), n.lock(), false, false));
+      assertThat(installedAt(c, stored)).as("an unchanged re-install changes nothing").isEqualTo(installedAt);
+      installer.install(new SqlFence(TableName.parse(n.table()), n.lock(), true, false));
+      assertThat(registry(c, stored)).containsExactly(stored.schema() + "|" + stored.name() + "|" + n.lock() + "|row");
+      installer.install(new SqlFence(TableName.parse(n.table()), n.lock() + "-2", false, false));
+      assertThat(registry(c, stored)).containsExactly(stored.schema() + "|" + stored.name() + "|" + n.lock() + "-2|table");
+
+      installer.uninstall(TableName.parse(n.table()));
+      assertThat(registry(c, stored)).isEmpty();
+      assertThat(registry(c, storedB)).hasSize(1);
+      installer.uninstall(TableName.parse(n.table() + "_b"));
+      assertThat(registry(c, storedB)).isEmpty();
+    }
+  }
+
+  /** Rows of the registry for {@code table}, as "schema|table|lock|mode". */
+  List<String> registry(Connection c, TableName table) throws SQLException {
+    List<String> out = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement("SELECT table_schema, table_name, lock_name, mode FROM "
+        + table.schemaPrefix(dialect()) + "fencing_fenced_table WHERE table_schema = ? AND table_name = ?"
+        + " ORDER BY lock_name")) {
+      ps.setString(1, table.schema());
+      ps.setString(2, table.name());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(rs.getString(1) + "|" + rs.getString(2) + "|" + rs.getString(3) + "|" + rs.getString(4));
+        }
+      }
+    } catch (SQLException e) {
+      if (!tableExists(c, table.schema(), "fencing_fenced_table")) {
+        return out;
+      }
+      throw e;
+    }
+    return out;
+  }
+
+  private Timestamp installedAt(Connection c, TableName table) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT installed_at FROM " + table.schemaPrefix(dialect())
+        + "fencing_fenced_table WHERE table_schema = ? AND table_name = ?")) {
+      ps.setString(1, table.schema());
+      ps.setString(2, table.name());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getTimestamp(1) : null;
+      }
+    }
+  }
+
+  private boolean tableExists(Connection c, String schema, String name) throws SQLException {
+    var md = c.getMetaData();
+    String catalog = dialect() == SqlDialect.MYSQL ? schema : null;
+    String schemaPattern = dialect() == SqlDialect.MYSQL ? null : schema;
+    try (ResultSet rs = md.getTables(catalog, schemaPattern, dialect().fold(name), null)) {
+      return rs.next();
+    }
+  }
+
   // ------------------------------------------------------------------------------------------------------ helpers
 
   void install(Connection c, Names n, boolean perRow, boolean permissive) throws SQLException {
@@ -430,6 +652,16 @@ abstract class FenceContractIT {
       ps.setString(1, lock);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getLong(1) : null;
+      }
+    }
+  }
+
+  static String fenceGrant(Connection c, String lock) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT grant_id FROM fencing_fence WHERE lock_name = ?")) {
+      ps.setString(1, lock);
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).as("fence row of " + lock).isTrue();
+        return rs.getString(1);
       }
     }
   }

@@ -20,6 +20,7 @@ class FenceTableTest {
         .contains("pg_advisory_xact_lock(" + SqlFenceDdl.PG_ADVISORY_CLASS + ", hashtext(v_lock))");
     String mysql = new SqlFenceDdl(SqlDialect.MYSQL).forPrint(fence);
     assertThat(mysql).contains("SELECT COUNT(*), MAX(token) INTO v_stripes, v_fence FROM " + SqlFenceDdl.STRIPE_TABLE);
-    assertThat(mysql).contains("UPDATE " + SqlFenceDdl.STRIPE_TABLE + " SET token = v_token WHERE lock_name = p_lock");
+    assertThat(mysql).contains("UPDATE " + SqlFenceDdl.STRIPE_TABLE + " SET token = v_token, "
+        + SqlFenceDdl.GRANT_COLUMN + " = v_grant WHERE lock_name = p_lock");
   }
 }

@@ -30,6 +30,13 @@ class H2FenceIT extends FenceContractIT {
   }
 
   @Override
+  void grant(Connection c, String grant) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.execute("SET @fencing_grant = " + (grant == null ? "NULL" : "'" + grant.replace("'", "''") + "'"));
+    }
+  }
+
+  @Override
   SqlDialect dialect() {
     return SqlDialect.H2;
   }

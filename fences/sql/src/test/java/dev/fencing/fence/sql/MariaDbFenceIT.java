@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -45,6 +46,24 @@ class MariaDbFenceIT extends FenceContractIT {
       }
       ps.execute();
     }
+  }
+
+  @Override
+  void grant(Connection c, String grant) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SET @fencing_grant = ?")) {
+      ps.setString(1, grant);
+      ps.execute();
+    }
+  }
+
+  /** As fencing_check_v1's release created them. */
+  @Override
+  void createOldFenceTables(Connection c, String schema) throws SQLException {
+    exec(c, "CREATE TABLE " + schema + ".fencing_fence (lock_name VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin"
+        + " NOT NULL PRIMARY KEY, token BIGINT NOT NULL, updated_at DATETIME(6) NULL) ENGINE=InnoDB");
+    exec(c, "CREATE TABLE " + schema + ".fencing_fence_stripe (lock_name VARCHAR(128) CHARACTER SET ascii COLLATE"
+        + " ascii_bin NOT NULL, stripe INT NOT NULL, token BIGINT NOT NULL, PRIMARY KEY (lock_name, stripe))"
+        + " ENGINE=InnoDB");
   }
 
   @Override
@@ -133,6 +152,61 @@ class MariaDbFenceIT extends FenceContractIT {
           .isZero();
       exec(c, "DROP DATABASE app2");
       exec(c, "DROP USER 'fencing_app'@'%'");
+    }
+  }
+
+  /**
+   * Issue 15 item 1: root installs the fence; the application's own user has DML rights on its table only. Its
+   * writes pass the fence (triggers and procedures run as their definer), stale and missing tokens are rejected, it
+   * cannot move the fence by hand, and it can find the fenced tables through the registry (GRANT SELECT TO PUBLIC).
+   */
+  @Test
+  void anApplicationUserWithDmlRightsOnlyWritesThroughTheFence() throws Exception {
+    Names n = names();
+    String user = "app_" + n.table();
+    try (Connection c = connect()) {
+      createTable(c, n.table());
+      assertThat(new SqlFenceInstaller(c).install(new SqlFence(TableName.parse(n.table()), n.lock(), false, false))
+          .privileges())
+          .contains("privileges: GRANT SELECT ON `fencing`.fencing_fence TO PUBLIC",
+              "privileges: GRANT SELECT ON `fencing`.fencing_fenced_table TO PUBLIC")
+          .anySatisfy(l -> assertThat(l).startsWith("runs as: the triggers and procedures run as their definer root@"));
+      exec(c, "CREATE USER '" + user + "'@'%'");
+      exec(c, "GRANT SELECT, INSERT, UPDATE, DELETE ON fencing." + n.table() + " TO '" + user + "'@'%'");
+    }
+    String url = server.jdbcUrl().replace("user=root", "user=" + user);
+    try (Connection app = DriverManager.getConnection(url); Connection other = DriverManager.getConnection(url)) {
+      session(app, n.lock(), 5L);
+      insert(app, n.table(), 1, 10);
+      update(app, n.table(), 1, 11);
+      delete(app, n.table(), 1);
+      insert(app, n.table(), 1, 13);
+      session(other, n.lock(), 6L);
+      update(other, n.table(), 1, 14);
+      assertThatThrownBy(() -> update(app, n.table(), 1, 666)).satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
+      try (Connection bare = DriverManager.getConnection(url)) {
+        assertThatThrownBy(() -> update(bare, n.table(), 1, 666))
+            .satisfies(e -> assertState(e, SqlStates.MISSING_TOKEN));
+      }
+      assertThat(amounts(app, n.table())).containsExactly(14);
+
+      for (String sql : List.of("UPDATE fencing_fence SET token = 0", "DELETE FROM fencing_fence",
+          "INSERT INTO fencing_fence (lock_name, token) VALUES ('x', 1)", "UPDATE fencing_fence_stripe SET token = 0",
+          "UPDATE fencing_fenced_table SET mode = 'row'", "CALL fencing_check_v2('" + n.lock() + "', TRUE, 'x')")) {
+        assertThatThrownBy(() -> exec(other, sql)).as(sql).isInstanceOf(SQLException.class)
+            .satisfies(e -> assertThat(((SQLException) e).getErrorCode()).as(e.getMessage()).isIn(1142, 1370));
+      }
+
+      // Fence detection as the application user: both queries the agent's JDBC hook runs.
+      assertThat(PostgresFenceIT.column(app, "SELECT table_schema FROM information_schema.tables"
+          + " WHERE lower(table_name) = 'fencing_fenced_table'")).contains("fencing");
+      assertThat(PostgresFenceIT.column(app, "SELECT CONCAT(table_schema, '.', table_name) FROM"
+          + " fencing.fencing_fenced_table")).contains("fencing." + n.table());
+      assertThat(fenceToken(app, n.lock())).as("writers may read the fence").isEqualTo(6L);
+    } finally {
+      try (Connection c = connect()) {
+        exec(c, "DROP USER '" + user + "'@'%'");
+      }
     }
   }
 }

@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -49,6 +50,11 @@ class PostgresFenceIT extends FenceContractIT {
       ps.setString(2, value.toString());
       ps.execute();
     }
+  }
+
+  @Override
+  void grant(Connection c, String grant) throws SQLException {
+    set(c, "fencing.grant", grant == null ? "" : grant);
   }
 
   @Override
@@ -104,22 +110,22 @@ class PostgresFenceIT extends FenceContractIT {
       session(a, n.lock(), 5L);
       insert(a, n.table(), 1, 10);
       update(a, n.table(), 1, 11); // the second write goes the remembered way
-      assertThat(setting(a, "fencing.verified")).isEqualTo(n.lock() + ":5");
+      assertThat(setting(a, "fencing.verified")).isEqualTo(n.lock() + ":5:");
 
       session(b, n.lock(), 6L);
       update(b, n.table(), 1, 12);
       assertThatThrownBy(() -> update(a, n.table(), 1, 99)).satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
 
       // Forged: a token above the fence still advances it (exclusive lock), one below is still stale.
-      set(a, "fencing.verified", n.lock() + ":7");
+      set(a, "fencing.verified", n.lock() + ":7:");
       session(a, n.lock(), 7L);
       update(a, n.table(), 1, 13);
       assertThat(fenceToken(a, n.lock())).isEqualTo(7L);
-      set(a, "fencing.verified", n.lock() + ":3");
+      set(a, "fencing.verified", n.lock() + ":3:");
       session(a, n.lock(), 3L);
       assertThatThrownBy(() -> update(a, n.table(), 1, 98)).satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
       // Remembered for another lock: the session's own lock is still checked.
-      set(a, "fencing.verified", n.lock() + ":7");
+      set(a, "fencing.verified", n.lock() + ":7:");
       session(a, "other_lock", 7L);
       assertThatThrownBy(() -> update(a, n.table(), 1, 97)).satisfies(e -> assertState(e, SqlStates.MISSING_TOKEN));
 
@@ -199,5 +205,140 @@ class PostgresFenceIT extends FenceContractIT {
       exec(c, "DROP TABLE " + n.table());
       exec(c, "DROP ROLE fencing_app");
     }
+  }
+
+  /**
+   * Issue 15 item 1: the DBA installs the fence as a superuser; the application connects as its own role with DML
+   * rights on its table only. Its writes pass the fence (the functions run as their owner), stale and missing tokens
+   * are still rejected, it cannot move the fence by hand, and it can find the fenced tables through the registry.
+   */
+  @Test
+  void anApplicationRoleWithDmlRightsOnlyWritesThroughTheFence() throws Exception {
+    Names n = names();
+    String role = "app_" + n.table();
+    try (Connection c = connect()) {
+      createTable(c, n.table());
+      install(c, n, false, false);
+      exec(c, "CREATE ROLE " + role + " LOGIN");
+      exec(c, "GRANT SELECT, INSERT, UPDATE, DELETE ON " + n.table() + " TO " + role);
+      // What an earlier release told DBAs to grant: reported by the installer, not revoked (a JDBC fence store may
+      // write the table as that role); revoked here by hand.
+      exec(c, "GRANT INSERT, UPDATE ON fencing_fence TO " + role);
+      SqlFenceInstaller.Outcome again = new SqlFenceInstaller(c).install(new SqlFence(TableName.parse(n.table()),
+          n.lock(), false, false));
+      assertThat(again.privileges())
+          .contains("privileges: REVOKE ALL ON \"public\".fencing_fence, \"public\".fencing_fenced_table FROM PUBLIC",
+              "privileges: GRANT SELECT ON \"public\".fencing_fence, \"public\".fencing_fenced_table TO PUBLIC",
+              "privileges: REVOKE ALL ON FUNCTION \"public\".fencing_check() FROM PUBLIC")
+          .anySatisfy(l -> assertThat(l).startsWith("runs as: \"public\".fencing_check() is SECURITY DEFINER, owned by "
+              + "postgres"))
+          .anySatisfy(l -> assertThat(l).startsWith("note: role " + role + " still has INSERT, UPDATE on"));
+      exec(c, "REVOKE INSERT, UPDATE ON fencing_fence FROM " + role);
+      assertThat(new SqlFenceInstaller(c).install(new SqlFence(TableName.parse(n.table()), n.lock(), false, false))
+          .privileges()).noneSatisfy(l -> assertThat(l).startsWith("note:"));
+    }
+    String url = server.jdbcUrl().replace("user=postgres", "user=" + role);
+    try (Connection app = DriverManager.getConnection(url); Connection other = DriverManager.getConnection(url)) {
+      session(app, n.lock(), 5L);
+      insert(app, n.table(), 1, 10);
+      update(app, n.table(), 1, 11);
+      update(app, n.table(), 1, 12);
+      delete(app, n.table(), 1);
+      insert(app, n.table(), 1, 13);
+      session(other, n.lock(), 6L);
+      update(other, n.table(), 1, 14);
+      assertThatThrownBy(() -> update(app, n.table(), 1, 666)).satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
+      try (Connection bare = DriverManager.getConnection(url)) {
+        assertThatThrownBy(() -> update(bare, n.table(), 1, 666))
+            .satisfies(e -> assertState(e, SqlStates.MISSING_TOKEN));
+      }
+      assertThat(amounts(app, n.table())).containsExactly(14);
+      assertThat(fenceToken(app, n.lock())).as("writers may read the fence").isEqualTo(6L);
+
+      // Writers cannot move the fence by hand, nor shadow it with a temporary table.
+      for (String sql : List.of("UPDATE fencing_fence SET token = 0", "DELETE FROM fencing_fence",
+          "INSERT INTO fencing_fence (lock_name, token) VALUES ('x', 1)", "TRUNCATE fencing_fence",
+          "UPDATE fencing_fenced_table SET mode = 'row'", "DELETE FROM fencing_fenced_table")) {
+        assertThatThrownBy(() -> exec(other, sql)).as(sql).satisfies(e -> assertState(e, "42501"));
+      }
+      exec(other, "CREATE TEMP TABLE fencing_fence (lock_name varchar(128) PRIMARY KEY, token bigint NOT NULL,"
+          + " updated_at timestamp, grant_id varchar(64))");
+      exec(other, "SET search_path = pg_temp, public");
+      session(other, n.lock(), 1L);
+      exec(other, "SELECT set_config('fencing.verified', '', false)");
+      assertThatThrownBy(() -> exec(other, "UPDATE public." + n.table() + " SET amount = 666"))
+          .satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
+
+      // Nor attach the fence function (it runs as its owner) to a table of their own to move another lock's fence.
+      exec(other, "CREATE TEMP TABLE mine (i int)");
+      assertThatThrownBy(() -> exec(other, "CREATE TRIGGER mine BEFORE INSERT ON mine FOR EACH STATEMENT EXECUTE"
+          + " FUNCTION public.fencing_check('other-lock', 'strict')")).satisfies(e -> assertState(e, "42501"));
+
+      // Fence detection as the application role: both queries the agent's JDBC hook runs.
+      List<String> schemas = column(app, "SELECT table_schema FROM information_schema.tables"
+          + " WHERE lower(table_name) = 'fencing_fenced_table'");
+      assertThat(schemas).contains("public");
+      assertThat(column(app, "SELECT table_schema || '.' || table_name FROM public.fencing_fenced_table"))
+          .contains("public." + n.table());
+    } finally {
+      try (Connection c = connect()) {
+        exec(c, "DROP TABLE " + n.table());
+        exec(c, "DROP OWNED BY " + role);
+        exec(c, "DROP ROLE " + role);
+      }
+    }
+  }
+
+  /**
+   * {@code sql print} of an unqualified table cannot name the schema: the script makes the check SECURITY DEFINER
+   * with the search path pinned to the schema it was created in, and registers the table under that schema.
+   */
+  @Test
+  void thePrintedScriptOfAnUnqualifiedTablePinsTheSchemaItRunsIn() throws Exception {
+    Names n = names();
+    String schema = "printed_" + n.table();
+    String role = "app_" + n.table();
+    try (Connection c = connect()) {
+      exec(c, "CREATE SCHEMA " + schema);
+      exec(c, "SET search_path = " + schema);
+      createTable(c, n.table());
+      SqlFence fence = new SqlFence(TableName.parse(n.table()), n.lock(), false, false);
+      for (SqlFenceDdl.Statement st : new SqlFenceDdl(SqlDialect.POSTGRESQL).install(fence, false)) {
+        exec(c, st.sql());
+      }
+      exec(c, "CREATE ROLE " + role + " LOGIN");
+      exec(c, "GRANT USAGE ON SCHEMA " + schema + " TO " + role);
+      exec(c, "GRANT SELECT, INSERT, UPDATE, DELETE ON " + n.table() + " TO " + role);
+      exec(c, "RESET search_path");
+      assertThat(column(c, "SELECT p.prosecdef || ' ' || array_to_string(p.proconfig, ';') FROM pg_proc p"
+          + " JOIN pg_namespace s ON s.oid = p.pronamespace WHERE s.nspname = '" + schema + "'"
+          + " AND p.proname = 'fencing_check'")).containsExactly("true search_path=" + schema + ", pg_temp");
+      assertThat(column(c, "SELECT table_schema || '.' || table_name FROM " + schema + ".fencing_fenced_table"))
+          .containsExactly(schema + "." + n.table());
+    }
+    String url = server.jdbcUrl().replace("user=postgres", "user=" + role);
+    try (Connection app = DriverManager.getConnection(url)) {
+      session(app, n.lock(), 4L);
+      insert(app, schema + "." + n.table(), 1, 1);
+      session(app, n.lock(), 3L);
+      assertThatThrownBy(() -> insert(app, schema + "." + n.table(), 2, 2))
+          .satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
+    } finally {
+      try (Connection c = connect()) {
+        exec(c, "DROP SCHEMA " + schema + " CASCADE");
+        exec(c, "DROP OWNED BY " + role);
+        exec(c, "DROP ROLE " + role);
+      }
+    }
+  }
+
+  static List<String> column(Connection c, String sql) throws SQLException {
+    List<String> out = new java.util.ArrayList<>();
+    try (var st = c.createStatement(); var rs = st.executeQuery(sql)) {
+      while (rs.next()) {
+        out.add(rs.getString(1));
+      }
+    }
+    return out;
   }
 }
