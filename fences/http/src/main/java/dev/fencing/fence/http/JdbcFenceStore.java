@@ -234,12 +234,12 @@ public final class JdbcFenceStore implements FenceStore {
       if (dialectOrNull == SqlDialect.POSTGRESQL) {
         // One transaction: SET LOCAL ends with it, and the ALTER gives up instead of queueing every fenced write.
         c.setAutoCommit(false);
-        st.execute("SET LOCAL lock_timeout = '2s'");
+        st.execute("SET LOCAL lock_timeout = '1s'");
       } else if (dialectOrNull == SqlDialect.MYSQL) {
         try (ResultSet rs = st.executeQuery("SELECT @@SESSION.lock_wait_timeout")) {
           savedWait = rs.next() ? rs.getString(1) : null;
         }
-        st.execute("SET SESSION lock_wait_timeout = 2");
+        st.execute("SET SESSION lock_wait_timeout = 1");
       } else if (!autoCommit) {
         c.setAutoCommit(true);
       }
