@@ -115,6 +115,7 @@ public final class JdbcFenceStore implements FenceStore {
       }
       return advance(c, lock, token, grants ? grant : null, grants, strict);
     } catch (SQLException e) {
+      grantColumns = false; // checked again next time: the table may have been dropped and created anew
       throw new FenceStoreException("fencing: the JDBC fence store failed to check token " + token + " for lock '"
           + lock + "' in " + fence + ": " + e.getMessage(), e);
     }
@@ -134,6 +135,7 @@ public final class JdbcFenceStore implements FenceStore {
       }
       return seen == null ? FenceState.NONE : seen;
     } catch (SQLException e) {
+      grantColumns = false;
       throw new FenceStoreException("fencing: the JDBC fence store failed to read lock '" + lock + "' in " + fence
           + ": " + e.getMessage(), e);
     }

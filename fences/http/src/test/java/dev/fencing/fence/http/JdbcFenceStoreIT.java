@@ -155,6 +155,24 @@ abstract class JdbcFenceStoreIT {
     assertThat(second.state(lock)).isEqualTo(new FenceState(6, "a1"));
     assertThat(second.check(lock, 6, "b2", false)).isEqualTo(Verdict.replayed(6));
     assertThat(grantColumns(schema, lock)).containsExactly("a1", "6");
+
+    // The table dropped and created anew without the columns (sql uninstall, then an older sql install): the store
+    // fails once, then finds them missing and adds them again.
+    try (Connection c = db().connect()) {
+      TestDatabase.exec(c, "DROP TABLE " + schema + ".fencing_fence");
+      TestDatabase.exec(c, "CREATE TABLE " + schema + ".fencing_fence (lock_name varchar(128) PRIMARY KEY, token "
+          + "bigint NOT NULL, updated_at " + (db().kind() == TestDatabase.Kind.MARIADB ? "DATETIME(6)" : "timestamp")
+          + ")");
+    }
+    Verdict first;
+    try {
+      first = store.check(lock, 9, "c3", false);
+    } catch (FenceStoreException e) {
+      first = store.check(lock, 9, "c3", false);
+    }
+    assertThat(first).isEqualTo(Verdict.advanced(9));
+    assertThat(store.check(lock, 9, "d4", false)).isEqualTo(Verdict.replayed(9));
+    assertThat(grantColumns(schema, lock)).containsExactly("c3", "9");
   }
 
   /**
