@@ -11,6 +11,11 @@ public interface HttpHook {
   String LOCK_HEADER = "Fencing-Lock";
   /** Request header carrying the token's signature when fencing.signing.key-file is set (absent otherwise). */
   String SIGNATURE_HEADER = "Fencing-Signature";
+  /**
+   * Request header carrying the id of the grant that issued the token (the etcd lease id in lower-case hex), when the
+   * decision has one ({@link Decision#grant()}): a fence tells two grants with the same token apart by it.
+   */
+  String GRANT_HEADER = "Fencing-Grant";
   /** Response header a fence sets on a 409 for a stale token. */
   String REJECTED_HEADER = "Fencing-Rejected";
 
@@ -20,7 +25,10 @@ public interface HttpHook {
    */
   Decision decide(String method, String scheme, String host, int port);
 
-  /** A response: a 409 with {@code Fencing-Rejected: stale-token} is a rejection by a fence, and counted. */
+  /**
+   * A response: a 409 with {@code Fencing-Rejected: stale-token} or {@code replayed-token} is a rejection by a fence,
+   * and counted.
+   */
   void responded(int status, String rejectedHeader);
 
   /** The JDK HttpClient's pending response: {@link #responded} once it completes (the future is not replaced). */

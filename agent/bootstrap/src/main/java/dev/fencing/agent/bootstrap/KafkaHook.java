@@ -11,6 +11,8 @@ public interface KafkaHook {
   String LOCK_HEADER = "fencing-lock";
   /** Record header carrying the token's signature (ASCII) when fencing.signing.key-file is set (absent otherwise). */
   String SIGNATURE_HEADER = "fencing-signature";
+  /** Record header carrying the id of the grant that issued the token (ASCII), when the decision has one. */
+  String GRANT_HEADER = "fencing-grant";
 
   /**
    * Decides for one record sent to {@code topic}. Never null; a block decision is turned into the producer's own error

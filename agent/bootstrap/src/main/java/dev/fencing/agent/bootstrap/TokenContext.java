@@ -3,7 +3,8 @@ package dev.fencing.agent.bootstrap;
 import java.util.concurrent.Callable;
 
 /**
- * Cross-hop propagation: the (lock, token) an inbound request or record carried, current for the work done on it.
+ * Cross-hop propagation: the (lock, token) an inbound request or record carried (with its signature and grant id when
+ * it had them), current for the work done on it.
  * While set on a thread, that thread's side effects carry it instead of this JVM's own lease, so a service's database
  * writes are fenced with the token of the worker that asked for them. Set by the inbound hooks (servlet, JDK
  * HttpServer, Kafka consumer), carried into executor tasks by {@link #wrap}, always restored when the work ends.
@@ -47,17 +48,28 @@ public final class TokenContext {
    * base64url characters is dropped (the downstream fence then sees none). Verification is the fences' job.
    */
   public static Object enter(String lock, String token, String signature) {
+    return enter(lock, token, signature, null);
+  }
+
+  /**
+   * As {@link #enter(String, String, String)}, with the inbound grant id ({@code Fencing-Grant}, {@code fencing-grant}),
+   * carried on unchanged so that the downstream fences can tell this grant's token from a replay of it. A grant that is
+   * not 1 to 64 visible ASCII characters is dropped (the downstream fence then sees none).
+   */
+  public static Object enter(String lock, String token, String signature, String grant) {
     long t = parseToken(token);
     if (t <= 0 || !validLock(lock)) {
       return null;
     }
     String s = wellFormedSignature(signature) ? signature : null;
+    String g = wellFormedGrant(grant) ? grant : null;
     Decision previous = CURRENT.get();
     if (previous != null && previous.token() == t && previous.lock().equals(lock)
-        && (s == null ? previous.signature() == null : s.equals(previous.signature()))) {
+        && (s == null ? previous.signature() == null : s.equals(previous.signature()))
+        && (g == null ? previous.grant() == null : g.equals(previous.grant()))) {
       return null; // nested entry for the same request (filter chains, servlet forwarding)
     }
-    CURRENT.set(Decision.tag(lock, t, s));
+    CURRENT.set(Decision.tag(lock, t, s, g));
     return previous == null ? NONE : previous;
   }
 
@@ -89,10 +101,15 @@ public final class TokenContext {
    * another request's hook is active on this thread (rare: a request handled inside another on the same thread).
    */
   public static Object enterRequest(Object request, String lock, String token, String signature) {
+    return enterRequest(request, lock, token, signature, null);
+  }
+
+  /** As {@link #enterRequest(Object, String, String, String)}, with the inbound grant id (see {@link #enter}). */
+  public static Object enterRequest(Object request, String lock, String token, String signature, String grant) {
     Object[] slot = REQUEST.get();
     Object outer = slot[0];
     slot[0] = request;
-    Object scope = lock == null || token == null ? null : enter(lock, token, signature);
+    Object scope = lock == null || token == null ? null : enter(lock, token, signature, grant);
     if (outer != null) {
       return new OuterRequest(outer, scope);
     }
@@ -183,6 +200,23 @@ public final class TokenContext {
       char c = s.charAt(i);
       boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
       if (!ok) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Longest grant id carried (the fences refuse longer ones as malformed). */
+  public static final int MAX_GRANT_LENGTH = 64;
+
+  /** 1 to 64 visible ASCII characters (0x21 to 0x7e): the shape of a grant id the fences accept; header-safe. */
+  public static boolean wellFormedGrant(String g) {
+    if (g == null || g.isEmpty() || g.length() > MAX_GRANT_LENGTH) {
+      return false;
+    }
+    for (int i = 0; i < g.length(); i++) {
+      char c = g.charAt(i);
+      if (c < 0x21 || c > 0x7e) {
         return false;
       }
     }

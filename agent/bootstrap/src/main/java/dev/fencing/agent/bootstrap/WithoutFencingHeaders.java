@@ -14,6 +14,6 @@ public final class WithoutFencingHeaders implements BiPredicate<String, String> 
   @Override
   public boolean test(String name, String value) {
     return !HttpHook.TOKEN_HEADER.equalsIgnoreCase(name) && !HttpHook.LOCK_HEADER.equalsIgnoreCase(name)
-        && !HttpHook.SIGNATURE_HEADER.equalsIgnoreCase(name);
+        && !HttpHook.SIGNATURE_HEADER.equalsIgnoreCase(name) && !HttpHook.GRANT_HEADER.equalsIgnoreCase(name);
   }
 }

@@ -34,6 +34,30 @@ class TokenContextTest {
     assertThat(TokenContext.current()).isNull();
   }
 
+  @Test
+  void theInboundGrantIsCarriedAndAMalformedOneDropped() {
+    Object scope = TokenContext.enter("ledger", "42", null, "694d8a3b1c2e0f11");
+    assertThat(TokenContext.current().grant()).isEqualTo("694d8a3b1c2e0f11");
+    assertThat(TokenContext.enter("ledger", "42", null, "694d8a3b1c2e0f11")).as("the same request").isNull();
+    Object other = TokenContext.enter("ledger", "42", null, "694d8a3b1c2e0f99");
+    assertThat(other).as("the same token from another grant is another context").isNotNull();
+    assertThat(TokenContext.current().grant()).isEqualTo("694d8a3b1c2e0f99");
+    TokenContext.exit(other);
+    assertThat(TokenContext.current().grant()).isEqualTo("694d8a3b1c2e0f11");
+    TokenContext.exit(scope);
+    for (String bad : new String[] {"", "a b", "a".repeat(65), "\u00e9", "a\n", null}) {
+      Object s = TokenContext.enter("ledger", "42", null, bad);
+      assertThat(TokenContext.current().tokenText()).isEqualTo("42");
+      assertThat(TokenContext.current().grant()).as("grant '%s'", bad).isNull();
+      TokenContext.exit(s);
+    }
+    assertThat(TokenContext.wellFormedGrant("!" + "x".repeat(62) + "~")).isTrue();
+    Object req = TokenContext.enterRequest(new Object(), "ledger", "42", null, "a1");
+    assertThat(TokenContext.current().grant()).isEqualTo("a1");
+    TokenContext.exitRequest(req);
+    assertThat(TokenContext.current()).isNull();
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"", "0", "-1", "+1", " 1", "1 ", "12a", "9223372036854775808", "99999999999999999999",
       "1.0", "0x10", "١٢"})

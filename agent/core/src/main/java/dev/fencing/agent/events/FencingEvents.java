@@ -73,7 +73,9 @@ public final class FencingEvents implements SideEffectEvents {
     sink.accept("a fence rejected a " + channel.label() + " side effect of lock '" + lock + "': reason " + reason.label()
         + (reason == RejectionCounters.Reason.STALE_TOKEN
             ? " (a newer holder has written: this JVM's lease is gone)"
-            : " (the side effect reached a fenced resource without a token)")
+            : reason == RejectionCounters.Reason.REPLAYED_TOKEN
+                ? " (the fence holds this token under another grant: etcd reissued it, see the token-reuse runbook)"
+                : " (the side effect reached a fenced resource without a token)")
         + more(suppressed));
   }
 

@@ -8,7 +8,12 @@ public final class RejectionCounters {
   /** The {@code reason} label. */
   public enum Reason {
     STALE_TOKEN("stale_token"),
-    MISSING_TOKEN("missing_token");
+    MISSING_TOKEN("missing_token"),
+    /**
+     * The fence holds this token under another grant (HTTP 409 {@code Fencing-Rejected: replayed-token}): a restored
+     * coordinator reissued the token to a second holder.
+     */
+    REPLAYED_TOKEN("replayed_token");
 
     private final String label;
 

@@ -50,12 +50,12 @@ class AgentMetricsTest {
               + "\",lock=\"ledger\",outcome=\"" + outcome + "\"} 0.0");
         }
       }
-      for (String reason : List.of("stale_token", "missing_token")) {
+      for (String reason : List.of("stale_token", "missing_token", "replayed_token")) {
         assertThat(samples("fencing_rejections_total")).contains("fencing_rejections_total{channel=\"" + channel
             + "\",lock=\"ledger\",reason=\"" + reason + "\"} 0.0");
       }
     }
-    assertThat(samples("fencing_rejections_total")).hasSize(6);
+    assertThat(samples("fencing_rejections_total")).hasSize(9);
     assertThat(samples("fencing_lease_losses_total")).containsExactlyInAnyOrder(
         "fencing_lease_losses_total{lock=\"ledger\",reason=\"keepalive_failed\"} 0.0",
         "fencing_lease_losses_total{lock=\"ledger\",reason=\"lease_revoked\"} 0.0",

@@ -65,7 +65,15 @@ class CrossHopIT {
         int portA = Ports.freePort();
         try (AgentJvm a = worker(javaHome, "a", portA, etcd, m)) {
           AppStdin stdinA = AppStdin.http(a);
-          long tokenA = token(Http.awaitStatus(portA, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)));
+          String statusA = Http.awaitStatus(portA, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
+          long tokenA = token(statusA);
+          String grantA = Http.jsonField(statusA, "leaseId").replace("\"", "");
+
+          // The service's own HTTP call made for A's request carries A's token and grant (Fencing-Grant) onward.
+          assertThat(stdinA.run("SEND POST " + jdk + "/relay")).startsWith("STATUS 200");
+          assertThat(stdinA.run("SEND POST " + servlet + "/relay")).startsWith("STATUS 200");
+          assertThat(service.output()).contains("RELAYED jdk token=[" + tokenA + "] grant=[" + grantA + "]",
+              "RELAYED servlet token=[" + tokenA + "] grant=[" + grantA + "]");
 
           // The holder's requests: each write carries its token, whichever thread of the service makes it.
           assertThat(stdinA.run("SEND POST " + jdk + "/direct?amount=1")).startsWith("STATUS 200");

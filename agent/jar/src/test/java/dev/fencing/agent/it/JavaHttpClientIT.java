@@ -35,6 +35,8 @@ class JavaHttpClientIT {
   static final class RecordingServer implements AutoCloseable {
     final HttpServer server;
     final List<String> received = new CopyOnWriteArrayList<>();
+    /** The Fencing-Grant values of each request received, as the server lists them ("null" when absent). */
+    final List<String> grants = new CopyOnWriteArrayList<>();
     private final Set<String> flaky = ConcurrentHashMap.newKeySet();
 
     RecordingServer() throws IOException {
@@ -42,6 +44,7 @@ class JavaHttpClientIT {
       server.createContext("/", ex -> {
         received.add(ex.getRequestMethod() + " " + ex.getRequestURI().getPath() + " token="
             + ex.getRequestHeaders().get("Fencing-Token") + " lock=" + ex.getRequestHeaders().get("Fencing-Lock"));
+        grants.add(String.valueOf(ex.getRequestHeaders().get("Fencing-Grant")));
         ex.getRequestBody().readAllBytes();
         String path = ex.getRequestURI().getPath();
         if (path.equals("/redirect")) {
@@ -50,8 +53,8 @@ class JavaHttpClientIT {
         } else if (path.startsWith("/flaky/") && flaky.add(path)) {
           ex.getResponseHeaders().set("Retry-After", "1");
           ex.sendResponseHeaders(503, -1);
-        } else if (path.equals("/stale")) {
-          ex.getResponseHeaders().set("Fencing-Rejected", "stale-token");
+        } else if (path.equals("/stale") || path.equals("/replayed")) {
+          ex.getResponseHeaders().set("Fencing-Rejected", path.equals("/stale") ? "stale-token" : "replayed-token");
           byte[] body = "{\"status\":409}".getBytes(StandardCharsets.UTF_8);
           ex.sendResponseHeaders(409, body.length);
           try (OutputStream out = ex.getResponseBody()) {
@@ -83,8 +86,12 @@ class JavaHttpClientIT {
         RecordingServer fenced = new RecordingServer();
         AgentJvm app = startApp(javaHome, "http", "web", port, fenced, etcd)) {
       AppStdin stdin = AppStdin.http(app);
-      String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
+      String status = Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
+      String token = Http.jsonField(status, "token");
       String pair = "token=[" + token + "] lock=[web]";
+      // Fencing-Grant: the lease id /status reports (lower-case hex), once per request, redirects included.
+      String grant = Http.jsonField(status, "leaseId").replace("\"", "");
+      assertThat(grant).matches("[0-9a-f]{1,16}");
 
       assertThat(stdin.run("SEND POST " + open.base() + "/ok")).isEqualTo("STATUS 200 callerHeaders=[X-App]");
       assertThat(stdin.run("ASYNC PUT " + open.base() + "/ok")).startsWith("STATUS 200");
@@ -92,6 +99,7 @@ class JavaHttpClientIT {
       assertThat(stdin.run("SEND POST " + open.base() + "/redirect")).startsWith("STATUS 200");
       assertThat(open.received).containsExactly("POST /ok " + pair, "PUT /ok " + pair, "GET /ok " + pair,
           "POST /redirect " + pair, "POST /ok " + pair);
+      assertThat(open.grants).hasSize(5).containsOnly("[" + grant + "]");
 
       // Lease lost (etcd gone, local deadline passed).
       for (EtcdNode n : etcd.nodes()) {
@@ -111,9 +119,13 @@ class JavaHttpClientIT {
       // Fenced service: the POST goes out with the last token, the fence answers 409, the agent counts it.
       assertThat(stdin.run("SEND POST " + fenced.base() + "/stale")).startsWith("STATUS 409");
       assertThat(fenced.received).containsExactly("POST /stale " + pair);
+      assertThat(fenced.grants).containsExactly("[" + grant + "]");
+      // A fence holding this token for another grant (an etcd restored from a snapshot): 409 replayed-token, counted.
+      assertThat(stdin.run("SEND POST " + fenced.base() + "/replayed")).startsWith("STATUS 409");
       String metrics = Http.get("http://127.0.0.1:" + port + "/metrics");
       assertThat(metrics)
           .contains("fencing_rejections_total{channel=\"http\",lock=\"web\",reason=\"stale_token\"} 1.0")
+          .contains("fencing_rejections_total{channel=\"http\",lock=\"web\",reason=\"replayed_token\"} 1.0")
           .contains("fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"web\",outcome=\"blocked\"} 2.0");
     }
   }

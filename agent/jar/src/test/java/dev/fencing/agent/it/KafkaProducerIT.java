@@ -127,11 +127,16 @@ class KafkaProducerIT {
             .classpath(classpath).mainClass(KafkaApp.class.getName()).args(broker.bootstrapServers()).start()) {
       app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
       AppStdin stdin = AppStdin.marked(app, "> ");
-      String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
+      String status = Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
+      String token = Http.jsonField(status, "token");
+      // The grant id carried beside the token is the lease id /status reports (hex).
+      String grant = Http.jsonField(status, "leaseId").replace("\"", "");
+      assertThat(grant).matches("[0-9a-f]{1,16}");
 
-      // Holding: every record carries the pair once, whatever headers it came with; the app's own headers stay.
+      // Holding: every record carries the pair (and the grant) once, whatever headers it came with; the app's own
+      // headers stay.
       assertThat(stdin.run("SEND " + open + " plain plain")).startsWith("OK 0 callerHeaders=[x-app, fencing-token, "
-          + "fencing-lock]");
+          + "fencing-lock, fencing-grant]");
       // Read-only headers: the agent sends a copy; the caller's record is left as it was.
       assertThat(stdin.run("SEND " + open + " readonly readonly")).isEqualTo("OK 1 callerHeaders=[x-app]");
       assertThat(stdin.run("SEND " + open + " preexisting preexisting")).startsWith("OK 2 ");
@@ -146,7 +151,8 @@ class KafkaProducerIT {
       assertThat(committed).extracting(ConsumerRecord::key).containsExactly("t1", "t2");
       for (ConsumerRecord<String, String> r : concat(sent, committed)) {
         assertThat(headers(r)).as("headers of %s", r.key())
-            .containsExactly("x-app=" + r.key(), "fencing-token=" + token, "fencing-lock=orders");
+            .containsExactly("x-app=" + r.key(), "fencing-token=" + token, "fencing-lock=orders",
+                "fencing-grant=" + grant);
       }
 
       // Lease lost: etcd gone, local deadline passed.
@@ -176,7 +182,8 @@ class KafkaProducerIT {
 
       List<ConsumerRecord<String, String>> visible = readAll(fenced, "read_committed");
       assertThat(visible).extracting(ConsumerRecord::key).containsExactly("stale");
-      assertThat(headers(visible.get(0))).containsExactly("x-app=stale", "fencing-token=" + token, "fencing-lock=orders");
+      assertThat(headers(visible.get(0))).containsExactly("x-app=stale", "fencing-token=" + token, "fencing-lock=orders",
+          "fencing-grant=" + grant);
       // The aborted records did reach the broker (with the last token), but never became visible.
       assertThat(readAll(fenced, "read_uncommitted")).extracting(ConsumerRecord::key)
           .containsExactly("stale", "tx-abort", "tx-commit");

@@ -32,7 +32,8 @@ public final class FenceHttpFilter extends Filter {
   public void doFilter(HttpExchange exchange, Chain chain) throws IOException {
     Headers in = exchange.getRequestHeaders();
     Decision decision = fence.decide(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
-        in.get(TokenHeaders.TOKEN), in.get(TokenHeaders.LOCK), in.get(TokenHeaders.SIGNATURE));
+        in.get(TokenHeaders.TOKEN), in.get(TokenHeaders.LOCK), in.get(TokenHeaders.SIGNATURE),
+        in.get(TokenHeaders.GRANT));
     if (decision.isRejected()) {
       send(exchange, decision.problem());
       return;

@@ -70,7 +70,8 @@ public final class FenceServletFilter implements Filter {
     HttpServletRequest req = (HttpServletRequest) request;
     HttpServletResponse res = (HttpServletResponse) response;
     Decision decision = fence.decide(req.getMethod(), path(req), values(req.getHeaders(TokenHeaders.TOKEN)),
-        values(req.getHeaders(TokenHeaders.LOCK)), values(req.getHeaders(TokenHeaders.SIGNATURE)));
+        values(req.getHeaders(TokenHeaders.LOCK)), values(req.getHeaders(TokenHeaders.SIGNATURE)),
+        values(req.getHeaders(TokenHeaders.GRANT)));
     if (decision.isRejected()) {
       if (!discardBody(req)) {
         res.setHeader("Connection", "close");

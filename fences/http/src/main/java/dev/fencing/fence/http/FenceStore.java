@@ -24,6 +24,25 @@ public interface FenceStore {
    */
   Verdict check(String lock, long token, boolean strict);
 
+  /**
+   * Check-and-advance that also tells two grants with the same token apart (an etcd restored from a snapshot can
+   * issue a new holder the old holder's token): an advance stores {@code grant} (null: none) with the token; an equal
+   * token is accepted only when the stored grant is null or equal to {@code grant}, else the verdict is
+   * {@link Verdict.Outcome#REPLAYED}. The default, for stores that keep no grants, ignores {@code grant}.
+   */
+  default Verdict check(String lock, long token, String grant, boolean strict) {
+    return check(lock, token, strict);
+  }
+
   /** The highest token seen for {@code lock}, 0 when none (tokens start at 1). Reads only. */
   long current(String lock);
+
+  /**
+   * The highest token seen for {@code lock} and the grant stored with it ({@link FenceState#NONE} when none), read
+   * together. Reads only. The default, for stores that keep no grants, has no grant.
+   */
+  default FenceState state(String lock) {
+    long token = current(lock);
+    return token == 0 ? FenceState.NONE : new FenceState(token, null);
+  }
 }

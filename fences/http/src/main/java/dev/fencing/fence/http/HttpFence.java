@@ -67,11 +67,22 @@ public final class HttpFence {
    */
   public Decision decide(String method, String path, List<String> tokenValues, List<String> lockValues,
       List<String> signatureValues) {
+    return decide(method, path, tokenValues, lockValues, signatureValues, null);
+  }
+
+  /**
+   * As {@link #decide(String, String, List, List, List)}, with the values of {@code Fencing-Grant}: a token that
+   * advances the fence stores its grant, and an equal token from another grant (or without one while one is stored)
+   * is refused as replayed (409 {@code replayed-token}). A malformed grant is a malformed token (400).
+   */
+  public Decision decide(String method, String path, List<String> tokenValues, List<String> lockValues,
+      List<String> signatureValues, List<String> grantValues) {
     if (!policy.fences(method, path)) {
       return Decision.PASS;
     }
-    TokenHeaders.Result headers = TokenHeaders.verify(TokenHeaders.parse(tokenValues, lockValues, policy.locks()),
-        signatureValues, policy.signingKey());
+    TokenHeaders.Result headers = TokenHeaders.verify(TokenHeaders.grant(
+        TokenHeaders.parse(tokenValues, lockValues, policy.locks()), grantValues), signatureValues,
+        policy.signingKey());
     if (!headers.isValid()) {
       if (headers.rejection() == Rejection.MISSING_TOKEN && policy.permissive()) {
         return Decision.PASS;
@@ -88,12 +99,15 @@ public final class HttpFence {
     }
     Verdict verdict;
     try {
-      verdict = store.check(lock, token, policy.strict());
+      verdict = store.check(lock, token, headers.grant(), policy.strict());
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "fencing: the fence store failed to check token " + token + " for lock '" + lock
           + "'; refusing the request with 503", e);
       return reject(Rejection.STORE_UNAVAILABLE, "the fence store could not check the token; retry later", lock,
           token, null);
+    }
+    if (verdict.outcome() == Verdict.Outcome.REPLAYED) {
+      return replayed(lock, token, headers.grant());
     }
     if (!verdict.isAccepted()) {
       return stale(lock, token, verdict.current());
@@ -137,6 +151,13 @@ public final class HttpFence {
         : "token " + token + " for lock '" + lock + "' is not above the fence token " + current
             + " (strict mode: every request needs a new token)";
     return reject(Rejection.STALE_TOKEN, detail, lock, token, current);
+  }
+
+  private Decision replayed(String lock, long token, String grant) {
+    return reject(Rejection.REPLAYED_TOKEN, "token " + token + " for lock '" + lock + "' was issued to another grant "
+        + "than this request's (" + (grant == null ? "none" : TokenHeaders.quote(grant)) + "): the fence holds it for "
+        + "the grant that advanced it; a coordinator restored from a snapshot gave the same token to a second holder",
+        lock, token, (Long) token);
   }
 
   private Decision reject(Rejection rejection, String detail, String lock, Long token, Long current) {

@@ -20,7 +20,12 @@ public enum Rejection {
    * The fence holds a signing key and the signature does not verify for (lock, token): forged, corrupted, signed with
    * another key, malformed or repeated. 403: the token may be well formed, but it is not vouched for.
    */
-  BAD_SIGNATURE(403, "bad_signature", "bad-signature", "Invalid fencing signature");
+  BAD_SIGNATURE(403, "bad_signature", "bad-signature", "Invalid fencing signature"),
+  /**
+   * The token equals the fence token but was issued to another grant than the one stored with it (or the request
+   * carries none while one is stored): a coordinator restored from a snapshot reissued the token to a second holder.
+   */
+  REPLAYED_TOKEN(409, "replayed_token", "replayed-token", "Replayed fencing token");
 
   /** Problem types are URNs of this prefix, e.g. {@code urn:fencing:problem:stale-token}. */
   public static final String TYPE_PREFIX = "urn:fencing:problem:";

@@ -6,7 +6,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Reads {@code Fencing-Token} and {@code Fencing-Lock} (DESIGN.md section 5) strictly. A token is exactly one header
+ * Reads {@code Fencing-Token} and {@code Fencing-Lock} (DESIGN.md section 5), and {@code Fencing-Grant}, strictly. A token is exactly one header
  * of 1 to 19 ASCII digits without sign or leading zero, from 1 to 2^63-1, the same rule as the SQL fence's
  * {@code [1-9][0-9]{0,18}}. Anything else is malformed rather than guessed at: a duplicated header (also the
  * comma-joined form some proxies make of two) could carry an old and a new token, and a lenient parse would let the
@@ -18,6 +18,15 @@ public final class TokenHeaders {
   public static final String LOCK = "Fencing-Lock";
   /** HMAC-SHA256 of (lock, token) in base64url ({@link TokenSignature}); checked by fences that hold the key. */
   public static final String SIGNATURE = "Fencing-Signature";
+  /**
+   * The id of the grant that issued the token (the agent sends the etcd lease id in hex): opaque, 1 to
+   * {@value #MAX_GRANT} visible ASCII characters, at most one header. A fence stores it when the token advances the
+   * fence and accepts an equal token only from the same grant (or when none is stored). Not signed: a forged grant
+   * can only get its own request refused.
+   */
+  public static final String GRANT = "Fencing-Grant";
+  /** Longest grant id accepted; a longer one is malformed. */
+  public static final int MAX_GRANT = 64;
   /** Set on every verdict against the token (409, 428, 400): {@code stale-token}, {@code missing-token}, ... */
   public static final String REJECTED = "Fencing-Rejected";
   public static final int MAX_DIGITS = 19;
@@ -30,10 +39,20 @@ public final class TokenHeaders {
    * its detail. {@code lock} is set whenever the lock header names a guarded lock (also beside a bad token), {@code
    * token} is 0 when it was not read.
    */
-  public record Result(String lock, long token, Rejection rejection, String detail) {
+  public record Result(String lock, long token, Rejection rejection, String detail, String grant) {
+
+    /** Without a grant. */
+    public Result(String lock, long token, Rejection rejection, String detail) {
+      this(lock, token, rejection, detail, null);
+    }
 
     public boolean isValid() {
       return rejection == null;
+    }
+
+    /** The same verdict with {@code grant} (the request's grant id, null: none). */
+    public Result withGrant(String grant) {
+      return new Result(lock, token, rejection, detail, grant);
     }
   }
 
@@ -90,6 +109,46 @@ public final class TokenHeaders {
           + "corrupted or signed with another key");
     }
     return headers;
+  }
+
+  /**
+   * The valid {@code headers} with the request's grant id (null when it has no {@code Fencing-Grant}), or a
+   * {@link Rejection#MALFORMED_TOKEN} verdict for two grant headers or a value that is not 1 to {@value #MAX_GRANT}
+   * visible ASCII characters (blanks around it are no part of it). Invalid headers are returned as they are.
+   */
+  public static Result grant(Result headers, List<String> grantValues) {
+    if (!headers.isValid() || grantValues == null || grantValues.isEmpty()) {
+      return headers;
+    }
+    if (grantValues.size() > 1) {
+      return invalid(headers.lock(), headers.token(), Rejection.MALFORMED_TOKEN, grantValues.size() + " " + GRANT
+          + " headers: send exactly one");
+    }
+    String value = strip(grantValues.get(0));
+    String problem = grantProblem(value);
+    if (problem != null) {
+      return invalid(headers.lock(), headers.token(), Rejection.MALFORMED_TOKEN, problem);
+    }
+    return headers.withGrant(value);
+  }
+
+  /** Why {@code value} (already stripped of surrounding blanks) is not a grant id, or null when it is one. */
+  static String grantProblem(String value) {
+    if (value.isEmpty()) {
+      return "empty " + GRANT + " header";
+    }
+    if (value.length() > MAX_GRANT) {
+      return "oversized " + GRANT + " header (" + value.length() + " characters): a grant id has at most "
+          + MAX_GRANT;
+    }
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c < 0x21 || c > 0x7e) {
+        return "the " + GRANT + " header " + quote(value) + " is not visible ASCII: a grant id is 1 to " + MAX_GRANT
+            + " characters from '!' to '~'";
+      }
+    }
+    return null;
   }
 
   /** Why {@code value} (already stripped of surrounding blanks) is not a token, or null when it is one. */

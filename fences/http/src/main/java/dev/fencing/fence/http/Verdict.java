@@ -2,7 +2,7 @@ package dev.fencing.fence.http;
 
 /**
  * What a {@link FenceStore} said about one token: {@code current} is the fence token after the check (the token
- * itself when accepted, the higher token that beat it when stale).
+ * itself when accepted or replayed, the higher token that beat it when stale).
  */
 public record Verdict(Outcome outcome, long token, long current) {
 
@@ -12,7 +12,12 @@ public record Verdict(Outcome outcome, long token, long current) {
     /** Equal to the fence token: the same holder, nothing written. */
     ACCEPTED,
     /** Lower than the fence token (or equal, in strict mode): rejected, the fence unchanged. */
-    STALE
+    STALE,
+    /**
+     * Equal to the fence token, but the fence holds it under another grant (or the check carried none while one is
+     * stored): the token was issued twice; rejected, the fence unchanged.
+     */
+    REPLAYED
   }
 
   public static Verdict advanced(long token) {
@@ -27,7 +32,12 @@ public record Verdict(Outcome outcome, long token, long current) {
     return new Verdict(Outcome.STALE, token, current);
   }
 
+  /** The token is the fence token, issued to another grant than the one checked. */
+  public static Verdict replayed(long token) {
+    return new Verdict(Outcome.REPLAYED, token, token);
+  }
+
   public boolean isAccepted() {
-    return outcome != Outcome.STALE;
+    return outcome != Outcome.STALE && outcome != Outcome.REPLAYED;
   }
 }

@@ -19,11 +19,11 @@ class FenceMetricsTest {
         .contains("fencing_fence_rejections_total{fence=\"http\",lock=\"ledger\",reason=\"missing_token\"} 1\n")
         .contains("fencing_fence_rejections_total{fence=\"http\",lock=\"ledger\",reason=\"malformed_token\"} 0\n")
         .contains("reason=\"unknown_lock\"} 0\n").contains("reason=\"store_unavailable\"} 0\n")
-        .contains("reason=\"drain_timeout\"} 0\n");
+        .contains("reason=\"drain_timeout\"} 0\n").contains("reason=\"replayed_token\"} 0\n");
     assertThat(text.lines().filter(l -> !l.startsWith("#"))).hasSize(Rejection.values().length);
     assertThat(m.samples()).extracting(FenceMetrics.Sample::reason)
         .containsExactly("stale_token", "missing_token", "malformed_token", "unknown_lock", "store_unavailable",
-            "drain_timeout", "missing_signature", "bad_signature");
+            "drain_timeout", "missing_signature", "bad_signature", "replayed_token");
   }
 
   @Test

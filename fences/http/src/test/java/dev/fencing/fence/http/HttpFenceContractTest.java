@@ -149,6 +149,90 @@ abstract class HttpFenceContractTest {
     assertThat(fence.metrics().count(LOCK, Rejection.MISSING_TOKEN)).isEqualTo(2);
   }
 
+  static final String GRANT = "Fencing-Grant";
+
+  /**
+   * An etcd restored from a snapshot can give a new holder exactly the old holder's token; the grant id (the lease)
+   * tells the two apart: the grant stored by the advance wins, an equal token from another grant is a replay.
+   */
+  @Test
+  void anEqualTokenFromAnotherGrantGets409ReplayedTokenAndTheFenceStays() throws Exception {
+    HttpFence fence = fence(policy());
+    FencedServer s = serve(fence);
+    assertThat(fence.metrics().prometheusText())
+        .contains("fencing_fence_rejections_total{fence=\"http\",lock=\"ledger\",reason=\"replayed_token\"} 0\n");
+    assertThat(post(s, 7, GRANT, "694d8a3b1c2e0f11").statusCode()).isEqualTo(200);
+    HttpResponse<String> r = post(s, 7, GRANT, "694d8a3b1c2e0f99");
+    assertThat(r.statusCode()).isEqualTo(409);
+    assertThat(r.headers().allValues(TokenHeaders.REJECTED)).containsExactly("replayed-token");
+    assertThat(r.headers().allValues("Content-Type")).containsExactly("application/problem+json");
+    Map<String, Object> problem = Json.object(r.body());
+    assertThat(problem).containsOnlyKeys("type", "title", "status", "detail", "lock", "token", "currentToken");
+    assertThat(problem).containsEntry("type", "urn:fencing:problem:replayed-token")
+        .containsEntry("title", "Replayed fencing token").containsEntry("status", 409L).containsEntry("lock", LOCK)
+        .containsEntry("token", 7L).containsEntry("currentToken", 7L);
+    assertThat((String) problem.get("detail")).contains("token 7 for lock 'ledger' was issued to another grant");
+    HttpResponse<String> none = post(s, 7);
+    assertThat(none.statusCode()).as("an equal token without a grant while one is stored").isEqualTo(409);
+    assertThat(none.headers().allValues(TokenHeaders.REJECTED)).containsExactly("replayed-token");
+    assertThat(post(s, 7, GRANT, "694d8a3b1c2e0f11").statusCode()).as("the same grant").isEqualTo(200);
+    assertThat(fence.store().current(LOCK)).isEqualTo(7);
+    assertThat(backend.entries()).extracting(Backend.Entry::token).containsExactly("7", "7");
+    assertThat(fence.metrics().count(LOCK, Rejection.REPLAYED_TOKEN)).isEqualTo(2);
+    assertThat(fence.metrics().count(LOCK, Rejection.STALE_TOKEN)).isZero();
+    assertThat(fence.metrics().prometheusText())
+        .contains("fencing_fence_rejections_total{fence=\"http\",lock=\"ledger\",reason=\"replayed_token\"} 2\n");
+
+    // A higher token from the other grant advances as always, and its grant is the one that counts from then on.
+    assertThat(post(s, 8, GRANT, "694d8a3b1c2e0f99").statusCode()).isEqualTo(200);
+    assertThat(post(s, 8, GRANT, "694d8a3b1c2e0f11").statusCode()).isEqualTo(409);
+    assertThat(post(s, 7, GRANT, "694d8a3b1c2e0f11").statusCode()).isEqualTo(409);
+    assertThat(fence.store().current(LOCK)).isEqualTo(8);
+  }
+
+  @Test
+  void withoutAStoredGrantEqualTokensPassAsBefore() throws Exception {
+    HttpFence fence = fence(policy());
+    FencedServer s = serve(fence);
+    assertThat(post(s, 7).statusCode()).isEqualTo(200);
+    assertThat(post(s, 7).statusCode()).isEqualTo(200);
+    assertThat(post(s, 7, GRANT, "a1").statusCode()).as("no grant stored: an equal token passes").isEqualTo(200);
+    assertThat(post(s, 7, GRANT, "b2").statusCode()).as("an equal token does not store its grant").isEqualTo(200);
+    assertThat(post(s, 8, GRANT, "c3").statusCode()).isEqualTo(200);
+    assertThat(post(s, 9).statusCode()).as("an advance without a grant").isEqualTo(200);
+    assertThat(post(s, 9, GRANT, "c3").statusCode()).as("clears the stored one").isEqualTo(200);
+    assertThat(post(s, 9, GRANT, "d4").statusCode()).isEqualTo(200);
+    assertThat(fence.store().current(LOCK)).isEqualTo(9);
+    assertThat(fence.metrics().count(LOCK, Rejection.REPLAYED_TOKEN)).isZero();
+  }
+
+  @Test
+  void aMalformedGrantGets400AndNeverMovesTheFence() throws Exception {
+    HttpFence fence = fence(policy());
+    FencedServer s = serve(fence);
+    assertThat(post(s, 5, GRANT, "a1").statusCode()).isEqualTo(200);
+    Map<String, String[]> cases = new java.util.LinkedHashMap<>();
+    cases.put("65 characters", new String[] {GRANT, "a".repeat(65)});
+    cases.put("oversized header", new String[] {GRANT, "a".repeat(4000)});
+    cases.put("inner blank", new String[] {GRANT, "a 1"});
+    cases.put("empty", new String[] {GRANT, ""});
+    cases.put("duplicated", new String[] {GRANT, "a1", GRANT, "a1"});
+    for (Map.Entry<String, String[]> c : cases.entrySet()) {
+      for (long token : new long[] {5, 6}) {
+        HttpResponse<String> r = post(s, token, c.getValue());
+        assertThat(r.statusCode()).as(c.getKey()).isEqualTo(400);
+        assertThat(r.headers().firstValue(TokenHeaders.REJECTED)).as(c.getKey()).hasValue("malformed-token");
+        assertThat(Json.object(r.body())).as(c.getKey()).containsEntry("type", "urn:fencing:problem:malformed-token");
+        assertThat(fence.store().current(LOCK)).as(c.getKey()).isEqualTo(5);
+      }
+    }
+    assertThat(post(s, 5, GRANT, "!~" + "x".repeat(62)).statusCode()).as("64 visible characters").isEqualTo(409);
+    assertThat(post(s, 5, GRANT, " a1 ").statusCode()).as("blanks around the value are no part of it")
+        .isEqualTo(200);
+    assertThat(backend.entries()).extracting(Backend.Entry::token).containsExactly("5", "5");
+    assertThat(fence.metrics().count(LOCK, Rejection.MALFORMED_TOKEN)).isEqualTo(2L * cases.size());
+  }
+
   static final TokenSignature KEY = TokenSignature.of("0123456789abcdef0123456789abcdef".getBytes());
 
   HttpResponse<String> signedPost(FencedServer s, long token, String signature) throws Exception {

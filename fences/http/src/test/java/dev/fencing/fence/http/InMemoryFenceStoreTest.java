@@ -26,6 +26,47 @@ class InMemoryFenceStoreTest {
   }
 
   @Test
+  void anEqualTokenFromAnotherGrantIsReplayedAndTheFenceStays() {
+    InMemoryFenceStore store = new InMemoryFenceStore();
+    assertThat(store.state("ledger")).isEqualTo(FenceState.NONE);
+    assertThat(store.check("ledger", 5, "a1", false)).isEqualTo(Verdict.advanced(5));
+    assertThat(store.state("ledger")).isEqualTo(new FenceState(5, "a1"));
+    assertThat(store.check("ledger", 5, "a1", false)).isEqualTo(Verdict.accepted(5));
+    assertThat(store.check("ledger", 5, "b2", false)).isEqualTo(Verdict.replayed(5));
+    assertThat(store.check("ledger", 5, null, false)).as("no grant while one is stored").isEqualTo(Verdict.replayed(5));
+    assertThat(store.check("ledger", 5, false)).as("the grant-less check").isEqualTo(Verdict.replayed(5));
+    assertThat(Verdict.replayed(5).isAccepted()).isFalse();
+    assertThat(store.check("ledger", 4, "a1", false)).isEqualTo(Verdict.stale(4, 5));
+    assertThat(store.state("ledger")).isEqualTo(new FenceState(5, "a1"));
+    assertThat(store.check("ledger", 6, null, false)).isEqualTo(Verdict.advanced(6));
+    assertThat(store.state("ledger")).as("an advance without a grant stores none").isEqualTo(new FenceState(6, null));
+    assertThat(store.check("ledger", 6, "b2", false)).isEqualTo(Verdict.accepted(6));
+    assertThat(store.check("ledger", 6, "c3", false)).isEqualTo(Verdict.accepted(6));
+    assertThat(store.state("ledger")).as("an equal token stores nothing").isEqualTo(new FenceState(6, null));
+    assertThat(store.check("ledger", 7, "b2", true)).isEqualTo(Verdict.advanced(7));
+    assertThat(store.check("ledger", 7, "b2", true)).as("strict: equal is stale first").isEqualTo(Verdict.stale(7, 7));
+  }
+
+  @Test
+  void concurrentAdvancesToOneTokenFromTwoGrantsLetExactlyOneGrantIn() throws Exception {
+    for (int round = 0; round < 200; round++) {
+      InMemoryFenceStore store = new InMemoryFenceStore();
+      store.check("ledger", 1, "old", false);
+      ExecutorService pool = Executors.newFixedThreadPool(2);
+      try {
+        Future<Verdict> a = pool.submit(() -> store.check("ledger", 2, "a", false));
+        Future<Verdict> b = pool.submit(() -> store.check("ledger", 2, "b", false));
+        List<Verdict> both = List.of(a.get(), b.get());
+        assertThat(both).extracting(Verdict::outcome).containsExactlyInAnyOrder(Outcome.ADVANCED, Outcome.REPLAYED);
+        String winner = a.get().outcome() == Outcome.ADVANCED ? "a" : "b";
+        assertThat(store.state("ledger")).isEqualTo(new FenceState(2, winner));
+      } finally {
+        pool.shutdownNow();
+      }
+    }
+  }
+
+  @Test
   void strictModeAcceptsEachTokenOnce() {
     InMemoryFenceStore store = new InMemoryFenceStore();
     assertThat(store.check("ledger", 5, true).outcome()).isEqualTo(Outcome.ADVANCED);

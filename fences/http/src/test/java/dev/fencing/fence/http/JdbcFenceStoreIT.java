@@ -66,6 +66,134 @@ abstract class JdbcFenceStoreIT {
     }
   }
 
+  /** The row's grant columns: {grant_id, grant_token as text}, nulls as null. */
+  String[] grantColumns(String schema, String lock) throws SQLException {
+    try (Connection c = db().connect();
+        PreparedStatement ps = c.prepareStatement("SELECT grant_id, grant_token FROM "
+            + (schema == null ? "" : schema + ".") + "fencing_fence WHERE lock_name = ?")) {
+      ps.setString(1, lock);
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).as("a fence row for " + lock).isTrue();
+        return new String[] {rs.getString(1), rs.getString(2)};
+      }
+    }
+  }
+
+  @Test
+  void anEqualTokenFromAnotherGrantIsReplayedAndTheAdvancingGrantIsKept() throws Exception {
+    db().createFenceTable();
+    JdbcFenceStore store = store();
+    String lock = names().lock();
+    assertThat(store.state(lock)).isEqualTo(FenceState.NONE);
+    assertThat(store.check(lock, 5, "694d8a3b1c2e0f11", false)).isEqualTo(Verdict.advanced(5));
+    assertThat(grantColumns(null, lock)).containsExactly("694d8a3b1c2e0f11", "5");
+    assertThat(store.state(lock)).isEqualTo(new FenceState(5, "694d8a3b1c2e0f11"));
+    assertThat(store.check(lock, 5, "694d8a3b1c2e0f11", false)).isEqualTo(Verdict.accepted(5));
+    assertThat(store.check(lock, 5, "694d8a3b1c2e0f99", false)).isEqualTo(Verdict.replayed(5));
+    assertThat(store.check(lock, 5, null, false)).isEqualTo(Verdict.replayed(5));
+    assertThat(store.check(lock, 5, false)).isEqualTo(Verdict.replayed(5));
+    assertThat(store.check(lock, 4, "694d8a3b1c2e0f11", false)).isEqualTo(Verdict.stale(4, 5));
+    assertThat(store.state(lock)).as("the fence did not move").isEqualTo(new FenceState(5, "694d8a3b1c2e0f11"));
+    // Another instance's store sees the same grant.
+    assertThat(store().check(lock, 5, "694d8a3b1c2e0f99", false)).isEqualTo(Verdict.replayed(5));
+    // A new lock's first token (an INSERT) stores its grant too; an advance without a grant stores none.
+    String other = names().lock();
+    assertThat(store.check(other, 3, "b2", false)).isEqualTo(Verdict.advanced(3));
+    assertThat(store.check(other, 3, "c3", false)).isEqualTo(Verdict.replayed(3));
+    assertThat(store.check(other, 4, null, false)).isEqualTo(Verdict.advanced(4));
+    assertThat(grantColumns(null, other)).containsExactly(null, null);
+    assertThat(store.check(other, 4, "c3", false)).isEqualTo(Verdict.accepted(4));
+    assertThat(store.check(other, 4, "d4", false)).isEqualTo(Verdict.accepted(4));
+    assertThat(grantColumns(null, other)).as("an equal token writes nothing").containsExactly(null, null);
+  }
+
+  @Test
+  void concurrentAdvancesToOneTokenFromTwoGrantsLetExactlyOneGrantIn() throws Exception {
+    db().createFenceTable();
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      for (int round = 0; round < 10; round++) {
+        String lock = names().lock();
+        JdbcFenceStore a = store();
+        JdbcFenceStore b = store();
+        a.check(lock, 1, "old", false);
+        Future<Verdict> va = pool.submit(() -> a.check(lock, 2, "a", false));
+        Future<Verdict> vb = pool.submit(() -> b.check(lock, 2, "b", false));
+        assertThat(List.of(va.get(), vb.get())).extracting(Verdict::outcome)
+            .containsExactlyInAnyOrder(Outcome.ADVANCED, Outcome.REPLAYED);
+        String winner = va.get().outcome() == Outcome.ADVANCED ? "a" : "b";
+        assertThat(grantColumns(null, lock)).containsExactly(winner, "2");
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /**
+   * A fence table created before grants (by an older {@code sql install}) gets the two nullable columns on the
+   * store's first use, once: a second store finds them and alters nothing.
+   */
+  @Test
+  void anOlderFenceTableGetsTheGrantColumnsOnFirstUse() throws Exception {
+    String schema = "grants_" + NAMES.incrementAndGet() + "_" + System.nanoTime() % 100000;
+    String lock = names().lock();
+    try (Connection c = db().connect()) {
+      TestDatabase.exec(c, db().kind() == TestDatabase.Kind.MARIADB ? "CREATE DATABASE " + schema
+          : "CREATE SCHEMA " + schema);
+      TestDatabase.exec(c, "CREATE TABLE " + schema + ".fencing_fence (lock_name varchar(128) PRIMARY KEY, token "
+          + "bigint NOT NULL, updated_at " + (db().kind() == TestDatabase.Kind.MARIADB ? "DATETIME(6)" : "timestamp")
+          + ")");
+      TestDatabase.exec(c, "INSERT INTO " + schema + ".fencing_fence (lock_name, token, updated_at) VALUES ('"
+          + lock + "', 5, NULL)");
+    }
+    JdbcFenceStore store = new JdbcFenceStore(db().dataSource(), schema);
+    assertThat(store.check(lock, 5, "a1", false)).as("no grant stored yet").isEqualTo(Verdict.accepted(5));
+    assertThat(grantColumns(schema, lock)).containsExactly(null, null);
+    assertThat(store.check(lock, 6, "a1", false)).isEqualTo(Verdict.advanced(6));
+    assertThat(store.check(lock, 6, "b2", false)).isEqualTo(Verdict.replayed(6));
+    JdbcFenceStore second = new JdbcFenceStore(db().dataSource(), schema);
+    assertThat(second.state(lock)).isEqualTo(new FenceState(6, "a1"));
+    assertThat(second.check(lock, 6, "b2", false)).isEqualTo(Verdict.replayed(6));
+    assertThat(grantColumns(schema, lock)).containsExactly("a1", "6");
+
+    // The table dropped and created anew without the columns (sql uninstall, then an older sql install): the store
+    // fails once, then finds them missing and adds them again.
+    try (Connection c = db().connect()) {
+      TestDatabase.exec(c, "DROP TABLE " + schema + ".fencing_fence");
+      TestDatabase.exec(c, "CREATE TABLE " + schema + ".fencing_fence (lock_name varchar(128) PRIMARY KEY, token "
+          + "bigint NOT NULL, updated_at " + (db().kind() == TestDatabase.Kind.MARIADB ? "DATETIME(6)" : "timestamp")
+          + ")");
+    }
+    Verdict first;
+    try {
+      first = store.check(lock, 9, "c3", false);
+    } catch (FenceStoreException e) {
+      first = store.check(lock, 9, "c3", false);
+    }
+    assertThat(first).isEqualTo(Verdict.advanced(9));
+    assertThat(store.check(lock, 9, "d4", false)).isEqualTo(Verdict.replayed(9));
+    assertThat(grantColumns(schema, lock)).containsExactly("c3", "9");
+  }
+
+  /**
+   * A writer that moves the token without knowing about grants (the SQL fence's triggers, {@code fence reset})
+   * leaves the old grant in the row, but for the old token: the new token has no grant, so its holder is not refused.
+   */
+  @Test
+  void aTokenAdvancedByTheSqlFenceCarriesNoStaleGrant() throws Exception {
+    Names n = names();
+    fencedTable(n);
+    JdbcFenceStore store = store();
+    assertThat(store.check(n.lock(), 5, "a1", false)).isEqualTo(Verdict.advanced(5));
+    sqlWrite(n, 6, 1);
+    assertThat(store.state(n.lock())).isEqualTo(new FenceState(6, null));
+    assertThat(store.check(n.lock(), 6, "b2", false)).isEqualTo(Verdict.accepted(6));
+    assertThat(store.check(n.lock(), 7, "b2", false)).isEqualTo(Verdict.advanced(7));
+    assertThat(store.check(n.lock(), 7, "c3", false)).isEqualTo(Verdict.replayed(7));
+    sqlWrite(n, 7, 2);
+    assertThat(store.state(n.lock())).isEqualTo(new FenceState(7, "b2"));
+  }
+
   @Test
   void acceptsEqualWithoutWritingAdvancesOnHigherRejectsLower() throws Exception {
     db().createFenceTable();

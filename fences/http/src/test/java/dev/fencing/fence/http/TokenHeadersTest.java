@@ -91,4 +91,27 @@ class TokenHeadersTest {
     assertThat(TokenHeaders.quote("a\u0000b")).isEqualTo("'a?b'");
     assertThat(TokenHeaders.quote("x".repeat(30))).isEqualTo("'" + "x".repeat(24) + "...'");
   }
+
+  @Test
+  void aGrantIsOneHeaderOfOneTo64VisibleAsciiCharacters() {
+    TokenHeaders.Result ok = parse(List.of("42"), "ledger");
+    assertThat(TokenHeaders.grant(ok, null)).isSameAs(ok);
+    assertThat(TokenHeaders.grant(ok, List.of()).grant()).isNull();
+    assertThat(TokenHeaders.grant(ok, List.of("694d8a3b1c2e0f11")).grant()).isEqualTo("694d8a3b1c2e0f11");
+    assertThat(TokenHeaders.grant(ok, List.of(" a1\t")).grant()).isEqualTo("a1");
+    String max = "!" + "x".repeat(62) + "~";
+    assertThat(TokenHeaders.grant(ok, List.of(max)).grant()).isEqualTo(max);
+    for (String bad : List.of("", "  ", "a".repeat(65), "a b", "a\u0000", "\u00e9t\u00e9", "a\u007f", "a\nb")) {
+      TokenHeaders.Result r = TokenHeaders.grant(ok, List.of(bad));
+      assertThat(r.rejection()).as("'%s'", bad).isEqualTo(Rejection.MALFORMED_TOKEN);
+      assertThat(r.lock()).isEqualTo("ledger");
+      assertThat(r.grant()).isNull();
+      assertThat(r.detail()).as(bad).contains("Fencing-Grant");
+    }
+    assertThat(TokenHeaders.grant(ok, List.of("a1", "a1")).detail())
+        .isEqualTo("2 Fencing-Grant headers: send exactly one");
+    TokenHeaders.Result stale = parse(List.of("x"), "ledger");
+    assertThat(TokenHeaders.grant(stale, List.of("a".repeat(100)))).as("an invalid token keeps its verdict")
+        .isSameAs(stale);
+  }
 }

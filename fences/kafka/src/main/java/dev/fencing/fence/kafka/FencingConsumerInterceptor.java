@@ -1,5 +1,6 @@
 package dev.fencing.fence.kafka;
 
+import dev.fencing.fence.http.FenceState;
 import dev.fencing.fence.http.FenceStore;
 import dev.fencing.fence.http.InMemoryFenceStore;
 import dev.fencing.fence.http.JdbcFenceStore;
@@ -124,9 +125,29 @@ public final class FencingConsumerInterceptor<K, V> implements ConsumerIntercept
       }
 
       @Override
+      public Verdict check(String lock, long token, String grant, boolean strict) {
+        try {
+          return jdbc.check(lock, token, grant, strict);
+        } catch (RuntimeException e) {
+          ds.reset();
+          throw e;
+        }
+      }
+
+      @Override
       public long current(String lock) {
         try {
           return jdbc.current(lock);
+        } catch (RuntimeException e) {
+          ds.reset();
+          throw e;
+        }
+      }
+
+      @Override
+      public FenceState state(String lock) {
+        try {
+          return jdbc.state(lock);
         } catch (RuntimeException e) {
           ds.reset();
           throw e;

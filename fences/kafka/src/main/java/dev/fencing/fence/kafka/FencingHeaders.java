@@ -23,6 +23,11 @@ public final class FencingHeaders {
   public static final String LOCK = "fencing-lock";
   /** HMAC-SHA256 of (lock, token), base64url: checked when the fence holds a signing key. */
   public static final String SIGNATURE = "fencing-signature";
+  /**
+   * The id of the grant that issued the token (ASCII, 1 to 64 visible characters; the HTTP fence's
+   * {@code Fencing-Grant}): an equal token from another grant than the one stored with it is a replay.
+   */
+  public static final String GRANT = "fencing-grant";
   /** A signature has 43 characters; longer values are bad without being decoded. */
   static final int MAX_SIGNATURE_BYTES = 64;
   /** Longer token values are malformed without being decoded (TokenHeaders' limit). */
@@ -48,8 +53,34 @@ public final class FencingHeaders {
         v.detail().replace(TokenHeaders.SIGNATURE, SIGNATURE));
   }
 
-  /** The verdict on a record's headers: valid lock and token, or a rejection with its detail. */
+  /**
+   * The verdict on a record's headers: valid lock and token (with the record's {@code fencing-grant}, null when it has
+   * none), or a rejection with its detail. A grant that is oversized, not visible ASCII, empty or repeated makes the
+   * token malformed.
+   */
   public static TokenHeaders.Result read(Headers headers, Set<String> locks) {
+    TokenHeaders.Result r = readToken(headers, locks);
+    if (!r.isValid()) {
+      return r;
+    }
+    List<String> grants = null;
+    for (Header h : headers.headers(GRANT)) {
+      if (grants == null) {
+        grants = new ArrayList<>(1);
+      }
+      byte[] v = h.value();
+      if (v != null && v.length > TokenHeaders.MAX_GRANT) {
+        return new TokenHeaders.Result(r.lock(), r.token(), Rejection.MALFORMED_TOKEN, "oversized " + GRANT
+            + " header (" + v.length + " bytes): a grant id has at most " + TokenHeaders.MAX_GRANT + " characters");
+      }
+      grants.add(v == null ? "" : new String(v, StandardCharsets.UTF_8));
+    }
+    TokenHeaders.Result g = TokenHeaders.grant(r, grants);
+    return g.isValid() ? g : new TokenHeaders.Result(g.lock(), g.token(), g.rejection(),
+        g.detail().replace(TokenHeaders.GRANT, GRANT));
+  }
+
+  private static TokenHeaders.Result readToken(Headers headers, Set<String> locks) {
     List<String> tokens = values(headers, TOKEN, MAX_TOKEN_BYTES);
     List<String> lockValues = values(headers, LOCK, MAX_LOCK_BYTES);
     int oversized = oversized(headers);

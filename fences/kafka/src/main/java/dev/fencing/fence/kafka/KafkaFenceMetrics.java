@@ -32,7 +32,7 @@ public final class KafkaFenceMetrics {
   /** The reasons this fence gives (the HTTP fence's, less its drain timeout). */
   public static final List<Rejection> REASONS = List.of(Rejection.STALE_TOKEN, Rejection.MISSING_TOKEN,
       Rejection.MALFORMED_TOKEN, Rejection.UNKNOWN_LOCK, Rejection.STORE_UNAVAILABLE, Rejection.MISSING_SIGNATURE,
-      Rejection.BAD_SIGNATURE);
+      Rejection.BAD_SIGNATURE, Rejection.REPLAYED_TOKEN);
   public static final List<String> OUTCOMES = List.of("sent", "failed");
 
   private static final KafkaFenceMetrics GLOBAL = new KafkaFenceMetrics();

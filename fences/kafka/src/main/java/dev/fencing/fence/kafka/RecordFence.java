@@ -1,5 +1,6 @@
 package dev.fencing.fence.kafka;
 
+import dev.fencing.fence.http.FenceState;
 import dev.fencing.fence.http.FenceStore;
 import dev.fencing.fence.http.Rejection;
 import dev.fencing.fence.http.TokenHeaders;
@@ -17,7 +18,9 @@ import org.apache.kafka.common.TopicPartition;
 
 /**
  * The decision on one poll's records (DESIGN.md section 4): a record with a valid token for a guarded lock is accepted
- * iff its token is at least the highest seen for that lock (strict: above it); lower is stale. Records are judged in
+ * iff its token is at least the highest seen for that lock (strict: above it); lower is stale. An equal token is
+ * accepted only from the grant stored with it ({@code fencing-grant}), or when none is stored; from another grant, or
+ * without one while one is stored, it is replayed. Records are judged in
  * the order the application would see them, so within the batch a higher token also raises the bar for the records
  * after it.
  *
@@ -45,7 +48,11 @@ final class RecordFence {
   private static final class Run {
     long seen;
     long running;
+    /** The grant stored with {@code seen}, then the grant of the record that raised {@code running} (null: none). */
+    String runningGrant;
     long overtakenBy;
+    /** The check-and-advance found {@code running} stored under another grant. */
+    boolean replayed;
     RuntimeException readFailure;
     RuntimeException advanceFailure;
   }
@@ -92,6 +99,7 @@ final class RecordFence {
     Rejection[] reason = new Rejection[n];
     String[] detail = new String[n];
     String[] lockOf = new String[n];
+    String[] grantOf = new String[n];
     long[] token = new long[n];
     long[] current = new long[n];
     boolean[] accepted = new boolean[n];
@@ -106,6 +114,7 @@ final class RecordFence {
       TokenHeaders.Result h = FencingHeaders.read(r.headers(), locks, signingKey);
       lockOf[i] = h.lock();
       token[i] = h.token();
+      grantOf[i] = h.grant();
       if (!h.isValid()) {
         if (h.rejection() != Rejection.MISSING_TOKEN || !settings.policy().permissive()) {
           reason[i] = h.rejection();
@@ -117,8 +126,10 @@ final class RecordFence {
       if (run == null) {
         run = new Run();
         try {
-          run.seen = store.current(h.lock());
+          FenceState state = store.state(h.lock());
+          run.seen = state.token();
           run.running = run.seen;
+          run.runningGrant = state.grant();
         } catch (RuntimeException e) {
           run.readFailure = e;
         }
@@ -131,8 +142,15 @@ final class RecordFence {
         reason[i] = Rejection.STALE_TOKEN;
         current[i] = run.running;
         detail[i] = staleDetail(h.lock(), h.token(), run.running);
+      } else if (h.token() == run.running && run.runningGrant != null && !run.runningGrant.equals(h.grant())) {
+        reason[i] = Rejection.REPLAYED_TOKEN;
+        current[i] = run.running;
+        detail[i] = replayedDetail(h.lock(), h.token(), h.grant());
       } else {
-        run.running = h.token();
+        if (h.token() > run.running) {
+          run.running = h.token();
+          run.runningGrant = h.grant();
+        }
         accepted[i] = true;
       }
     }
@@ -141,8 +159,10 @@ final class RecordFence {
       Run run = e.getValue();
       if (run.readFailure == null && run.running > run.seen) {
         try {
-          Verdict v = store.check(e.getKey(), run.running, strict);
-          if (!v.isAccepted()) {
+          Verdict v = store.check(e.getKey(), run.running, run.runningGrant, strict);
+          if (v.outcome() == Verdict.Outcome.REPLAYED) {
+            run.replayed = true; // another consumer advanced to this token first, for another grant
+          } else if (!v.isAccepted()) {
             run.overtakenBy = v.current();
           }
         } catch (RuntimeException ex) {
@@ -155,7 +175,18 @@ final class RecordFence {
     for (int i = 0; i < n; i++) {
       if (accepted[i]) {
         Run run = runs.get(lockOf[i]);
-        if (run.overtakenBy > 0 && (token[i] < run.overtakenBy || (strict && token[i] == run.overtakenBy))) {
+        if (run.replayed && token[i] >= run.running) {
+          accepted[i] = false;
+          reason[i] = Rejection.REPLAYED_TOKEN;
+          current[i] = run.running;
+          detail[i] = replayedDetail(lockOf[i], token[i], grantOf[i]);
+        } else if (run.replayed && token[i] > run.seen) {
+          accepted[i] = false; // below the token the fence now holds (another consumer advanced to it)
+          reason[i] = Rejection.STALE_TOKEN;
+          current[i] = run.running;
+          detail[i] = staleDetail(lockOf[i], token[i], run.running);
+        } else if (run.overtakenBy > 0
+            && (token[i] < run.overtakenBy || (strict && token[i] == run.overtakenBy))) {
           accepted[i] = false;
           reason[i] = Rejection.STALE_TOKEN;
           current[i] = run.overtakenBy;
@@ -210,6 +241,12 @@ final class RecordFence {
             + ": a newer lock holder has been here, this record comes from a stale one"
         : "token " + token + " for lock '" + lock + "' is not above the fence token " + current
             + " (strict mode: every record needs a new token)";
+  }
+
+  private static String replayedDetail(String lock, long token, String grant) {
+    return "token " + token + " for lock '" + lock + "' was issued to another grant than this record's ("
+        + (grant == null ? "none" : "'" + grant + "'") + "): the fence holds it for the grant that advanced it; a "
+        + "coordinator restored from a snapshot gave the same token to a second holder";
   }
 
   private static String storeDetail(String lock, RuntimeException e) {

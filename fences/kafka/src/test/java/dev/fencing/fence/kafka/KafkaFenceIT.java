@@ -165,6 +165,61 @@ class KafkaFenceIT {
         + "\",reason=\"bad_signature\"} " + (1 + malformed.size()) + ".0");
   }
 
+  /**
+   * An etcd restored from a snapshot can give a new holder the old holder's token: records with the fence token but
+   * another grant than the one that advanced the fence (or none while one is stored) are replayed, dead-lettered as
+   * such, and never move the fence; the advancing grant's records keep flowing.
+   */
+  @Test
+  void recordsWithTheFenceTokenFromAnotherGrantAreQuarantinedAsReplayed() throws Exception {
+    String topic = topic(1);
+    String dlq = topic + "-dlq";
+    String lock = "replayed";
+    Map<String, Object> extra = Map.of(KafkaFenceSettings.DLQ_TOPIC, dlq);
+    try (KafkaConsumer<String, String> consumer = consumer("g-" + topic, lock, topic, extra)) {
+      sendGranted(topic, lock, "5", "694d8a3b1c2e0f11", "first");
+      assertThat(drain(consumer)).containsExactly("first");
+      sendGranted(topic, lock, "5", "694d8a3b1c2e0f99", "replay");
+      sendGranted(topic, lock, "5", null, "no-grant");
+      sendGranted(topic, lock, "5", "694d8a3b1c2e0f11", "same");
+      assertThat(drain(consumer)).containsExactly("same");
+    }
+    Map<String, ConsumerRecord<String, String>> dead = new LinkedHashMap<>();
+    for (ConsumerRecord<String, String> r : readAll(dlq, 2)) {
+      dead.put(r.value(), r);
+    }
+    assertThat(dead.keySet()).containsExactly("replay", "no-grant");
+    for (ConsumerRecord<String, String> r : dead.values()) {
+      assertThat(header(r, DeadLetters.REJECTED)).isEqualTo("replayed-token");
+      assertThat(header(r, DeadLetters.DETAIL)).contains("token 5 for lock 'replayed' was issued to another grant");
+      assertThat(header(r, DeadLetters.CURRENT_TOKEN)).isEqualTo("5");
+    }
+    assertThat(header(dead.get("replay"), "fencing-grant")).isEqualTo("694d8a3b1c2e0f99");
+    assertThat(fenceRow(lock)).isEqualTo(5);
+    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl());
+        PreparedStatement ps = c.prepareStatement("SELECT grant_id FROM fencing_fence WHERE lock_name = ?")) {
+      ps.setString(1, lock);
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getString(1)).isEqualTo("694d8a3b1c2e0f11");
+      }
+    }
+    assertThat(prometheus.scrape()).contains("fencing_fence_rejections_total{fence=\"kafka\",lock=\"" + lock
+        + "\",reason=\"replayed_token\"} 2.0", "fencing_fence_rejections_total{fence=\"kafka\",lock=\"" + lock
+        + "\",reason=\"stale_token\"} 0.0");
+  }
+
+  private static void sendGranted(String topic, String lock, String token, String grant, String value)
+      throws Exception {
+    ProducerRecord<String, String> r = new ProducerRecord<>(topic, 0, "k-" + value, value);
+    r.headers().add(FencingHeaders.LOCK, bytes(lock));
+    r.headers().add(FencingHeaders.TOKEN, bytes(token));
+    if (grant != null) {
+      r.headers().add("fencing-grant", bytes(grant));
+    }
+    producer.send(r).get();
+  }
+
   @Test
   void anUnreadableSigningKeyFileFailsTheConsumerNamingTheSetting() {
     Map<String, Object> config = baseConfig("g-bad-key");

@@ -27,6 +27,7 @@ class KafkaFenceMetricsTest {
         fencing_fence_rejections_total{fence="kafka",lock="ledger",reason="store_unavailable"} 0
         fencing_fence_rejections_total{fence="kafka",lock="ledger",reason="missing_signature"} 0
         fencing_fence_rejections_total{fence="kafka",lock="ledger",reason="bad_signature"} 0
+        fencing_fence_rejections_total{fence="kafka",lock="ledger",reason="replayed_token"} 0
         # HELP fencing_fence_dead_letters_total Records quarantined by the Kafka fence, by dead-letter outcome.
         # TYPE fencing_fence_dead_letters_total counter
         fencing_fence_dead_letters_total{fence="kafka",lock="ledger",outcome="sent"} 0

@@ -65,6 +65,105 @@ class RecordFenceTest {
     assertThat(store.current("ledger")).isEqualTo(7);
   }
 
+  private static Records granted(Records r, String token, String grant, String value) {
+    return grant == null ? r.fenced("ledger", token, value)
+        : r.add("t", 0, value, "fencing-lock", "ledger", "fencing-token", token, "fencing-grant", grant);
+  }
+
+  @Test
+  void anEqualTokenFromAnotherGrantIsDroppedAsReplayedAndTheFenceStays() {
+    RecordFence fence = fence();
+    RecordFence.Outcome<String, String> first = fence.filter(granted(granted(granted(new Records(),
+        "5", "a1", "a"), "5", "b2", "replay"), "5", "a1", "a2").build());
+    assertThat(Records.values(first.accepted())).containsExactly("a", "a2");
+    assertThat(first.quarantined()).singleElement().satisfies(q -> {
+      assertThat(q.reason()).isEqualTo(Rejection.REPLAYED_TOKEN);
+      assertThat(q.token()).isEqualTo(5);
+      assertThat(q.current()).isEqualTo(5);
+      assertThat(q.detail()).contains("token 5 for lock 'ledger' was issued to another grant than this record's "
+          + "('b2')");
+    });
+    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.http.FenceState(5, "a1"));
+
+    RecordFence.Outcome<String, String> second = fence.filter(granted(granted(granted(new Records(),
+        "5", null, "no-grant"), "5", "c3", "other"), "5", "a1", "same").build());
+    assertThat(Records.values(second.accepted())).containsExactly("same");
+    assertThat(second.quarantined()).extracting(Quarantine::reason)
+        .containsExactly(Rejection.REPLAYED_TOKEN, Rejection.REPLAYED_TOKEN);
+    assertThat(metrics.rejections("ledger", Rejection.REPLAYED_TOKEN)).isEqualTo(3);
+    assertThat(metrics.rejections("ledger", Rejection.STALE_TOKEN)).isZero();
+    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.http.FenceState(5, "a1"));
+
+    // A higher token from the other grant advances; its grant counts from then on.
+    RecordFence.Outcome<String, String> third = fence.filter(granted(granted(new Records(),
+        "6", "b2", "b"), "6", "a1", "a-replay").build());
+    assertThat(Records.values(third.accepted())).containsExactly("b");
+    assertThat(third.quarantined()).extracting(Quarantine::reason).containsExactly(Rejection.REPLAYED_TOKEN);
+    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.http.FenceState(6, "b2"));
+  }
+
+  @Test
+  void withoutAStoredGrantEqualTokensPassAsBefore() {
+    RecordFence fence = fence();
+    RecordFence.Outcome<String, String> out = fence.filter(granted(granted(granted(new Records(),
+        "5", null, "a"), "5", "x", "b"), "5", "y", "c").build());
+    assertThat(Records.values(out.accepted())).containsExactly("a", "b", "c");
+    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.http.FenceState(5, null));
+  }
+
+  @Test
+  void anAdvanceOvertakenByAnotherGrantWithTheSameTokenIsReplayed() {
+    store.check("ledger", 3, "old", false);
+    FenceStore racing = new FenceStore() {
+      @Override
+      public Verdict check(String lock, long token, boolean strict) {
+        return check(lock, token, null, strict);
+      }
+
+      @Override
+      public Verdict check(String lock, long token, String grant, boolean strict) {
+        store.check(lock, token, "theirs", strict); // another consumer advanced to this token first
+        return store.check(lock, token, grant, strict);
+      }
+
+      @Override
+      public long current(String lock) {
+        return store.current(lock);
+      }
+
+      @Override
+      public dev.fencing.fence.http.FenceState state(String lock) {
+        return store.state(lock);
+      }
+    };
+    RecordFence.Outcome<String, String> out = fence(racing).filter(granted(granted(granted(new Records(),
+        "3", "old", "equal"), "4", "mine", "between"), "5", "mine", "mine").build());
+    assertThat(Records.values(out.accepted())).containsExactly("equal");
+    assertThat(out.quarantined()).extracting(Quarantine::reason)
+        .containsExactly(Rejection.STALE_TOKEN, Rejection.REPLAYED_TOKEN);
+    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.http.FenceState(5, "theirs"));
+  }
+
+  @Test
+  void aMalformedGrantIsAMalformedToken() {
+    RecordFence fence = fence();
+    Records r = new Records();
+    r.add("t", 0, "long", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "a".repeat(65));
+    r.add("t", 0, "blank", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "a b");
+    r.add("t", 0, "utf8", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "\u00e9t\u00e9");
+    r.add("t", 0, "empty", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "");
+    r.add("t", 0, "null", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", null);
+    r.add("t", 0, "two", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "a1", "fencing-grant", "a1");
+    r.add("t", 0, "ok", "fencing-lock", "ledger", "fencing-token", "4", "fencing-grant", "!" + "x".repeat(63));
+    RecordFence.Outcome<String, String> out = fence.filter(r.build());
+    assertThat(Records.values(out.accepted())).containsExactly("ok");
+    assertThat(out.quarantined()).hasSize(6).allSatisfy(q -> {
+      assertThat(q.reason()).isEqualTo(Rejection.MALFORMED_TOKEN);
+      assertThat(q.detail()).contains("fencing-grant").doesNotContain("Fencing-Grant");
+    });
+    assertThat(store.current("ledger")).isEqualTo(4);
+  }
+
   @Test
   void anOlderTokenBeforeANewerOneInTheSameBatchIsAccepted() {
     RecordFence.Outcome<String, String> out = fence().filter(new Records()

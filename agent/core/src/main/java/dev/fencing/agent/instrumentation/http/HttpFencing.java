@@ -93,8 +93,13 @@ public final class HttpFencing implements HttpHook {
 
   @Override
   public void responded(int status, String rejectedHeader) {
-    if (status == 409 && rejectedHeader != null && rejectedHeader.trim().equalsIgnoreCase("stale-token")) {
-      rejections.record(Channel.HTTP, RejectionCounters.Reason.STALE_TOKEN);
+    if (status == 409 && rejectedHeader != null) {
+      String value = rejectedHeader.trim();
+      if (value.equalsIgnoreCase("stale-token")) {
+        rejections.record(Channel.HTTP, RejectionCounters.Reason.STALE_TOKEN);
+      } else if (value.equalsIgnoreCase("replayed-token")) {
+        rejections.record(Channel.HTTP, RejectionCounters.Reason.REPLAYED_TOKEN);
+      }
     }
   }
 }

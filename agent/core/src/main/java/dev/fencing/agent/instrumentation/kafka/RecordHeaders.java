@@ -7,7 +7,7 @@ import java.lang.invoke.MethodType;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Reads (fencing-lock, fencing-token) from a ConsumerRecord. The agent's loader cannot see kafka-clients, so the
+ * Reads (fencing-lock, fencing-token), and fencing-signature and fencing-grant when present, from a ConsumerRecord. The agent's loader cannot see kafka-clients, so the
  * accessors ({@code record.headers().lastHeader(key).value()}) are method handles looked up once per record class,
  * on the application's own Kafka classes: public API of every kafka-clients version since 0.11.
  */
@@ -46,7 +46,8 @@ final class RecordHeaders {
   private RecordHeaders() {}
 
   /**
-   * {lock, token, signature} as carried by the record (signature null when absent), or null when the lock or token
+   * {lock, token, signature, grant} as carried by the record (signature and grant null when absent; a grant that is
+   * not visible ASCII is dropped by {@code TokenContext}), or null when the lock or token
    * header is missing or unreadable.
    */
   static String[] pair(Object record) {
@@ -65,8 +66,10 @@ final class RecordHeaders {
         return null;
       }
       byte[] signature = value(a, headers, KafkaHook.SIGNATURE_HEADER);
+      byte[] grant = value(a, headers, KafkaHook.GRANT_HEADER);
       return new String[] {new String(lock, StandardCharsets.UTF_8), new String(token, StandardCharsets.US_ASCII),
-          signature == null || signature.length > 64 ? null : new String(signature, StandardCharsets.US_ASCII)};
+          signature == null || signature.length > 64 ? null : new String(signature, StandardCharsets.US_ASCII),
+          grant == null || grant.length > 64 ? null : new String(grant, StandardCharsets.US_ASCII)};
     } catch (Throwable t) {
       return null; // the application's record, never the agent's reason to fail its processing
     }

@@ -37,7 +37,7 @@ final class RecordTokenIterator<T> implements Iterator<T> {
     T record = records.next();
     String[] pair = RecordHeaders.pair(record);
     if (pair != null) {
-      scope = TokenContext.enter(pair[0], pair[1], pair[2]);
+      scope = TokenContext.enter(pair[0], pair[1], pair[2], pair[3]);
       processing = true;
       CURRENT.set(this);
     }

@@ -32,13 +32,25 @@ import org.eclipse.jetty.server.ServerConnector;
  * on the request thread, {@code /executor} on a thread pool, {@code /async} in a CompletableFuture on the common
  * pool. Answers 200 "OK", or 500 "SQLSTATE <state>" (also printed as {@code WRITE <path> <state>}). The JDK server's
  * {@code /fenced/...} paths sit behind the HTTP fence (lock xhop, in-memory store); {@code GET /fence-metrics} shows
- * its counters.
+ * its counters. {@code /relay} (both servers) makes the service's own HTTP call (JDK HttpClient) to its JDK server's
+ * {@code /echo}, which prints {@code RELAYED <via> token=[...] grant=[...]}: what the relayed call carried.
  * Args: jdbc URL. Prints {@code APP STARTED jdk=<port> servlet=<port>}.
  */
 public final class DownstreamServiceApp {
   private DownstreamServiceApp() {}
 
   private static HikariDataSource pool;
+  private static volatile int jdkPort;
+  private static final java.net.http.HttpClient CLIENT = java.net.http.HttpClient.newHttpClient();
+
+  /** The service's own side effect made for the inbound request: a POST to its /echo. */
+  static String relay(String via) throws Exception {
+    java.net.http.HttpResponse<String> r = CLIENT.send(java.net.http.HttpRequest.newBuilder(
+            java.net.URI.create("http://127.0.0.1:" + jdkPort + "/echo?via=" + via))
+        .POST(java.net.http.HttpRequest.BodyPublishers.ofString("x")).build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString());
+    return r.statusCode() == 200 ? "OK" : "ERROR " + r.statusCode();
+  }
   private static final ExecutorService EXECUTOR = Executors.newFixedThreadPool(2);
 
   /** Runs the write where the path says; returns "OK" or "SQLSTATE <state>". */
@@ -94,6 +106,25 @@ public final class DownstreamServiceApp {
       }
     };
     jdk.createContext("/", handler);
+    jdk.createContext("/echo", ex -> {
+      ex.getRequestBody().readAllBytes();
+      System.out.println("RELAYED " + ex.getRequestURI().getQuery().replace("via=", "") + " token="
+          + ex.getRequestHeaders().get("Fencing-Token") + " grant=" + ex.getRequestHeaders().get("Fencing-Grant"));
+      System.out.flush();
+      ex.sendResponseHeaders(200, -1);
+      ex.close();
+    });
+    jdk.createContext("/relay", ex -> {
+      ex.getRequestBody().readAllBytes();
+      String outcome;
+      try {
+        outcome = relay("jdk");
+      } catch (Exception e) {
+        outcome = "ERROR " + e;
+      }
+      ex.sendResponseHeaders(outcome.equals("OK") ? 200 : 500, -1);
+      ex.close();
+    });
     HttpFence fence = new HttpFence(FencePolicy.forLocks("xhop").build(), new InMemoryFenceStore());
     jdk.createContext("/fenced/", handler).getFilters().add(new FenceHttpFilter(fence));
     jdk.createContext("/fence-metrics", ex -> {
@@ -105,6 +136,7 @@ public final class DownstreamServiceApp {
     });
     jdk.setExecutor(Executors.newFixedThreadPool(2));
     jdk.start();
+    jdkPort = jdk.getAddress().getPort();
 
     Server jetty = new Server();
     ServerConnector connector = new ServerConnector(jetty);
@@ -118,7 +150,8 @@ public final class DownstreamServiceApp {
         req.getInputStream().readAllBytes();
         String outcome;
         try {
-          outcome = write("servlet" + req.getRequestURI(), amount(req.getQueryString()));
+          outcome = req.getRequestURI().equals("/relay") ? relay("servlet")
+              : write("servlet" + req.getRequestURI(), amount(req.getQueryString()));
         } catch (Exception e) {
           outcome = "ERROR " + e;
         }

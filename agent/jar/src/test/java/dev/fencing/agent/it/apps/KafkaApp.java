@@ -60,6 +60,7 @@ public final class KafkaApp {
       r.headers().add("fencing-token", "1".getBytes(StandardCharsets.US_ASCII));
       r.headers().add("fencing-lock", "someone-else".getBytes(StandardCharsets.UTF_8));
       r.headers().add("fencing-token", "2".getBytes(StandardCharsets.US_ASCII));
+      r.headers().add("fencing-grant", "not-this-grant".getBytes(StandardCharsets.US_ASCII));
     } else if (mode.equals("readonly")) {
       ((RecordHeaders) r.headers()).setReadOnly();
     }

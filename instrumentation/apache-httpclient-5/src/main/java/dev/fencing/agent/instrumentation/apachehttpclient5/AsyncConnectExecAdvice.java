@@ -39,6 +39,11 @@ public final class AsyncConnectExecAdvice {
       if (d.signature() != null) {
         r.setHeader(HttpHook.SIGNATURE_HEADER, d.signature());
       }
+      if (d.grant() != null) {
+        r.setHeader(HttpHook.GRANT_HEADER, d.grant());
+      } else {
+        r.removeHeaders(HttpHook.GRANT_HEADER); // a copied request's grant is not this token's
+      }
     }
     return false;
   }

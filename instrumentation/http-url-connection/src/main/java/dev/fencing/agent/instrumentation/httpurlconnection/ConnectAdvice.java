@@ -42,6 +42,9 @@ public final class ConnectAdvice {
       if (d.signature() != null) {
         connection.setRequestProperty(HttpHook.SIGNATURE_HEADER, d.signature());
       }
+      if (d.grant() != null) {
+        connection.setRequestProperty(HttpHook.GRANT_HEADER, d.grant());
+      }
     }
     return true;
   }

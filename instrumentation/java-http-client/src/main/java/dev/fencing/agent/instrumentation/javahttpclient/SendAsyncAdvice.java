@@ -36,6 +36,9 @@ public final class SendAsyncAdvice {
       if (d.signature() != null) {
         b.header(HttpHook.SIGNATURE_HEADER, d.signature());
       }
+      if (d.grant() != null) {
+        b.header(HttpHook.GRANT_HEADER, d.grant());
+      }
       request = b.build();
     }
     return null;

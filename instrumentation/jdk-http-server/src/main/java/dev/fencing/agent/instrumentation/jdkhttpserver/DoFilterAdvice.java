@@ -8,7 +8,8 @@ import java.util.List;
 import net.bytebuddy.asm.Advice;
 
 /**
- * Makes the exchange's (Fencing-Lock, Fencing-Token) current while the chain runs, and restores what was current
+ * Makes the exchange's (Fencing-Lock, Fencing-Token), with its Fencing-Signature and Fencing-Grant, current while the
+ * chain runs, and restores what was current
  * after. A missing, malformed or duplicated header changes nothing (an HTTP fence in the chain answers those). Only the
  * outermost doFilter of an exchange reads the headers: the server nests three chains per exchange. Inlined into
  * jdk.httpserver: bootstrap and JDK classes only.
@@ -27,8 +28,9 @@ public final class DoFilterAdvice {
     if (locks == null || locks.size() != 1) {
       return TokenContext.enterRequest(exchange, null, null, null);
     }
+    List<String> grants = headers.get(HttpHook.GRANT_HEADER);
     return TokenContext.enterRequest(exchange, locks.get(0), tokens.get(0),
-        headers.getFirst(HttpHook.SIGNATURE_HEADER));
+        headers.getFirst(HttpHook.SIGNATURE_HEADER), grants == null || grants.size() != 1 ? null : grants.get(0));
   }
 
   @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)

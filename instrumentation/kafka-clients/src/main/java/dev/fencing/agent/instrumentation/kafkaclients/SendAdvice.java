@@ -20,8 +20,9 @@ import org.apache.kafka.common.header.Headers;
 /**
  * On {@code KafkaProducer.send(record, callback)}, before the interceptors and before any metadata request.
  *
- * <p>Tag: the record's headers get {@code fencing-token} and {@code fencing-lock} exactly once (existing ones with
- * those keys are removed first). Headers are read-only once a record went through a send (KafkaProducer seals
+ * <p>Tag: the record's headers get {@code fencing-token} and {@code fencing-lock} exactly once, and
+ * {@code fencing-signature} and {@code fencing-grant} when the decision has them (existing ones with those keys are
+ * removed first). Headers are read-only once a record went through a send (KafkaProducer seals
  * them): such a record is copied (topic, partition, timestamp, key, value, headers) and the copy is sent, so the
  * caller's send never fails for it.
  *
@@ -71,15 +72,21 @@ public final class SendAdvice {
       byte[] lock = d.lock().getBytes(StandardCharsets.UTF_8);
       String signatureText = d.signature();
       byte[] signature = signatureText == null ? null : signatureText.getBytes(StandardCharsets.US_ASCII);
+      String grantText = d.grant();
+      byte[] grant = grantText == null ? null : grantText.getBytes(StandardCharsets.US_ASCII);
       try {
         Headers h = record.headers();
         h.remove(KafkaHook.TOKEN_HEADER);
         h.remove(KafkaHook.LOCK_HEADER);
         h.remove(KafkaHook.SIGNATURE_HEADER);
+        h.remove(KafkaHook.GRANT_HEADER);
         h.add(KafkaHook.TOKEN_HEADER, token);
         h.add(KafkaHook.LOCK_HEADER, lock);
         if (signature != null) {
           h.add(KafkaHook.SIGNATURE_HEADER, signature);
+        }
+        if (grant != null) {
+          h.add(KafkaHook.GRANT_HEADER, grant);
         }
       } catch (IllegalStateException | UnsupportedOperationException readOnly) {
         ProducerRecord<Object, Object> copy = new ProducerRecord<Object, Object>(record.topic(), record.partition(),
@@ -88,10 +95,14 @@ public final class SendAdvice {
         h.remove(KafkaHook.TOKEN_HEADER);
         h.remove(KafkaHook.LOCK_HEADER);
         h.remove(KafkaHook.SIGNATURE_HEADER);
+        h.remove(KafkaHook.GRANT_HEADER);
         h.add(KafkaHook.TOKEN_HEADER, token);
         h.add(KafkaHook.LOCK_HEADER, lock);
         if (signature != null) {
           h.add(KafkaHook.SIGNATURE_HEADER, signature);
+        }
+        if (grant != null) {
+          h.add(KafkaHook.GRANT_HEADER, grant);
         }
         record = copy;
       }

@@ -50,6 +50,11 @@ public final class ProceedAdvice {
       if (d.signature() != null) {
         b.header(HttpHook.SIGNATURE_HEADER, d.signature());
       }
+      if (d.grant() != null) {
+        b.header(HttpHook.GRANT_HEADER, d.grant());
+      } else {
+        b.removeHeader(HttpHook.GRANT_HEADER); // a copied request's grant is not this token's
+      }
       request = b.build();
     }
     return true;

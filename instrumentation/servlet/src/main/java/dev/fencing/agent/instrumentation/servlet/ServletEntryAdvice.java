@@ -7,7 +7,7 @@ import java.util.Enumeration;
 import net.bytebuddy.asm.Advice;
 
 /**
- * Makes the request's (Fencing-Lock, Fencing-Token) current while the container's chain or servlet runs, and restores
+ * Makes the request's (Fencing-Lock, Fencing-Token), with its Fencing-Signature and Fencing-Grant, current while the container's chain or servlet runs, and restores
  * what was current after (nested chains and forwards see the same pair and change nothing). A missing, malformed or
  * duplicated header changes nothing: an HTTP fence in the chain answers those. Work the application hands to
  * executors carries the pair through the executors instrumentation. The argument is typed Object: the servlet API is
@@ -27,8 +27,19 @@ public final class ServletEntryAdvice {
       return null;
     }
     String token = tokens.nextElement();
-    return tokens.hasMoreElements() ? null : TokenContext.enter(http.getHeader(HttpHook.LOCK_HEADER), token,
-        http.getHeader(HttpHook.SIGNATURE_HEADER));
+    if (tokens.hasMoreElements()) {
+      return null;
+    }
+    Enumeration<String> grants = http.getHeaders(HttpHook.GRANT_HEADER);
+    String grant = null;
+    if (grants != null && grants.hasMoreElements()) {
+      grant = grants.nextElement();
+      if (grants.hasMoreElements()) {
+        grant = null; // two grants: none carried on (the downstream fence would refuse the pair as malformed)
+      }
+    }
+    return TokenContext.enter(http.getHeader(HttpHook.LOCK_HEADER), token, http.getHeader(HttpHook.SIGNATURE_HEADER),
+        grant);
   }
 
   @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)

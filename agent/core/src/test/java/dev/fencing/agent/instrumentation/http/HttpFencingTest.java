@@ -1,0 +1,30 @@
+package dev.fencing.agent.instrumentation.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.agent.config.ConfigLoader;
+import dev.fencing.agent.policy.RejectionCounters;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+/** How the HTTP hook classifies the responses of fences (fencing_rejections_total{channel="http",reason}). */
+class HttpFencingTest {
+
+  @Test
+  void a409WithFencingRejectedIsCountedByItsReason() {
+    RejectionCounters rejections = new RejectionCounters();
+    HttpFencing http = new HttpFencing(ConfigLoader.load("lock=ledger", new Properties(), Map.of()), rejections);
+    http.responded(409, "stale-token");
+    http.responded(409, " Replayed-Token ");
+    http.responded(409, "replayed-token");
+    http.responded(409, null);
+    http.responded(409, "something-else");
+    http.responded(400, "malformed-token");
+    http.responded(200, "replayed-token");
+    assertThat(rejections.count(Channel.HTTP, RejectionCounters.Reason.STALE_TOKEN)).isEqualTo(1);
+    assertThat(rejections.count(Channel.HTTP, RejectionCounters.Reason.REPLAYED_TOKEN)).isEqualTo(2);
+    assertThat(rejections.count(Channel.HTTP, RejectionCounters.Reason.MISSING_TOKEN)).isZero();
+  }
+}
