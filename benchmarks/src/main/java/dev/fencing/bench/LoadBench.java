@@ -86,14 +86,7 @@ public final class LoadBench {
 
   private static void pg(Launcher launcher, int rounds) throws Exception {
     try (PostgresServer pg = PostgresServer.start()) {
-      try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
-        for (String t : List.of("bench_plain", "bench_fenced")) {
-          s.execute("CREATE TABLE " + t + " (id INT PRIMARY KEY, v BIGINT NOT NULL)");
-          s.execute("INSERT INTO " + t + " SELECT g, 0 FROM generate_series(1, 8) g");
-        }
-        // The same lock as the agent's: the fence checks the session's lock name, then its token.
-        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("bench_fenced"), launcher.lock, false, false));
-      }
+      createTables(pg, launcher.lock);
       // Without our agent, writes to the fenced table fail (FN002, no token): those variants run the plain table only.
       Map<String, List<String>> scenarios = new LinkedHashMap<>();
       scenarios.put("none", List.of("bench_plain:1", "bench_plain:4"));
@@ -133,6 +126,18 @@ public final class LoadBench {
     }
   }
 
+  /** bench_plain and bench_fenced, 8 rows each; the fence (table mode) on bench_fenced for the agent's lock. */
+  private static void createTables(PostgresServer pg, String lock) throws Exception {
+    try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+      for (String t : List.of("bench_plain", "bench_fenced")) {
+        s.execute("CREATE TABLE " + t + " (id INT PRIMARY KEY, v BIGINT NOT NULL)");
+        s.execute("INSERT INTO " + t + " SELECT g, 0 FROM generate_series(1, 8) g");
+      }
+      // The same lock as the agent's: the fence checks the session's lock name, then its token.
+      new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("bench_fenced"), lock, false, false));
+    }
+  }
+
   /**
    * The pg part's UPDATE through PgBouncer in transaction mode: the agent then sets the session values in each
    * writing transaction, and runs each autocommit write in a transaction of its own (set_config + UPDATE + COMMIT), so
@@ -141,13 +146,7 @@ public final class LoadBench {
    */
   private static void pooler(Launcher launcher, int rounds) throws Exception {
     try (PostgresServer pg = PostgresServer.start(); PgBouncer bouncer = PgBouncer.start(pg, 4)) {
-      try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
-        for (String t : List.of("bench_plain", "bench_fenced")) {
-          s.execute("CREATE TABLE " + t + " (id INT PRIMARY KEY, v BIGINT NOT NULL)");
-          s.execute("INSERT INTO " + t + " SELECT g, 0 FROM generate_series(1, 8) g");
-        }
-        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("bench_fenced"), launcher.lock, false, false));
-      }
+      createTables(pg, launcher.lock);
       Map<String, List<String>> scenarios = new LinkedHashMap<>();
       scenarios.put("none", List.of("bench_plain:1", "bench_plain:4"));
       scenarios.put("agent", List.of("bench_plain:1", "bench_plain:4", "bench_fenced:1", "bench_fenced:4"));

@@ -58,10 +58,18 @@ abstract class JdbcFenceStoreIT {
     }
   }
 
-  /** An autocommit SQL write with {@code token}, as a service running the agent would make it. */
+  /** An autocommit SQL write with {@code token}, from a session that carries no grant id. */
   void sqlWrite(Names n, long token, int id) throws SQLException {
     try (Connection c = db().connect()) {
       db().session(c, n.lock(), token);
+      TestDatabase.exec(c, "INSERT INTO " + n.table() + " (id, amount) VALUES (" + id + ", 1)");
+    }
+  }
+
+  /** An autocommit SQL write with {@code token} and {@code grant}, as a service running the agent makes it. */
+  void sqlWrite(Names n, long token, String grant, int id) throws SQLException {
+    try (Connection c = db().connect()) {
+      db().session(c, n.lock(), token, grant);
       TestDatabase.exec(c, "INSERT INTO " + n.table() + " (id, amount) VALUES (" + id + ", 1)");
     }
   }
@@ -190,7 +198,7 @@ abstract class JdbcFenceStoreIT {
     assertThat(store.check(n.lock(), 6, "b2", false)).isEqualTo(Verdict.accepted(6));
     assertThat(store.check(n.lock(), 7, "b2", false)).isEqualTo(Verdict.advanced(7));
     assertThat(store.check(n.lock(), 7, "c3", false)).isEqualTo(Verdict.replayed(7));
-    sqlWrite(n, 7, 2);
+    sqlWrite(n, 7, "b2", 2); // the same grant through SQL (the agent sends it beside the token): the same holder
     assertThat(store.state(n.lock())).isEqualTo(new FenceState(7, "b2"));
   }
 

@@ -69,6 +69,25 @@ final class TestDatabase implements AutoCloseable {
   }
 
   /** Sets the session values the SQL fence reads (what the agent does on every JDBC connection). */
+  /** As {@link #session(Connection, String, long)}, with the grant id the agent sets beside the pair. */
+  void session(Connection c, String lock, long token, String grant) throws SQLException {
+    session(c, lock, token);
+    switch (kind) {
+      case POSTGRESQL:
+        try (PreparedStatement ps = c.prepareStatement("SELECT set_config('fencing.grant', ?, false)")) {
+          ps.setString(1, grant);
+          ps.execute();
+        }
+        break;
+      default:
+        try (PreparedStatement ps = c.prepareStatement("SET @fencing_grant = ?")) {
+          ps.setString(1, grant);
+          ps.execute();
+        }
+        break;
+    }
+  }
+
   void session(Connection c, String lock, long token) throws SQLException {
     switch (kind) {
       case POSTGRESQL:
