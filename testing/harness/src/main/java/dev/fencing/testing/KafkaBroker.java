@@ -283,15 +283,24 @@ public final class KafkaBroker implements AutoCloseable {
     }
   }
 
-  /** A KRaft cluster id: a random UUID, URL-safe base64 without padding (as kafka-storage random-uuid prints). */
-  private static String newClusterId() {
-    UUID u = UUID.randomUUID();
-    byte[] b = new byte[16];
-    for (int i = 0; i < 8; i++) {
-      b[i] = (byte) (u.getMostSignificantBits() >>> (56 - 8 * i));
-      b[8 + i] = (byte) (u.getLeastSignificantBits() >>> (56 - 8 * i));
+  /**
+   * A KRaft cluster id: a random UUID, URL-safe base64 without padding (as kafka-storage random-uuid prints). Never one
+   * that starts with '-': the storage tool would take it for an option ("expected one argument"), about one start in
+   * 64; Kafka's own Uuid.randomUuid() draws again for the same reason.
+   */
+  static String newClusterId() {
+    while (true) {
+      UUID u = UUID.randomUUID();
+      byte[] b = new byte[16];
+      for (int i = 0; i < 8; i++) {
+        b[i] = (byte) (u.getMostSignificantBits() >>> (56 - 8 * i));
+        b[8 + i] = (byte) (u.getLeastSignificantBits() >>> (56 - 8 * i));
+      }
+      String id = Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+      if (!id.startsWith("-")) {
+        return id;
+      }
     }
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
   }
 
   /** Where {@link KafkaBrokerMain} is: the harness jar or its classes directory. */
