@@ -35,6 +35,7 @@ public final class LeaseKeeper implements AutoCloseable {
 
   private static final AgentLog LOG = AgentLog.get(LeaseKeeper.class);
   private static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+  private static final long CHECK_MILLIS = 20;
   private static final long REUSE_BACKOFF_MIN_MILLIS = 1_000;
   private static final long REUSE_BACKOFF_MAX_MILLIS = 10_000;
 
@@ -127,7 +128,7 @@ public final class LeaseKeeper implements AutoCloseable {
     current = s;
     long interval = Math.max(TimeUnit.NANOSECONDS.toMillis(ttlNanos) / 3, 100);
     ScheduledFuture<?> keepalive = scheduler.scheduleWithFixedDelay(s::sendKeepAlive, interval, interval, TimeUnit.MILLISECONDS);
-    s.checkDeadline();
+    ScheduledFuture<?> check = scheduler.scheduleWithFixedDelay(s::checkDeadline, CHECK_MILLIS, CHECK_MILLIS, TimeUnit.MILLISECONDS);
     AutoCloseable watch = null;
     try {
       CompletableFuture<LeaseProvider.Acquired> campaign = p.campaign(lock, lease.id, holderId);
@@ -156,6 +157,7 @@ public final class LeaseKeeper implements AutoCloseable {
       return g;
     } finally {
       keepalive.cancel(false);
+      check.cancel(false);
       s.end(null);
       if (watch != null) {
         try {
@@ -179,7 +181,6 @@ public final class LeaseKeeper implements AutoCloseable {
     private long deadline;
     private Grant grant;
     private volatile Throwable lastKeepAliveError;
-    private volatile ScheduledFuture<?> nextCheck;
 
     Session(LeaseProvider provider, long leaseId, long deadline) {
       this.provider = provider;
@@ -226,27 +227,13 @@ public final class LeaseKeeper implements AutoCloseable {
       }
     }
 
-    /**
-     * Ends the session once the deadline has passed, else checks again at the deadline: one wake-up per renewal
-     * instead of a poll (the deadline only moves later, so a check that finds it moved just goes back to sleep). The
-     * token state applies the deadline at read time anyway; this check is what reports the loss and campaigns again.
-     */
     void checkDeadline() {
-      if (ended.isDone()) {
-        return;
-      }
-      long left;
+      long d;
       synchronized (this) {
-        left = deadline - state.now();
+        d = deadline;
       }
-      if (left <= 0) {
+      if (state.now() - d >= 0) {
         end(lastKeepAliveError != null ? LossReason.KEEPALIVE_FAILED : LossReason.DEADLINE_PASSED);
-        return;
-      }
-      ScheduledFuture<?> next = scheduler.schedule(this::checkDeadline, left, TimeUnit.NANOSECONDS);
-      nextCheck = next;
-      if (ended.isDone()) {
-        next.cancel(false);
       }
     }
 
@@ -261,10 +248,6 @@ public final class LeaseKeeper implements AutoCloseable {
         }
       }
       ended.complete(reason);
-      ScheduledFuture<?> check = nextCheck;
-      if (check != null) {
-        check.cancel(false);
-      }
     }
   }
 

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fencing.agent.config.ConfigLoader;
 import dev.fencing.agent.token.HighestTokenStore;
 import dev.fencing.agent.token.LeasePhase;
-import dev.fencing.agent.token.LossReason;
 import dev.fencing.agent.token.TokenState;
 import dev.fencing.agent.token.TokenView;
 import java.time.Duration;
@@ -48,28 +47,6 @@ class LeaseKeeperTest {
     }
   }
 
-  @Test
-  void renewalsKeepTheLeaseAndTheLossIsReportedAtTheDeadline() throws Exception {
-    ScriptedProvider etcd = new ScriptedProvider();
-    etcd.grants.add(new LeaseProvider.Acquired(7, 1, "k1"));
-    TokenState state = new TokenState("l", Long.MAX_VALUE, HighestTokenStore.none());
-    try (LeaseKeeper keeper = new LeaseKeeper(ConfigLoader.load("lock=l,lease.ttl=2s,lease.safety-margin=500ms",
-        new Properties(), Map.of()), state, () -> etcd)) {
-      keeper.start();
-      await(state, v -> v.storedPhase() == LeasePhase.HOLDING);
-      Thread.sleep(4_500); // past two TTLs: every renewal moved the deadline, and the deadline check with it
-      assertThat(state.view().storedPhase()).isEqualTo(LeasePhase.HOLDING);
-
-      etcd.answering = false; // keepalives go unanswered from now on: the lease must end at its local deadline
-      TokenView lost = await(state, v -> v.lastLoss() != null); // LOST, then campaigning again
-      long reportedAt = System.nanoTime();
-      long deadline = etcd.lastAnsweredSendNanos + Duration.ofMillis(1_500).toNanos(); // sent + TTL - margin
-      assertThat(lost.lastLoss()).isEqualTo(LossReason.DEADLINE_PASSED);
-      assertThat(Duration.ofNanos(reportedAt - deadline)).as("reported after the deadline, without delay")
-          .isBetween(Duration.ZERO, Duration.ofMillis(250));
-    }
-  }
-
   private static TokenView await(TokenState state, Predicate<TokenView> p) throws InterruptedException {
     long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     while (System.nanoTime() < end) {
@@ -89,9 +66,6 @@ class LeaseKeeperTest {
     final List<Long> revoked = new CopyOnWriteArrayList<>();
     private final AtomicLong leases = new AtomicLong();
     private volatile Runnable onDeleted;
-    volatile boolean answering = true;
-    volatile long lastAnsweredSendNanos;
-    private volatile long ttlSeconds;
 
     void deleteKey() throws InterruptedException {
       while (onDeleted == null) {
@@ -107,17 +81,12 @@ class LeaseKeeperTest {
 
     @Override
     public Lease grant(Duration ttl, Duration timeout) {
-      ttlSeconds = ttl.toSeconds();
       return new Lease(leases.incrementAndGet(), ttl.toSeconds());
     }
 
     @Override
     public CompletableFuture<Long> keepAlive(long leaseId) {
-      if (!answering) {
-        return new CompletableFuture<>();
-      }
-      lastAnsweredSendNanos = System.nanoTime();
-      return CompletableFuture.completedFuture(ttlSeconds);
+      return CompletableFuture.completedFuture(3L);
     }
 
     @Override
