@@ -160,7 +160,7 @@ class OtlpExportIT {
       assertThat(effects.getSum().getAggregationTemporality())
           .isEqualTo(AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE);
       assertThat(effects.getSum().getDataPointsCount()).as("every known combination, from the start").isEqualTo(24);
-      assertThat(holding.metrics().get("fencing_rejections").getSum().getDataPointsCount()).isEqualTo(6);
+      assertThat(holding.metrics().get("fencing_rejections").getSum().getDataPointsCount()).as("3 channels x 3 reasons (stale, missing, replayed)").isEqualTo(9);
       assertThat(holding.metrics().get("fencing_lease_losses").getSum().getDataPointsList())
           .extracting(p -> attributes(p.getAttributesList()))
           .containsExactlyInAnyOrder("lock=otlp,reason=keepalive_failed", "lock=otlp,reason=lease_revoked",
