@@ -113,6 +113,9 @@ class JavaHttpClientIT {
           .startsWith("ERR ").contains("Fencing Agent blocked a http side effect: lock 'web', token " + token);
       assertThat(stdin.run("ASYNC DELETE " + open.base() + "/ok"))
           .startsWith("ERR dev.fencing.agent.bootstrap.FencingBlockedException");
+      // A method written in lower case (the JDK client sends it as written) is the same side effect.
+      assertThat(stdin.run("SEND post " + open.base() + "/ok"))
+          .startsWith("ERR ").contains("Fencing Agent blocked a http side effect");
       assertThat(stdin.run("SEND GET " + open.base() + "/ok")).startsWith("STATUS 200");
       assertThat(open.received).containsExactly("GET /ok token=null lock=null");
 
@@ -126,7 +129,7 @@ class JavaHttpClientIT {
       assertThat(metrics)
           .contains("fencing_rejections_total{channel=\"http\",lock=\"web\",reason=\"stale_token\"} 1.0")
           .contains("fencing_rejections_total{channel=\"http\",lock=\"web\",reason=\"replayed_token\"} 1.0")
-          .contains("fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"web\",outcome=\"blocked\"} 2.0");
+          .contains("fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"web\",outcome=\"blocked\"} 3.0");
     }
   }
 

@@ -56,11 +56,21 @@ public final class HttpFencing implements HttpHook {
   public Decision decide(String method, String scheme, String host, int port) {
     boolean write = true;
     try {
-      write = unsafeMethods.contains(method);
+      write = unsafe(method);
       return Fencing.decide(Channel.HTTP, write, fenced(scheme, host, port));
     } catch (Throwable t) {
       return Fencing.hookFailed(Channel.HTTP, write, t); // never an error the request would not have had
     }
+  }
+
+  /**
+   * Whether the method is a side effect, ignoring case: clients send what the application wrote ("post" is accepted by
+   * some), and a lower-case POST must not pass as a read. Upper-case methods, the usual case, allocate nothing
+   * (toUpperCase returns the string itself when nothing changes).
+   */
+  boolean unsafe(String method) {
+    return method == null || unsafeMethods.contains(method)
+        || unsafeMethods.contains(method.toUpperCase(java.util.Locale.ROOT));
   }
 
   boolean fenced(String scheme, String host, int port) {

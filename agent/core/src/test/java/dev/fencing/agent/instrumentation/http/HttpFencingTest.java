@@ -9,8 +9,21 @@ import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
-/** How the HTTP hook classifies the responses of fences (fencing_rejections_total{channel="http",reason}). */
+/** How the HTTP hook classifies methods and the responses of fences (fencing_rejections_total{channel="http",reason}). */
 class HttpFencingTest {
+
+  /** A lower-case "post" (which some clients send as written) is a side effect like POST, not a read. */
+  @Test
+  void methodsAreMatchedIgnoringCase() {
+    HttpFencing http = new HttpFencing(ConfigLoader.load("lock=ledger", new Properties(), Map.of()),
+        new RejectionCounters());
+    assertThat(http.unsafe("POST")).isTrue();
+    assertThat(http.unsafe("post")).isTrue();
+    assertThat(http.unsafe("Delete")).isTrue();
+    assertThat(http.unsafe("GET")).isFalse();
+    assertThat(http.unsafe("get")).isFalse();
+    assertThat(http.unsafe(null)).isTrue(); // a method the hook could not read counts as a write
+  }
 
   @Test
   void a409WithFencingRejectedIsCountedByItsReason() {
