@@ -1,6 +1,8 @@
 package dev.fencing.agent.lease;
 
 import dev.fencing.agent.config.AgentConfig;
+import dev.fencing.agent.log.AgentLog;
+import dev.fencing.agent.threads.AgentThreads;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
@@ -20,6 +22,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -29,8 +33,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * key's create revision (read back from the key, not taken from the response header).
  */
 public final class EtcdLeaseProvider implements LeaseProvider {
+  private static final AgentLog LOG = AgentLog.get(EtcdLeaseProvider.class);
+  private static final long WATCH_RETRY_MIN_MILLIS = 250;
+  private static final long WATCH_RETRY_MAX_MILLIS = 2_000;
+
   private final Client client;
   private final String keyPrefix;
+  private ScheduledExecutorService watchRetries; // guarded by this; created on the first watch error
 
   public EtcdLeaseProvider(AgentConfig config) throws IOException {
     this.keyPrefix = config.etcdKeyPrefix();
@@ -39,6 +48,11 @@ public final class EtcdLeaseProvider implements LeaseProvider {
         .connectTimeout(config.etcdTimeout())
         // The lease keeper retries on its own schedule, bounded by the lease deadline: no long hidden retries here.
         .retryMaxDuration(config.etcdTimeout())
+        // jetcd refuses a max duration not above its first retry delay (500 ms by default): a short etcd.timeout
+        // would fail every request with "maxDuration must be > the delay".
+        .retryChronoUnit(java.time.temporal.ChronoUnit.MILLIS)
+        .retryDelay(Math.max(1, Math.min(500, config.etcdTimeout().toMillis() / 4)))
+        .retryMaxDelay(Math.max(1, Math.min(2500, config.etcdTimeout().toMillis() / 2)))
         .waitForReady(false);
     if (config.etcdUser() != null && config.etcdPasswordFile() != null) {
       String password = Files.readAllLines(config.etcdPasswordFile(), StandardCharsets.UTF_8).stream().findFirst().orElse("");
@@ -116,18 +130,131 @@ public final class EtcdLeaseProvider implements LeaseProvider {
 
   @Override
   public AutoCloseable watchDeletion(Acquired acquired, Runnable onDeleted) {
-    AtomicBoolean fired = new AtomicBoolean();
-    WatchOption from = WatchOption.builder().withRevision(acquired.token).build();
-    Watch.Watcher watcher = client.getWatchClient().watch(bytes(acquired.key), from, Watch.listener(response -> {
-      for (WatchEvent e : response.getEvents()) {
-        if (e.getEventType() == WatchEvent.EventType.DELETE && fired.compareAndSet(false, true)) {
-          onDeleted.run();
-        }
+    DeletionWatch w = new DeletionWatch(acquired, onDeleted);
+    w.watchFrom(acquired.token);
+    return w;
+  }
+
+  /**
+   * Watches the lock key for its deletion, and keeps watching whatever happens to the watch stream. jetcd resumes a
+   * broken stream on its own for most errors, but it ends the watch for good on others: the start revision compacted
+   * away (an etcd restart after a compaction), no leader, a halt error. An ended watch would leave a holder whose key
+   * an operator deleted believing it holds the lock while its lease is still kept alive: a second holder. So every
+   * error ends the jetcd watcher, and after a short pause the key is read again: gone, or re-created by another
+   * lease (another create revision), is a deletion; still ours, the watch starts again just after the read's revision,
+   * so no event between the read and the new watch is missed.
+   */
+  private final class DeletionWatch implements AutoCloseable {
+    private final Acquired acquired;
+    private final Runnable onDeleted;
+    private final AtomicBoolean fired = new AtomicBoolean();
+    private volatile boolean closed;
+    private Watch.Watcher watcher; // guarded by this
+    private int generation; // guarded by this; a stale watcher's late error is ignored
+    private volatile long retryMillis = WATCH_RETRY_MIN_MILLIS;
+
+    DeletionWatch(Acquired acquired, Runnable onDeleted) {
+      this.acquired = acquired;
+      this.onDeleted = onDeleted;
+    }
+
+    synchronized void watchFrom(long revision) {
+      if (closed || fired.get()) {
+        return;
       }
-    }, error -> {
-      // Watch errors are not losses: keepalives and the local deadline decide liveness.
-    }));
-    return watcher::close;
+      int gen = ++generation;
+      WatchOption from = WatchOption.builder().withRevision(revision).build();
+      watcher = client.getWatchClient().watch(bytes(acquired.key), from, Watch.listener(response -> {
+        for (WatchEvent e : response.getEvents()) {
+          if (e.getEventType() == WatchEvent.EventType.DELETE) {
+            fire();
+          }
+        }
+      }, error -> failed(gen, error)));
+    }
+
+    private void failed(int gen, Throwable error) {
+      Watch.Watcher broken;
+      synchronized (this) {
+        if (closed || gen != generation) {
+          return;
+        }
+        generation++; // whatever jetcd does with this watcher now, its news no longer counts
+        broken = watcher;
+        watcher = null;
+      }
+      LOG.debug("watch of lock key " + acquired.key + " failed (" + AgentLog.describe(error) + "); watching again");
+      // Not on jetcd's thread: closing the watcher from inside its own error callback would race its resume.
+      schedule(() -> {
+        closeQuietly(broken);
+        recheck();
+      });
+    }
+
+    private void recheck() {
+      if (closed || fired.get()) {
+        return;
+      }
+      client.getKVClient().get(bytes(acquired.key)).whenComplete((get, error) -> {
+        if (closed) {
+          return;
+        }
+        if (error != null) {
+          retryMillis = Math.min(retryMillis * 2, WATCH_RETRY_MAX_MILLIS);
+          schedule(this::recheck); // etcd unreachable: the lease deadline decides meanwhile
+          return;
+        }
+        retryMillis = WATCH_RETRY_MIN_MILLIS;
+        List<KeyValue> kvs = get.getKvs();
+        if (kvs.isEmpty() || kvs.get(0).getCreateRevision() != acquired.token) {
+          fire();
+        } else {
+          watchFrom(get.getHeader().getRevision() + 1);
+        }
+      });
+    }
+
+    private void fire() {
+      if (!closed && fired.compareAndSet(false, true)) {
+        onDeleted.run();
+      }
+    }
+
+    private void schedule(Runnable task) {
+      try {
+        watchRetries().schedule(task, retryMillis, TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        // the provider is closing
+      }
+    }
+
+    @Override
+    public void close() {
+      Watch.Watcher w;
+      synchronized (this) {
+        closed = true;
+        w = watcher;
+        watcher = null;
+      }
+      closeQuietly(w);
+    }
+  }
+
+  private static void closeQuietly(Watch.Watcher w) {
+    if (w != null) {
+      try {
+        w.close();
+      } catch (RuntimeException ignored) {
+        // closing a watch on a broken connection may fail; nothing to do
+      }
+    }
+  }
+
+  private synchronized ScheduledExecutorService watchRetries() {
+    if (watchRetries == null) {
+      watchRetries = Executors.newSingleThreadScheduledExecutor(AgentThreads.factory("fencing-agent-watch"));
+    }
+    return watchRetries;
   }
 
   @Override
@@ -169,6 +296,13 @@ public final class EtcdLeaseProvider implements LeaseProvider {
 
   @Override
   public void close() {
+    ScheduledExecutorService w;
+    synchronized (this) {
+      w = watchRetries;
+    }
+    if (w != null) {
+      w.shutdownNow();
+    }
     client.close();
   }
 }

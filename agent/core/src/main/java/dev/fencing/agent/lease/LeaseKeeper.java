@@ -100,9 +100,7 @@ public final class LeaseKeeper implements AutoCloseable {
           return;
         }
         String problem = "etcd error: " + AgentLog.describe(t);
-        if (state.view().grant() == null) {
-          state.failed("etcd unreachable or failing (" + AgentLog.describe(t) + ")");
-        }
+        state.unreachable("etcd unreachable or failing (" + AgentLog.describe(t) + ")");
         if (!problem.equals(lastProblem)) {
           LOG.warn("lock '" + lock + "': " + problem + "; retrying");
           lastProblem = problem;
@@ -130,6 +128,8 @@ public final class LeaseKeeper implements AutoCloseable {
     ScheduledFuture<?> keepalive = scheduler.scheduleWithFixedDelay(s::sendKeepAlive, interval, interval, TimeUnit.MILLISECONDS);
     ScheduledFuture<?> check = scheduler.scheduleWithFixedDelay(s::checkDeadline, CHECK_MILLIS, CHECK_MILLIS, TimeUnit.MILLISECONDS);
     AutoCloseable watch = null;
+    Grant g = null;
+    boolean ended = false;
     try {
       CompletableFuture<LeaseProvider.Acquired> campaign = p.campaign(lock, lease.id, holderId);
       CompletableFuture.anyOf(campaign, s.ended).get();
@@ -139,7 +139,7 @@ public final class LeaseKeeper implements AutoCloseable {
         return null;
       }
       LeaseProvider.Acquired acquired = campaign.get();
-      Grant g = s.attach(acquired);
+      g = s.attach(acquired);
       if (g.reused()) {
         String why = "token " + g.token() + " was reused: lock given up, campaigning again in about "
             + reuseBackoffMs + " ms";
@@ -151,11 +151,17 @@ public final class LeaseKeeper implements AutoCloseable {
           + Long.toHexString(lease.id) + ", etcd cluster " + Long.toHexString(acquired.clusterId) + ")");
       watch = p.watchDeletion(acquired, () -> s.end(LossReason.KEY_DELETED));
       LossReason reason = s.ended.get();
+      ended = true;
       if (reason != null) {
         state.lost(g, reason);
       }
       return g;
     } finally {
+      if (g != null && !ended) {
+        // Held, then an error before the lease could be watched (or this thread was interrupted): the lease is
+        // revoked below, so this JVM must stop claiming the lock now, not when someone notices.
+        state.lost(g, LossReason.LEASE_REVOKED);
+      }
       keepalive.cancel(false);
       check.cancel(false);
       s.end(null);

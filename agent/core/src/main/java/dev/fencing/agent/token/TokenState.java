@@ -118,6 +118,21 @@ public final class TokenState {
     }
   }
 
+  /**
+   * etcd failed between leases. Before this JVM ever reached etcd that is an agent failure (FAILED, and
+   * fencing.fail-mode decides); once it has campaigned, a standby stays STANDBY: fail-mode=open is for an agent that
+   * cannot work at all, not a licence for a standby to write untagged while another JVM holds the lock. A lease held
+   * or lost keeps its phase (the loss says what happened).
+   */
+  public synchronized void unreachable(String detail) {
+    LeasePhase p = view.storedPhase();
+    if (p == LeasePhase.STARTING || p == LeasePhase.FAILED) {
+      set(new TokenView(LeasePhase.FAILED, null, null, detail));
+    } else if (p == LeasePhase.STANDBY) {
+      set(new TokenView(LeasePhase.STANDBY, view.grant(), view.lastLoss(), detail + "; still campaigning"));
+    }
+  }
+
   /** The lock was acquired with {@code token}; returns the grant that later renewals and losses refer to. */
   public synchronized Grant granted(long token, long leaseId, long clusterId, long deadlineNanos) {
     boolean reused = token <= highestSeen || (knownClusterId != 0 && clusterId != 0 && clusterId != knownClusterId);

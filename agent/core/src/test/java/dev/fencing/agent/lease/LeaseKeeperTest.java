@@ -47,6 +47,26 @@ class LeaseKeeperTest {
     }
   }
 
+  @Test
+  void anErrorAfterTheLockIsAcquiredEndsHoldingBeforeTheLeaseIsRevoked() throws Exception {
+    ScriptedProvider etcd = new ScriptedProvider();
+    etcd.grants.add(new LeaseProvider.Acquired(10, 1, "k1"));
+    etcd.grants.add(new LeaseProvider.Acquired(11, 1, "k2"));
+    etcd.watchFailures.set(1); // the first watch cannot be set up
+    TokenState state = new TokenState("l", Long.MAX_VALUE, HighestTokenStore.none());
+    List<String> seen = new CopyOnWriteArrayList<>();
+    etcd.onRevoke = id -> seen.add(id + ":" + state.view().storedPhase());
+    try (LeaseKeeper keeper = new LeaseKeeper(ConfigLoader.load("lock=l,lease.ttl=3s", new Properties(), Map.of()),
+        state, () -> etcd)) {
+      keeper.start();
+      TokenView held = await(state, v -> v.storedPhase() == LeasePhase.HOLDING && v.grant().token() == 11);
+      // lease 1's key was acquired, its watch failed: the lease was revoked while this JVM no longer claimed it
+      assertThat(seen).contains("1:LOST");
+      assertThat(held.lastLoss()).isEqualTo(dev.fencing.agent.token.LossReason.LEASE_REVOKED);
+      assertThat(state.losses(dev.fencing.agent.token.LossReason.LEASE_REVOKED)).isEqualTo(1);
+    }
+  }
+
   private static TokenView await(TokenState state, Predicate<TokenView> p) throws InterruptedException {
     long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     while (System.nanoTime() < end) {
@@ -64,6 +84,8 @@ class LeaseKeeperTest {
   private static final class ScriptedProvider implements LeaseProvider {
     final Queue<Acquired> grants = new ArrayDeque<>();
     final List<Long> revoked = new CopyOnWriteArrayList<>();
+    final java.util.concurrent.atomic.AtomicInteger watchFailures = new java.util.concurrent.atomic.AtomicInteger();
+    volatile java.util.function.LongConsumer onRevoke = id -> { };
     private final AtomicLong leases = new AtomicLong();
     private volatile Runnable onDeleted;
 
@@ -97,12 +119,16 @@ class LeaseKeeperTest {
 
     @Override
     public AutoCloseable watchDeletion(Acquired acquired, Runnable onDeleted) {
+      if (watchFailures.getAndDecrement() > 0) {
+        throw new IllegalStateException("watch stream closed");
+      }
       this.onDeleted = onDeleted;
       return () -> { };
     }
 
     @Override
     public void revoke(long leaseId, Duration timeout) {
+      onRevoke.accept(leaseId);
       revoked.add(leaseId);
     }
 

@@ -79,6 +79,34 @@ class TokenStateTest {
   }
 
   @Test
+  void etcdUnreachableBeforeItWasEverReachedIsAFailure() {
+    state.unreachable("etcd unreachable");
+
+    assertThat(state.phase()).isEqualTo(LeasePhase.FAILED);
+  }
+
+  @Test
+  void etcdUnreachableKeepsAStandbyOnStandby() {
+    // fail-mode=open lets a FAILED agent's side effects pass untagged: a standby must not become one on an etcd blip
+    state.standby("campaigning");
+    state.unreachable("etcd unreachable");
+
+    assertThat(state.phase()).isEqualTo(LeasePhase.STANDBY);
+    assertThat(state.view().detail()).isEqualTo("etcd unreachable; still campaigning");
+  }
+
+  @Test
+  void etcdUnreachableNeverReplacesAHeldOrLostGrant() {
+    Grant g = grant(5);
+    state.unreachable("etcd unreachable");
+    assertThat(state.phase()).isEqualTo(LeasePhase.HOLDING);
+
+    state.lost(g, LossReason.KEY_DELETED);
+    state.unreachable("etcd unreachable");
+    assertThat(state.phase()).isEqualTo(LeasePhase.LOST);
+  }
+
+  @Test
   void standbyRecoversFromFailed() {
     state.failed("no etcd");
     state.standby("campaigning");

@@ -109,6 +109,41 @@ class EtcdFailureIT {
   }
 
   /**
+   * fail-mode=open lets side effects pass untagged when the agent cannot work at all. A standby that has reached etcd
+   * and is campaigning while another JVM holds the lock is not broken: an etcd outage must leave it blocking, never
+   * make it an untagged writer beside the holder (issue 16).
+   */
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void aStandbyWithFailModeOpenKeepsBlockingThroughAnEtcdOutage(Path javaHome) throws Exception {
+    String args = ",lease.ttl=2s,lease.safety-margin=500ms,etcd.timeout=1s,etcd.endpoints=";
+    try (EtcdCluster etcd = EtcdCluster.single();
+        Agent holder = AgentProcesses.start(javaHome, "blip-holder", "lock=blip" + args + etcd.endpoints())) {
+      holder.awaitState("HOLDING", Duration.ofSeconds(15));
+      try (Agent standby = AgentProcesses.start(javaHome, "blip-standby",
+          "lock=blip,fail-mode=open" + args + etcd.endpoints())) {
+        standby.awaitState("STANDBY", Duration.ofSeconds(15));
+        Thread.sleep(100);
+        assertThat(standby.lastDecision()).startsWith("BLOCK STANDBY");
+
+        for (EtcdNode node : etcd.nodes()) {
+          node.kill();
+        }
+        // Past the standby's own lease deadline and several etcd retries.
+        long end = System.nanoTime() + Duration.ofSeconds(6).toNanos();
+        while (System.nanoTime() < end) {
+          assertThat(standby.state()).as("standby during the outage").isEqualTo("STANDBY");
+          Thread.sleep(100);
+        }
+        assertThat(standby.field("detail")).contains("etcd unreachable");
+        assertThat(standby.jvm.output()).as("decisions of the standby during the outage")
+            .doesNotContainPattern("DECISION \\d+ PASS");
+        assertThat(standby.lastDecision()).startsWith("BLOCK STANDBY");
+      }
+    }
+  }
+
+  /**
    * etcd absent when the applications start, then up, then SIGKILLed mid-run, then back: the applications never stop
    * answering; their writes are blocked (closed) or let through untagged (open) while the agent never held a lease,
    * carry the token while it holds one, are blocked with FN003 once the lease has expired (in both fail-modes: a lost

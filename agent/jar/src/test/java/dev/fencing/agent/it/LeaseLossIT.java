@@ -41,6 +41,40 @@ class LeaseLossIT {
     }
   }
 
+  /**
+   * jetcd ends a watch for good when it cannot resume it (here: etcd restarted after a compaction took the revision
+   * the watch would resume from). The holder must keep watching its key: deleted afterwards, the lock is lost at once,
+   * not held on a live lease beside the next holder (issue 16).
+   */
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void aWatchEndedByCompactionIsSetUpAgainAndStillSeesTheKeyDeleted(Path javaHome) throws Exception {
+    try (EtcdCluster etcd = EtcdCluster.single();
+        Agent agent = AgentProcesses.start(javaHome, "compact",
+            // a short etcd.timeout too: below jetcd's default retry delay it once failed every request
+            "lock=compact,lease.ttl=10s,etcd.timeout=300ms,etcd.endpoints=" + etcd.endpoints())) {
+      long first = Long.parseLong(Http.jsonField(agent.awaitState("HOLDING", Duration.ofSeconds(15)), "token"));
+      for (int i = 0; i < 10; i++) {
+        etcd.etcdctl("put", "filler", Integer.toString(i));
+      }
+      java.util.regex.Matcher header = java.util.regex.Pattern.compile("\"revision\":(\\d+)")
+          .matcher(etcd.etcdctl("get", "filler", "-w", "json"));
+      assertThat(header.find()).isTrue();
+      String revision = header.group(1);
+      etcd.etcdctl("compaction", revision);
+      etcd.nodes().get(0).restart(); // the watch stream breaks; jetcd resumes from a compacted revision and gives up
+      etcd.awaitHealthy(Duration.ofSeconds(10));
+      Thread.sleep(3000);
+      assertThat(agent.state()).isEqualTo("HOLDING");
+      assertThat(agent.token()).isEqualTo(first);
+
+      etcd.etcdctl("del", "--prefix", "/fencing/locks/compact/");
+      String again = Http.awaitStatus(agent.port, "\"acquisitionsTotal\":2", Duration.ofSeconds(10));
+      assertThat(Http.jsonField(again, "lastLossReason")).isEqualTo("key_deleted");
+      assertThat(Long.parseLong(Http.jsonField(again, "token"))).isGreaterThan(first);
+    }
+  }
+
   @ParameterizedTest
   @MethodSource("javaHomes")
   void highestTokenKeptInTheStateDirRevealsReuseAfterARestart(Path javaHome) throws Exception {
