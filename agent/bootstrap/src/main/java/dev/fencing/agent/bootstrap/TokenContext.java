@@ -152,6 +152,34 @@ public final class TokenContext {
     return new PropagatingRunnable(task, d);
   }
 
+  /**
+   * As {@link #wrap(Runnable)}, for a task handed to {@code executor}; the task itself when the executor's queue
+   * orders tasks by their own type (a {@code PriorityBlockingQueue}, natural order or a comparator that casts to the
+   * application's task class) or the task is {@code Comparable}: a wrapper there would make the queue throw
+   * ClassCastException. Such a task runs without the inbound token (fenced destinations then refuse its writes as
+   * untagged; nothing breaks).
+   */
+  public static Runnable wrap(Runnable task, Object executor) {
+    if (CURRENT.get() == null || task == null || task instanceof Comparable || ordersTasks(executor)) {
+      return task;
+    }
+    return wrap(task);
+  }
+
+  /** A ThreadPoolExecutor whose queue is not one of the JDK's FIFO queues (a priority queue, a custom one). */
+  private static boolean ordersTasks(Object executor) {
+    if (!(executor instanceof java.util.concurrent.ThreadPoolExecutor)
+        || executor instanceof java.util.concurrent.ScheduledThreadPoolExecutor) {
+      return false; // the scheduled pool wraps every task in its own ScheduledFutureTask before queueing it
+    }
+    java.util.concurrent.BlockingQueue<Runnable> q = ((java.util.concurrent.ThreadPoolExecutor) executor).getQueue();
+    return !(q instanceof java.util.concurrent.LinkedBlockingQueue
+        || q instanceof java.util.concurrent.ArrayBlockingQueue
+        || q instanceof java.util.concurrent.SynchronousQueue
+        || q instanceof java.util.concurrent.LinkedTransferQueue
+        || q instanceof java.util.concurrent.LinkedBlockingDeque);
+  }
+
   /** The callable, carrying this thread's inbound token; the callable itself when none. */
   public static <T> Callable<T> wrap(Callable<T> task) {
     Decision d = CURRENT.get();

@@ -105,6 +105,36 @@ class TokenContextTest {
   }
 
   @Test
+  void tasksOfPoolsThatOrderTasksByTheirTypeAreNeverReplaced() {
+    java.util.concurrent.ThreadPoolExecutor fifo = new java.util.concurrent.ThreadPoolExecutor(1, 1, 0,
+        java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>());
+    java.util.concurrent.ThreadPoolExecutor priority = new java.util.concurrent.ThreadPoolExecutor(1, 1, 0,
+        java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.PriorityBlockingQueue<>());
+    class Ranked implements Runnable, Comparable<Ranked> {
+      @Override
+      public void run() {}
+
+      @Override
+      public int compareTo(Ranked o) {
+        return 0;
+      }
+    }
+    Runnable plain = () -> {};
+    Ranked ranked = new Ranked();
+    Object scope = TokenContext.enter("ledger", "9");
+    try {
+      assertThat(TokenContext.wrap(plain, fifo)).isNotSameAs(plain);
+      assertThat(TokenContext.wrap(plain, priority)).as("a priority queue casts to Comparable").isSameAs(plain);
+      assertThat(TokenContext.wrap(ranked, fifo)).as("a Comparable task keeps its type").isSameAs(ranked);
+      assertThat(TokenContext.wrap(plain, new Object())).isNotSameAs(plain);
+    } finally {
+      TokenContext.exit(scope);
+      fifo.shutdown();
+      priority.shutdown();
+    }
+  }
+
+  @Test
   void aRequestIsHandledOnceWhateverTheNestingAndLeavesTheThreadClean() {
     Object exchange = new Object();
     assertThat(TokenContext.handling(exchange)).isFalse();

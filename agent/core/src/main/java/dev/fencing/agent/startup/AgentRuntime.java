@@ -28,12 +28,14 @@ final class AgentRuntime {
   private final SideEffectCounters counters;
   private final RejectionCounters rejections;
   private final long premainNanos;
+  private final java.lang.instrument.Instrumentation inst;
   private volatile LeaseKeeper keeper;
   private volatile StatusServer server;
   private volatile OtlpExport otlp;
 
   AgentRuntime(AgentConfig config, TokenState state, SideEffectCounters counters, RejectionCounters rejections,
-      long premainNanos) {
+      long premainNanos, java.lang.instrument.Instrumentation inst) {
+    this.inst = inst;
     this.config = config;
     this.state = state;
     this.counters = counters;
@@ -43,7 +45,8 @@ final class AgentRuntime {
 
   void start() {
     try {
-      Runtime.getRuntime().addShutdownHook(AgentThreads.newThread(this::shutdown, "fencing-agent-shutdown"));
+      String when = ShutdownOrder.afterApplicationHooks(inst, this::shutdown, "fencing-agent-shutdown");
+      LOG.debug("the lease is released at shutdown " + when);
       // Metrics even for a misconfigured agent: what it blocks is what the operator needs to see.
       List<FencingSeries.Series> series = FencingSeries.of(state, counters, rejections);
       if (config.httpPort() >= 0) {
@@ -99,8 +102,8 @@ final class AgentRuntime {
   }
 
   /**
-   * Within fencing.shutdown.timeout: gives the lease back, so a successor need not wait out the TTL, then pushes the
-   * last metrics (which then show the lease released).
+   * After the application's shutdown hooks ({@link ShutdownOrder}), within fencing.shutdown.timeout: gives the lease
+   * back, so a successor need not wait out the TTL, then pushes the last metrics (which then show the lease released).
    */
   private void shutdown() {
     long deadline = System.nanoTime() + (config.shutdownTimeout().toMillis() + SHUTDOWN_SLACK_MILLIS) * 1_000_000;

@@ -57,6 +57,6 @@ public final class AgentStarter {
       LOG.debug((dynamic ? "agentmain" : "premain") + " took " + premainNanos / 1000 + " us");
     }
     // Last step: from here on, everything runs on daemon threads.
-    AgentThreads.newThread(new AgentRuntime(config, state, counters, rejections, premainNanos)::start, "fencing-agent-init").start();
+    AgentThreads.newThread(new AgentRuntime(config, state, counters, rejections, premainNanos, inst)::start, "fencing-agent-init").start();
   }
 }

@@ -75,6 +75,11 @@ class CrossHopIT {
           assertThat(service.output()).contains("RELAYED jdk token=[" + tokenA + "] grant=[" + grantA + "]",
               "RELAYED servlet token=[" + tokenA + "] grant=[" + grantA + "]");
 
+          // Work handed to priority pools (natural order, comparator on the task type) still runs: the agent
+          // does not replace a task whose type the queue relies on.
+          assertThat(stdinA.run("SEND POST " + jdk + "/priority")).startsWith("STATUS 200");
+          assertThat(service.output()).contains("PRIORITY OKOK OKOK");
+
           // The holder's requests: each write carries its token, whichever thread of the service makes it.
           assertThat(stdinA.run("SEND POST " + jdk + "/direct?amount=1")).startsWith("STATUS 200");
           assertThat(fenceToken(url)).isEqualTo(tokenA);

@@ -53,6 +53,54 @@ public final class DownstreamServiceApp {
   }
   private static final ExecutorService EXECUTOR = Executors.newFixedThreadPool(2);
 
+  /** A job scheduler's pool: tasks ordered by priority, in natural order or by a comparator on the task's type. */
+  private static final ExecutorService BY_PRIORITY = new java.util.concurrent.ThreadPoolExecutor(1, 1, 0,
+      java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.PriorityBlockingQueue<>());
+  private static final ExecutorService BY_COMPARATOR = new java.util.concurrent.ThreadPoolExecutor(1, 1, 0,
+      java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.PriorityBlockingQueue<Runnable>(11,
+          java.util.Comparator.comparingInt(r -> ((PriorityTask) r).priority)));
+
+  /** A task that knows its priority, as the tasks of a priority pool must. */
+  static final class PriorityTask implements Runnable, Comparable<PriorityTask> {
+    final int priority;
+    final long sleepMs;
+    final CompletableFuture<String> done = new CompletableFuture<>();
+
+    PriorityTask(int priority, long sleepMs) {
+      this.priority = priority;
+      this.sleepMs = sleepMs;
+    }
+
+    @Override
+    public void run() {
+      sleepQuietly(sleepMs);
+      done.complete("OK");
+    }
+
+    @Override
+    public int compareTo(PriorityTask other) {
+      return Integer.compare(priority, other.priority);
+    }
+  }
+
+  /** Runs two tasks on the pool, so that the queue compares them; "OK" when both ran. */
+  static String byPriority(ExecutorService pool) throws Exception {
+    PriorityTask first = new PriorityTask(2, 0);
+    PriorityTask second = new PriorityTask(1, 0);
+    pool.execute(new PriorityTask(0, 50)); // keeps the worker busy, so that the next two wait in the queue
+    pool.execute(first);
+    pool.execute(second);
+    return first.done.get(5, java.util.concurrent.TimeUnit.SECONDS) + second.done.get(5, java.util.concurrent.TimeUnit.SECONDS);
+  }
+
+  private static void sleepQuietly(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   /** Runs the write where the path says; returns "OK" or "SQLSTATE <state>". */
   static String write(String path, int amount) throws Exception {
     CompletableFuture<String> result;
@@ -112,6 +160,20 @@ public final class DownstreamServiceApp {
           + ex.getRequestHeaders().get("Fencing-Token") + " grant=" + ex.getRequestHeaders().get("Fencing-Grant"));
       System.out.flush();
       ex.sendResponseHeaders(200, -1);
+      ex.close();
+    });
+    // A request's work handed to priority pools: the agent must not break their ordering (ClassCastException).
+    jdk.createContext("/priority", ex -> {
+      ex.getRequestBody().readAllBytes();
+      String outcome;
+      try {
+        outcome = byPriority(BY_PRIORITY) + " " + byPriority(BY_COMPARATOR);
+      } catch (Throwable e) {
+        outcome = "ERROR " + e;
+      }
+      System.out.println("PRIORITY " + outcome);
+      System.out.flush();
+      ex.sendResponseHeaders(outcome.equals("OKOK OKOK") ? 200 : 500, -1);
       ex.close();
     });
     jdk.createContext("/relay", ex -> {

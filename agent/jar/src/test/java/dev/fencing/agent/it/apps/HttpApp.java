@@ -9,7 +9,8 @@ import java.net.http.HttpResponse;
 
 /**
  * An ordinary JDK HttpClient application (no fencing code) driven over stdin: {@code SEND <method> <url>} (send) or
- * {@code ASYNC <method> <url>} (sendAsync), or {@code URLC <method> <url>} (HttpURLConnection), or {@code CHURN <n> <url>} (n POSTs, then GC). Prints {@code STATUS <code>} or {@code ERR <exception>: <message>}.
+ * {@code ASYNC <method> <url>} (sendAsync), or {@code URLC <method> <url>} (HttpURLConnection), or {@code CHURN <n> <url>} (n POSTs, then GC), or {@code ONEXIT <delayMs> <method> <url>} (a shutdown hook that
+ * makes that request; prints {@code EXIT STATUS <code>} or {@code EXIT ERR ...}). Prints {@code STATUS <code>} or {@code ERR <exception>: <message>}.
  */
 public final class HttpApp {
   private HttpApp() {}
@@ -57,6 +58,25 @@ public final class HttpApp {
         } catch (Exception e) {
           System.out.println("ERR " + e.getClass().getName() + ": " + e.getMessage());
         }
+        System.out.flush();
+        continue;
+      }
+      if (p[0].equals("ONEXIT")) {
+        // ONEXIT <delayMs> <method> <url>: a shutdown hook of the application's own that, delayMs after the
+        // JVM was asked to exit, makes one last request (as a framework flushing its last work would).
+        long delay = Long.parseLong(p[1]);
+        HttpRequest last = HttpRequest.newBuilder(URI.create(p[3]))
+            .method(p[2], HttpRequest.BodyPublishers.ofString("last")).build();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+          try {
+            Thread.sleep(delay);
+            System.out.println("EXIT STATUS " + client.send(last, HttpResponse.BodyHandlers.discarding()).statusCode());
+          } catch (Exception e) {
+            System.out.println("EXIT ERR " + e.getClass().getName() + ": " + e.getMessage());
+          }
+          System.out.flush();
+        }, "app-last-words"));
+        System.out.println("STATUS hook");
         System.out.flush();
         continue;
       }
