@@ -1,49 +1,90 @@
 package dev.fencing.agent.config;
 
+import java.time.Duration;
+
 /**
- * Every configuration key: its name (without the {@code fencing.} prefix), expected form, default and one line of
- * documentation. This table is the single source of the README's configuration reference
- * ({@code java -jar fencing-agent.jar config} prints it).
+ * Every configuration key, defined once: its name (without the {@code fencing.} prefix), expected form, default, one
+ * line of documentation and its {@link ValueType} (parser, check, typed default). This table is the single source of
+ * the README's configuration reference ({@code java -jar fencing-agent.jar config} prints it) and of what
+ * {@link ConfigLoader} reads.
  */
 public enum ConfigKey {
-  LOCK("lock", "name", "(required)", "Name of the lock this JVM campaigns for; every JVM with the same name contends for one lease (not needed with fencing.lease.enabled=false)."),
-  LEASE_ENABLED("lease.enabled", "true|false", "true", "false: this JVM campaigns for no lease (no lock, no etcd): its side effects carry the token an inbound request or record brought (cross-hop propagation) and pass untagged otherwise."),
-  ETCD_ENDPOINTS("etcd.endpoints", "URL list", "http://127.0.0.1:2379", "etcd client URLs, separated by commas or semicolons."),
-  ETCD_USER("etcd.user", "name", "(none)", "etcd user for authentication; needs fencing.etcd.password-file."),
-  ETCD_PASSWORD_FILE("etcd.password-file", "path", "(none)", "File holding the etcd password (first line). Passwords are never taken inline."),
-  ETCD_TLS_CA("etcd.tls.ca", "path", "(none)", "PEM file of the CA that signed the etcd server certificates; enables TLS."),
-  ETCD_TLS_CERT("etcd.tls.cert", "path", "(none)", "PEM client certificate for mutual TLS (with fencing.etcd.tls.key)."),
-  ETCD_TLS_KEY("etcd.tls.key", "path", "(none)", "PEM PKCS#8 private key of the client certificate."),
-  ETCD_KEY_PREFIX("etcd.key-prefix", "key", "/fencing/locks/", "etcd key prefix under which lock keys are created (prefix + lock name)."),
-  ETCD_TIMEOUT("etcd.timeout", "duration", "5s", "Timeout of one etcd request (connect, grant, revoke, status)."),
-  LEASE_TTL("lease.ttl", "duration", "10s", "Lease TTL in etcd: how long a stalled holder keeps the lock before a successor may take it (at least 2s)."),
-  LEASE_SAFETY_MARGIN("lease.safety-margin", "duration", "1s", "Subtracted from the local lease deadline to absorb clock-rate drift; below half the TTL."),
-  STANDBY("standby", "block|wait", "block", "A side effect while not holding the lease: block fails it at once; wait waits for the lease up to fencing.standby.timeout, then fails it."),
-  STANDBY_TIMEOUT("standby.timeout", "duration", "5s", "Longest wait for the lease when fencing.standby=wait."),
-  EXPIRED_FENCED("expired.fenced", "tag|block", "tag", "After the lease expired or was lost, side effects toward fenced destinations are sent with the last token (the fence rejects them) or blocked."),
-  MODE("mode", "enforce|observe", "enforce", "observe never blocks: it tags what it can and counts what enforce would have blocked."),
-  FAIL_MODE("fail-mode", "closed|open", "closed", "When the agent is misconfigured or cannot reach etcd before its first lease: closed blocks side effects, open lets them pass untagged."),
-  TOKEN_MAX("token.max", "integer", "9223372036854775807", "Largest token the protected resources can store (2147483647 for INT columns, 9007199254740991 for JSON); a larger token is an overflow and blocks."),
-  STATE_DIR("state.dir", "path", "(none)", "Directory where the highest token seen per lock is kept across restarts, so token reuse is detected after a restart too."),
-  FENCED_JDBC("fenced.jdbc", "JDBC URL prefixes", "(none)", "Databases whose every write a fence judges (every table written is fenced), comma-separated JDBC URL prefixes. Other databases are fenced table by table, as their fence triggers show: after expiry only writes to a fenced table are sent (with the last token), everything else is blocked."),
-  JDBC_POOLER("jdbc.pooler", "auto|transaction|session", "auto", "How a PostgreSQL session is made to carry the token. session: set once per connection (direct connections, session-mode poolers). transaction: set in each transaction that writes (set_config(..., true)), autocommit writes run in a transaction of their own (PgBouncer pool_mode=transaction or statement, RDS Proxy, Supavisor). auto: transaction when the server's port differs from the URL's (something sits between), else session."),
-  JDBC_WRITE_FUNCTIONS("jdbc.write-functions", "name list", "(none)", "Database functions or procedures that write (e.g. reserve_stock), comma-separated: a statement naming one is a write even when it reads like a SELECT; no fence can tell which tables it touches, so after expiry it is blocked unless the database is listed in fencing.fenced.jdbc."),
-  JDBC_IDLE_IN_TRANSACTION_TIMEOUT("jdbc.idle-in-transaction-timeout", "duration", "(fencing.lease.ttl)", "On a fenced database, how long this JVM's session may stay idle inside a transaction before the database ends it (PostgreSQL idle_in_transaction_session_timeout, MariaDB idle_write_transaction_timeout): bounds how long a frozen holder's open transaction holds its successor back. 0 leaves the database's setting."),
-  FENCED_HTTP("fenced.http", "host:port list", "(none)", "HTTP destinations that check tokens (host:port, or host for any port), comma-separated: after expiry they still get the last token, unfenced ones get nothing."),
-  UNSAFE_HTTP_METHODS("unsafe-http-methods", "method list", "POST,PUT,PATCH,DELETE", "HTTP methods that are side effects (blocked when the policy blocks); other methods pass, tagged while the lease is valid."),
-  FENCED_KAFKA("fenced.kafka", "topic list", "(none)", "Kafka topics whose consumers check tokens, comma-separated names or globs (* matches any run of characters, e.g. ledger-*): after expiry their records still carry the last token, records to other topics are blocked."),
-  SIGNING_KEY_FILE("signing.key-file", "path", "(none)", "File whose first line is a base64 key of at least 32 bytes (openssl rand -base64 32): every token is sent with its HMAC-SHA256 signature (Fencing-Signature, fencing-signature, the session's fencing.signature), and fences holding the same key refuse unsigned or forged tokens. Unreadable or too short: invalid configuration (fail-mode decides)."),
-  HOLDER_ID("holder.id", "text", "hostname/pid", "Identity of this process, stored in the lock key and shown by status and doctor."),
-  HTTP_PORT("http.port", "port", "(off)", "Port of the agent's HTTP endpoint (GET /status, GET /metrics); 0 picks a free port."),
-  HTTP_HOST("http.host", "address", "127.0.0.1", "Address the HTTP endpoint binds to."),
-  OTLP_ENDPOINT("otlp.endpoint", "URL", "(off)", "OTLP/HTTP (protobuf) receiver the metrics are pushed to, e.g. http://collector:4318 (/v1/metrics is appended unless the path ends with it); when unset, otel.exporter.otlp[.metrics].endpoint or OTEL_EXPORTER_OTLP[_METRICS]_ENDPOINT; off when none is set."),
-  OTLP_HEADERS("otlp.headers", "name=value list", "(none)", "Headers of every OTLP export request (e.g. Authorization=Bearer%20abc), comma-separated, values URL-encoded; when unset and the endpoint comes from otel.*, otel.exporter.otlp[.metrics].headers or OTEL_EXPORTER_OTLP[_METRICS]_HEADERS."),
-  OTLP_INTERVAL("otlp.interval", "duration", "60s", "Time between OTLP exports; when unset, otel.metric.export.interval (milliseconds) or OTEL_METRIC_EXPORT_INTERVAL."),
-  SHUTDOWN_TIMEOUT("shutdown.timeout", "duration", "2s", "Longest time the JVM shutdown waits for the lease to be revoked in etcd and the last OTLP export."),
-  LOG_LEVEL("log.level", "error|warn|info|debug|trace", "info", "Agent log level; the agent logs one-line messages to standard error (trace adds the bundled libraries' own debug output)."),
-  LOG_EVENT_INTERVAL("log.event-interval", "duration", "10s", "At most one log line per kind of blocked or rejected side effect (channel and reason) in this period; the next such line counts those left out. 0 logs each one."),
-  CONFIG_FILE("config.file", "path", "(none)", "A properties file with more fencing.* keys (lowest precedence)."),
-  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, okhttp, kafka-clients; inbound tokens: servlet, jdk-http-server, executors) on or off.");
+  LOCK("lock", "name", "(required)", "Name of the lock this JVM campaigns for; every JVM with the same name contends for one lease (not needed with fencing.lease.enabled=false).",
+      ValueType.lock()),
+  LEASE_ENABLED("lease.enabled", "true|false", "true", "false: this JVM campaigns for no lease (no lock, no etcd): its side effects carry the token an inbound request or record brought (cross-hop propagation) and pass untagged otherwise.",
+      ValueType.flag()),
+  ETCD_ENDPOINTS("etcd.endpoints", "URL list", "http://127.0.0.1:2379", "etcd client URLs, separated by commas or semicolons.",
+      ValueType.endpoints()),
+  ETCD_USER("etcd.user", "name", "(none)", "etcd user for authentication; needs fencing.etcd.password-file.",
+      ValueType.text()),
+  ETCD_PASSWORD_FILE("etcd.password-file", "path", "(none)", "File holding the etcd password (first line). Passwords are never taken inline.",
+      ValueType.readableFile()),
+  ETCD_TLS_CA("etcd.tls.ca", "path", "(none)", "PEM file of the CA that signed the etcd server certificates; enables TLS.",
+      ValueType.readableFile()),
+  ETCD_TLS_CERT("etcd.tls.cert", "path", "(none)", "PEM client certificate for mutual TLS (with fencing.etcd.tls.key).",
+      ValueType.readableFile()),
+  ETCD_TLS_KEY("etcd.tls.key", "path", "(none)", "PEM PKCS#8 private key of the client certificate.",
+      ValueType.readableFile()),
+  ETCD_KEY_PREFIX("etcd.key-prefix", "key", "/fencing/locks/", "etcd key prefix under which lock keys are created (prefix + lock name).",
+      ValueType.text()),
+  ETCD_TIMEOUT("etcd.timeout", "duration", "5s", "Timeout of one etcd request (connect, grant, revoke, status).",
+      ValueType.duration(Duration.ofMillis(100))),
+  LEASE_TTL("lease.ttl", "duration", "10s", "Lease TTL in etcd: how long a stalled holder keeps the lock before a successor may take it (at least 2s).",
+      ValueType.ttl()),
+  LEASE_SAFETY_MARGIN("lease.safety-margin", "duration", "1s", "Subtracted from the local lease deadline to absorb clock-rate drift; below half the TTL.",
+      ValueType.margin()),
+  STANDBY("standby", "block|wait", "block", "A side effect while not holding the lease: block fails it at once; wait waits for the lease up to fencing.standby.timeout, then fails it.",
+      ValueType.choice(AgentConfig.Standby.class)),
+  STANDBY_TIMEOUT("standby.timeout", "duration", "5s", "Longest wait for the lease when fencing.standby=wait.",
+      ValueType.duration(Duration.ZERO)),
+  EXPIRED_FENCED("expired.fenced", "tag|block", "tag", "After the lease expired or was lost, side effects toward fenced destinations are sent with the last token (the fence rejects them) or blocked.",
+      ValueType.choice(AgentConfig.ExpiredFenced.class)),
+  MODE("mode", "enforce|observe", "enforce", "observe never blocks: it tags what it can and counts what enforce would have blocked.",
+      ValueType.choice(AgentConfig.Mode.class)),
+  FAIL_MODE("fail-mode", "closed|open", "closed", "When the agent is misconfigured or cannot reach etcd before its first lease: closed blocks side effects, open lets them pass untagged.",
+      ValueType.choice(AgentConfig.FailMode.class)),
+  TOKEN_MAX("token.max", "integer", "9223372036854775807", "Largest token the protected resources can store (2147483647 for INT columns, 9007199254740991 for JSON); a larger token is an overflow and blocks.",
+      ValueType.tokenMax()),
+  STATE_DIR("state.dir", "path", "(none)", "Directory where the highest token seen per lock is kept across restarts, so token reuse is detected after a restart too.",
+      ValueType.path()),
+  FENCED_JDBC("fenced.jdbc", "JDBC URL prefixes", "(none)", "Databases whose every write a fence judges (every table written is fenced), comma-separated JDBC URL prefixes. Other databases are fenced table by table, as their fence triggers show: after expiry only writes to a fenced table are sent (with the last token), everything else is blocked.",
+      ValueType.list()),
+  JDBC_POOLER("jdbc.pooler", "auto|transaction|session", "auto", "How a PostgreSQL session is made to carry the token. session: set once per connection (direct connections, session-mode poolers). transaction: set in each transaction that writes (set_config(..., true)), autocommit writes run in a transaction of their own (PgBouncer pool_mode=transaction or statement, RDS Proxy, Supavisor). auto: transaction when the server's port differs from the URL's (something sits between), else session.",
+      ValueType.choice(AgentConfig.JdbcPooler.class)),
+  JDBC_WRITE_FUNCTIONS("jdbc.write-functions", "name list", "(none)", "Database functions or procedures that write (e.g. reserve_stock), comma-separated: a statement naming one is a write even when it reads like a SELECT; no fence can tell which tables it touches, so after expiry it is blocked unless the database is listed in fencing.fenced.jdbc.",
+      ValueType.list()),
+  JDBC_IDLE_IN_TRANSACTION_TIMEOUT("jdbc.idle-in-transaction-timeout", "duration", "(fencing.lease.ttl)", "On a fenced database, how long this JVM's session may stay idle inside a transaction before the database ends it (PostgreSQL idle_in_transaction_session_timeout, MariaDB idle_write_transaction_timeout): bounds how long a frozen holder's open transaction holds its successor back. 0 leaves the database's setting.",
+      ValueType.durationDefaultingToTtl()),
+  FENCED_HTTP("fenced.http", "host:port list", "(none)", "HTTP destinations that check tokens (host:port, or host for any port), comma-separated: after expiry they still get the last token, unfenced ones get nothing.",
+      ValueType.list()),
+  UNSAFE_HTTP_METHODS("unsafe-http-methods", "method list", "POST,PUT,PATCH,DELETE", "HTTP methods that are side effects (blocked when the policy blocks); other methods pass, tagged while the lease is valid.",
+      ValueType.methods()),
+  FENCED_KAFKA("fenced.kafka", "topic list", "(none)", "Kafka topics whose consumers check tokens, comma-separated names or globs (* matches any run of characters, e.g. ledger-*): after expiry their records still carry the last token, records to other topics are blocked.",
+      ValueType.topics()),
+  SIGNING_KEY_FILE("signing.key-file", "path", "(none)", "File whose first line is a base64 key of at least 32 bytes (openssl rand -base64 32): every token is sent with its HMAC-SHA256 signature (Fencing-Signature, fencing-signature, the session's fencing.signature), and fences holding the same key refuse unsigned or forged tokens. Unreadable or too short: invalid configuration (fail-mode decides).",
+      ValueType.signingKey()),
+  HOLDER_ID("holder.id", "text", "hostname/pid", "Identity of this process, stored in the lock key and shown by status and doctor.",
+      ValueType.textComputedLater()),
+  HTTP_PORT("http.port", "port", "(off)", "Port of the agent's HTTP endpoint (GET /status, GET /metrics); 0 picks a free port.",
+      ValueType.port()),
+  HTTP_HOST("http.host", "address", "127.0.0.1", "Address the HTTP endpoint binds to.",
+      ValueType.text()),
+  OTLP_ENDPOINT("otlp.endpoint", "URL", "(off)", "OTLP/HTTP (protobuf) receiver the metrics are pushed to, e.g. http://collector:4318 (/v1/metrics is appended unless the path ends with it); when unset, otel.exporter.otlp[.metrics].endpoint or OTEL_EXPORTER_OTLP[_METRICS]_ENDPOINT; off when none is set.",
+      ValueType.httpUrl()),
+  OTLP_HEADERS("otlp.headers", "name=value list", "(none)", "Headers of every OTLP export request (e.g. Authorization=Bearer%20abc), comma-separated, values URL-encoded; when unset and the endpoint comes from otel.*, otel.exporter.otlp[.metrics].headers or OTEL_EXPORTER_OTLP[_METRICS]_HEADERS.",
+      ValueType.nameValues()),
+  OTLP_INTERVAL("otlp.interval", "duration", "60s", "Time between OTLP exports; when unset, otel.metric.export.interval (milliseconds) or OTEL_METRIC_EXPORT_INTERVAL.",
+      ValueType.duration(Duration.ofMillis(100))),
+  SHUTDOWN_TIMEOUT("shutdown.timeout", "duration", "2s", "Longest time the JVM shutdown waits for the lease to be revoked in etcd and the last OTLP export.",
+      ValueType.duration(Duration.ZERO)),
+  LOG_LEVEL("log.level", "error|warn|info|debug|trace", "info", "Agent log level; the agent logs one-line messages to standard error (trace adds the bundled libraries' own debug output).",
+      ValueType.word("error", "warn", "info", "debug", "trace")),
+  LOG_EVENT_INTERVAL("log.event-interval", "duration", "10s", "At most one log line per kind of blocked or rejected side effect (channel and reason) in this period; the next such line counts those left out. 0 logs each one.",
+      ValueType.duration(Duration.ZERO)),
+  CONFIG_FILE("config.file", "path", "(none)", "A properties file with more fencing.* keys (lowest precedence).",
+      ValueType.path()),
+  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, okhttp, kafka-clients; inbound tokens: servlet, jdk-http-server, executors) on or off.",
+      ValueType.flag());
 
   public static final String PREFIX = "fencing.";
 
@@ -51,12 +92,19 @@ public enum ConfigKey {
   private final String form;
   private final String defaultText;
   private final String doc;
+  private final ValueType<?> type;
 
-  ConfigKey(String key, String form, String defaultText, String doc) {
+  ConfigKey(String key, String form, String defaultText, String doc, ValueType<?> type) {
     this.key = key;
     this.form = form;
     this.defaultText = defaultText;
     this.doc = doc;
+    this.type = type;
+  }
+
+  /** How a value of this key is read, checked and defaulted. */
+  ValueType<?> type() {
+    return type;
   }
 
   /** The key without the {@code fencing.} prefix, as used in agent arguments. */

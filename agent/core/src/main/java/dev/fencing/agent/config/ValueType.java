@@ -1,0 +1,448 @@
+package dev.fencing.agent.config;
+
+import dev.fencing.fence.sql.TokenSignature;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * How the value of one configuration key is read: its parser, the form an invalid value is told to take, and its
+ * default. Each {@link ConfigKey} names its type beside its documentation, so a key is defined in one place: a
+ * literal default (ConfigKey's default text, e.g. {@code 5s}) is parsed by the same parser as a set value; a default
+ * in parentheses ({@code (none)}, {@code (off)}) is the type's "nothing"; a default that depends on another key (the
+ * safety margin on the TTL) is computed from the keys read before it.
+ */
+abstract class ValueType<T> {
+  /** A kafka topic name (legal characters, at most 249) in which * stands for any run of characters. */
+  private static final Pattern TOPIC_PATTERN = Pattern.compile("[A-Za-z0-9._*-]{1,249}");
+  /** An HTTP method is an RFC 9110 token; "POST PUT" (a blank instead of a comma) would silently match nothing. */
+  private static final Pattern METHOD = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]+");
+  /** ASCII digits only: Integer/Long.parseLong also take a sign and other scripts' digits. */
+  private static final Pattern DIGITS = Pattern.compile("[0-9]+");
+  private static final Pattern LOCK_NAME = Pattern.compile("[A-Za-z0-9._-]{1,128}");
+  /** No setting needs more; longer values would also overflow the nanosecond clock arithmetic. */
+  private static final Duration MAX_DURATION = Duration.ofDays(1);
+
+  /** A value that is not of the key's form; the message follows "key='value' (source): ". */
+  static final class Invalid extends Exception {
+    Invalid(String message) {
+      super(message, null, false, false);
+    }
+
+    static Invalid expected(String form) {
+      return new Invalid("expected " + form);
+    }
+  }
+
+  /** The value of a set key (never blank). */
+  abstract T parse(String value, Map<ConfigKey, Object> before) throws Invalid;
+
+  /** The value when nothing is set, and when a set value was invalid. */
+  T byDefault(String defaultText, Map<ConfigKey, Object> before) {
+    if (defaultText.startsWith("(")) {
+      return none();
+    }
+    try {
+      return parse(defaultText, before);
+    } catch (Invalid e) {
+      throw new IllegalStateException("the default '" + defaultText + "' is not of its own type: " + e.getMessage());
+    }
+  }
+
+  /** The default written in parentheses: no value. */
+  T none() {
+    return null;
+  }
+
+  /** A problem when the key is not set but must be (null: fine). */
+  String whenMissing(ConfigKey key, Map<ConfigKey, Object> before) {
+    return null;
+  }
+
+  // ---- the types ----
+
+  static ValueType<String> text() {
+    return new ValueType<>() {
+      @Override
+      String parse(String value, Map<ConfigKey, Object> before) {
+        return value.trim();
+      }
+    };
+  }
+
+  /** Free text whose default is computed where it is used (the holder id: not in premain). */
+  static ValueType<String> textComputedLater() {
+    return new ValueType<>() {
+      @Override
+      String parse(String value, Map<ConfigKey, Object> before) {
+        return value.trim();
+      }
+
+      @Override
+      String byDefault(String defaultText, Map<ConfigKey, Object> before) {
+        return null;
+      }
+    };
+  }
+
+  static ValueType<Boolean> flag() {
+    return new ValueType<>() {
+      @Override
+      Boolean parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        return bool(value);
+      }
+    };
+  }
+
+  static Boolean bool(String value) throws Invalid {
+    String s = value == null ? "" : value.trim();
+    if ("true".equalsIgnoreCase(s) || "false".equalsIgnoreCase(s)) {
+      return Boolean.valueOf(s);
+    }
+    throw Invalid.expected("true or false");
+  }
+
+  /** The lock name; required unless fencing.lease.enabled=false (read before it). */
+  static ValueType<String> lock() {
+    return new ValueType<>() {
+      @Override
+      String parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        String lock = value.trim();
+        if (!LOCK_NAME.matcher(lock).matches()) {
+          throw Invalid.expected("1 to 128 letters, digits, '.', '_' or '-'");
+        }
+        return lock;
+      }
+
+      @Override
+      String whenMissing(ConfigKey key, Map<ConfigKey, Object> before) {
+        if (Boolean.FALSE.equals(before.get(ConfigKey.LEASE_ENABLED))) {
+          return null;
+        }
+        return key.property() + " is not set: expected the lock name, e.g. -Dfencing.lock=ledger or "
+            + "-javaagent:fencing-agent.jar=lock=ledger";
+      }
+    };
+  }
+
+  static ValueType<List<URI>> endpoints() {
+    return new ValueType<>() {
+      @Override
+      List<URI> parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        List<URI> out = new ArrayList<>();
+        for (String s : value.split("[,;]")) {
+          String e = s.trim();
+          if (e.isEmpty()) {
+            continue;
+          }
+          try {
+            URI u = URI.create(e.contains("://") ? e : "http://" + e);
+            if (!("http".equals(u.getScheme()) || "https".equals(u.getScheme())) || u.getHost() == null
+                || u.getPort() <= 0 || u.getPort() > 65535) {
+              throw new IllegalArgumentException();
+            }
+            out.add(u);
+          } catch (IllegalArgumentException ex) {
+            throw Invalid.expected("URLs like http://etcd-1:2379 separated by commas ('" + e + "' is not one)");
+          }
+        }
+        if (out.isEmpty()) {
+          throw Invalid.expected("at least one URL like http://etcd-1:2379");
+        }
+        return out;
+      }
+    };
+  }
+
+  /** Comma- (or semicolon-) separated entries, blanks dropped; each entry checked by {@code entry} when given. */
+  static ValueType<List<String>> list() {
+    return list(null, null, false);
+  }
+
+  static ValueType<List<String>> list(Pattern entry, String form, boolean upperCase) {
+    return new ValueType<>() {
+      @Override
+      List<String> parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        List<String> out = new ArrayList<>();
+        for (String s : value.split("[,;]")) {
+          if (s.isBlank()) {
+            continue;
+          }
+          String e = s.trim();
+          if (entry != null && !entry.matcher(e).matches()) {
+            throw Invalid.expected(form + " ('" + e + "' is not one)");
+          }
+          out.add(upperCase ? e.toUpperCase(Locale.ROOT) : e);
+        }
+        return List.copyOf(out);
+      }
+
+      @Override
+      List<String> none() {
+        return List.of();
+      }
+    };
+  }
+
+  /** Topic names and globs; an invalid entry invalidates the list (no topic fenced: sends block after expiry). */
+  static ValueType<List<String>> topics() {
+    return list(TOPIC_PATTERN, "Kafka topic names or globs separated by commas: letters, digits, '.', '_', '-', and"
+        + " * for any run of characters", false);
+  }
+
+  /** HTTP methods, upper case; an entry that is not an RFC 9110 token invalidates the list (default used). */
+  static ValueType<List<String>> methods() {
+    return list(METHOD, "HTTP method names separated by commas, e.g. POST,PUT", true);
+  }
+
+  static ValueType<Path> path() {
+    return new ValueType<>() {
+      @Override
+      Path parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        try {
+          return Paths.get(value.trim());
+        } catch (InvalidPathException e) {
+          throw Invalid.expected("a file system path (" + e.getReason() + ")");
+        }
+      }
+    };
+  }
+
+  /** A file that must exist and be readable when the configuration is read. */
+  static ValueType<Path> readableFile() {
+    return new ValueType<>() {
+      @Override
+      Path parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        Path p;
+        try {
+          p = Paths.get(value.trim());
+        } catch (InvalidPathException e) {
+          throw Invalid.expected("a readable file (" + e.getReason() + ")");
+        }
+        if (Files.isDirectory(p)) {
+          throw Invalid.expected("a readable file (this is a directory)");
+        }
+        if (!Files.isReadable(p)) {
+          throw Invalid.expected("a readable file (not found or not readable)");
+        }
+        return p;
+      }
+    };
+  }
+
+  /** The signing key read from its file (a small read, in premain: the key must be there before any side effect). */
+  static ValueType<TokenSignature> signingKey() {
+    return new ValueType<>() {
+      @Override
+      TokenSignature parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        Path path;
+        try {
+          path = Paths.get(value.trim());
+        } catch (InvalidPathException e) {
+          throw Invalid.expected(TokenSignature.EXPECTED_FORM + " (" + e.getReason() + ")");
+        }
+        try {
+          return TokenSignature.load(path);
+        } catch (IllegalArgumentException e) {
+          throw new Invalid(e.getMessage());
+        }
+      }
+    };
+  }
+
+  static ValueType<Duration> duration(Duration min) {
+    return new ValueType<>() {
+      @Override
+      Duration parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        return checkedDuration(value, min);
+      }
+    };
+  }
+
+  private static Duration checkedDuration(String value, Duration min) throws Invalid {
+    Duration d;
+    try {
+      d = Durations.parse(value);
+    } catch (IllegalArgumentException e) {
+      throw Invalid.expected("a duration such as 10s, 500ms, 2m or 1h");
+    }
+    if (d.compareTo(min) < 0) {
+      throw Invalid.expected("a duration of at least " + Durations.format(min));
+    }
+    if (d.compareTo(MAX_DURATION) > 0) {
+      throw Invalid.expected("a duration of at most " + Durations.format(MAX_DURATION));
+    }
+    return d;
+  }
+
+  /**
+   * The lease TTL. etcd grants leases in whole seconds: a TTL of 2999ms would be granted as 2 s while renewals were
+   * planned for 2.999 s, and the lease would flap. Anything but whole seconds is refused.
+   */
+  static ValueType<Duration> ttl() {
+    return new ValueType<>() {
+      @Override
+      Duration parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        Duration ttl = checkedDuration(value, Duration.ofSeconds(2));
+        if (ttl.toNanos() % 1_000_000_000L != 0) {
+          throw Invalid.expected("a whole number of seconds (etcd grants leases in seconds), such as 3s or 10s");
+        }
+        return ttl;
+      }
+    };
+  }
+
+  /** The safety margin: below half the TTL (read before it); by default 1 s, or a quarter of a TTL under 4 s. */
+  static ValueType<Duration> margin() {
+    return new ValueType<>() {
+      @Override
+      Duration parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        Duration ttl = (Duration) before.get(ConfigKey.LEASE_TTL);
+        Duration m = checkedDuration(value, Duration.ZERO);
+        if (m.compareTo(ttl.dividedBy(2)) >= 0) {
+          throw Invalid.expected("a duration below half of fencing.lease.ttl (" + Durations.format(ttl) + ")");
+        }
+        return m;
+      }
+
+      @Override
+      Duration byDefault(String defaultText, Map<ConfigKey, Object> before) {
+        Duration half = ((Duration) before.get(ConfigKey.LEASE_TTL)).dividedBy(2);
+        return Duration.ofSeconds(1).compareTo(half) < 0 ? Duration.ofSeconds(1) : half.dividedBy(2);
+      }
+    };
+  }
+
+  /** A duration (at least 0) whose default is the lease TTL (read before it). */
+  static ValueType<Duration> durationDefaultingToTtl() {
+    return new ValueType<>() {
+      @Override
+      Duration parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        return checkedDuration(value, Duration.ZERO);
+      }
+
+      @Override
+      Duration byDefault(String defaultText, Map<ConfigKey, Object> before) {
+        return (Duration) before.get(ConfigKey.LEASE_TTL);
+      }
+    };
+  }
+
+  /** One of an enum's constants, by name ignoring case; the expected form is the key's documented form. */
+  static <E extends Enum<E>> ValueType<E> choice(Class<E> type) {
+    return new ValueType<>() {
+      @Override
+      E parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        for (E e : type.getEnumConstants()) {
+          if (e.name().equalsIgnoreCase(value.trim())) {
+            return e;
+          }
+        }
+        StringBuilder names = new StringBuilder();
+        for (E e : type.getEnumConstants()) {
+          names.append(names.length() == 0 ? "" : ", ").append(e.name().toLowerCase(Locale.ROOT));
+        }
+        throw Invalid.expected("one of " + names);
+      }
+    };
+  }
+
+  /** One of fixed lower-case words (the log level). */
+  static ValueType<String> word(String... words) {
+    return new ValueType<>() {
+      @Override
+      String parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        String w = value.trim().toLowerCase(Locale.ROOT);
+        if (List.of(words).contains(w)) {
+          return w;
+        }
+        throw Invalid.expected("one of " + String.join(", ", words));
+      }
+    };
+  }
+
+  static ValueType<Long> tokenMax() {
+    return new ValueType<>() {
+      @Override
+      Long parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        try {
+          String digits = value.trim().replace("_", "");
+          long max = DIGITS.matcher(digits).matches() ? Long.parseLong(digits) : 0;
+          if (max > 0) {
+            return max;
+          }
+        } catch (NumberFormatException e) {
+          // reported below
+        }
+        throw Invalid.expected("an integer from 1 to 9223372036854775807");
+      }
+    };
+  }
+
+  /** A TCP port, 0 for any free one; {@code off} (the default) for none. */
+  static ValueType<Integer> port() {
+    return new ValueType<>() {
+      @Override
+      Integer parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        String digits = value.trim();
+        if ("off".equalsIgnoreCase(digits)) {
+          return null;
+        }
+        try {
+          int port = DIGITS.matcher(digits).matches() ? Integer.parseInt(digits) : -1;
+          if (port >= 0 && port <= 65535) {
+            return port;
+          }
+        } catch (NumberFormatException e) {
+          // reported below
+        }
+        throw Invalid.expected("a port from 0 to 65535, or off");
+      }
+    };
+  }
+
+  static ValueType<URI> httpUrl() {
+    return new ValueType<>() {
+      @Override
+      URI parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        try {
+          URI u = new URI(value.trim());
+          if (("http".equals(u.getScheme()) || "https".equals(u.getScheme())) && u.getHost() != null
+              && u.getPort() <= 65535) {
+            return u;
+          }
+        } catch (java.net.URISyntaxException e) {
+          // reported below
+        }
+        throw Invalid.expected("an http or https URL such as http://collector:4318");
+      }
+    };
+  }
+
+  static ValueType<Map<String, String>> nameValues() {
+    return new ValueType<>() {
+      @Override
+      Map<String, String> parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        try {
+          return NameValueList.parse(value);
+        } catch (IllegalArgumentException e) {
+          throw Invalid.expected("name=value pairs separated by commas, values percent-encoded (" + e.getMessage()
+              + ")");
+        }
+      }
+
+      @Override
+      Map<String, String> none() {
+        return Map.of();
+      }
+    };
+  }
+}
