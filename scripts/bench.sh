@@ -21,7 +21,7 @@
 # failover: holder frozen (SIGSTOP) to the successor's first write accepted by a PostgreSQL fence, TTL 2, 5, 10 s
 #           (FAILOVER_TRIALS per TTL, default 5).
 # BENCH_JAVA_OPTS: system properties for the load parts' driver, e.g. "-Dbench.warm=3 -Dbench.fixed-heap=false"
-#           (the session-3 method).
+#           (a short warm-up and the JVM's default heap).
 # Builds and runs hold the shared build lock (FENCING_BENCH_LOCK, default /tmp/mvn.lock) so they never overlap with
 # another build or test run on the machine. Results go to stdout and benchmarks/target/results/.
 set -euo pipefail

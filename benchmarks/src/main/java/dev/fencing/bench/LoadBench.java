@@ -41,7 +41,7 @@ public final class LoadBench {
   /**
    * The HTTP part's warm-up: with 5 s, C2 was still compiling jdk.internal.net.http and sun.net.httpserver for about
    * one core throughout the measured window, in either variant, and which variant it slowed was luck; after 25 s it
-   * used under 5 µs per POST (session 5, LoadApp -Dbench.threads=true).
+   * used under 5 µs per POST (LoadApp -Dbench.threads=true).
    */
   private static final long HTTP_WARM = Long.getLong("bench.warm", 25);
   /** More agent options for diagnosis, e.g. -Dbench.agent-options=instrumentation.executors.enabled=false. */
