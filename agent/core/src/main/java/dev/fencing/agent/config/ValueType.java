@@ -45,6 +45,32 @@ abstract class ValueType<T> {
   /** The value of a set key (never blank). */
   abstract T parse(String value, Map<ConfigKey, Object> before) throws Invalid;
 
+  /** A parser of a value that needs no other key. */
+  @FunctionalInterface
+  interface Parser<T> {
+    T parse(String value) throws Invalid;
+  }
+
+  /** The type of {@code parser}, whose default is its parse of the documented default (or null). */
+  static <T> ValueType<T> of(Parser<T> parser) {
+    return of(parser, null);
+  }
+
+  /** As {@link #of(Parser)}, with {@code none} for a default written in parentheses. */
+  static <T> ValueType<T> of(Parser<T> parser, T none) {
+    return new ValueType<>() {
+      @Override
+      T parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        return parser.parse(value);
+      }
+
+      @Override
+      T none() {
+        return none;
+      }
+    };
+  }
+
   /** The value when nothing is set, and when a set value was invalid. */
   T byDefault(String defaultText, Map<ConfigKey, Object> before) {
     if (defaultText.startsWith("(")) {
@@ -70,12 +96,7 @@ abstract class ValueType<T> {
   // ---- the types ----
 
   static ValueType<String> text() {
-    return new ValueType<>() {
-      @Override
-      String parse(String value, Map<ConfigKey, Object> before) {
-        return value.trim();
-      }
-    };
+    return of(String::trim);
   }
 
   /** Free text whose default is computed where it is used (the holder id: not in premain). */
@@ -94,12 +115,7 @@ abstract class ValueType<T> {
   }
 
   static ValueType<Boolean> flag() {
-    return new ValueType<>() {
-      @Override
-      Boolean parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        return bool(value);
-      }
-    };
+    return of(ValueType::bool);
   }
 
   static Boolean bool(String value) throws Invalid {
@@ -134,32 +150,29 @@ abstract class ValueType<T> {
   }
 
   static ValueType<List<URI>> endpoints() {
-    return new ValueType<>() {
-      @Override
-      List<URI> parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        List<URI> out = new ArrayList<>();
-        for (String s : value.split("[,;]")) {
-          String e = s.trim();
-          if (e.isEmpty()) {
-            continue;
-          }
-          try {
-            URI u = URI.create(e.contains("://") ? e : "http://" + e);
-            if (!("http".equals(u.getScheme()) || "https".equals(u.getScheme())) || u.getHost() == null
-                || u.getPort() <= 0 || u.getPort() > 65535) {
-              throw new IllegalArgumentException();
-            }
-            out.add(u);
-          } catch (IllegalArgumentException ex) {
-            throw Invalid.expected("URLs like http://etcd-1:2379 separated by commas ('" + e + "' is not one)");
-          }
+    return of(value -> {
+      List<URI> out = new ArrayList<>();
+      for (String s : value.split("[,;]")) {
+        String e = s.trim();
+        if (e.isEmpty()) {
+          continue;
         }
-        if (out.isEmpty()) {
-          throw Invalid.expected("at least one URL like http://etcd-1:2379");
+        try {
+          URI u = URI.create(e.contains("://") ? e : "http://" + e);
+          if (!("http".equals(u.getScheme()) || "https".equals(u.getScheme())) || u.getHost() == null
+              || u.getPort() <= 0 || u.getPort() > 65535) {
+            throw new IllegalArgumentException();
+          }
+          out.add(u);
+        } catch (IllegalArgumentException ex) {
+          throw Invalid.expected("URLs like http://etcd-1:2379 separated by commas ('" + e + "' is not one)");
         }
-        return out;
       }
-    };
+      if (out.isEmpty()) {
+        throw Invalid.expected("at least one URL like http://etcd-1:2379");
+      }
+      return out;
+    });
   }
 
   /** Comma- (or semicolon-) separated entries, blanks dropped; each entry checked by {@code entry} when given. */
@@ -168,28 +181,20 @@ abstract class ValueType<T> {
   }
 
   static ValueType<List<String>> list(Pattern entry, String form, boolean upperCase) {
-    return new ValueType<>() {
-      @Override
-      List<String> parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        List<String> out = new ArrayList<>();
-        for (String s : value.split("[,;]")) {
-          if (s.isBlank()) {
-            continue;
-          }
-          String e = s.trim();
-          if (entry != null && !entry.matcher(e).matches()) {
-            throw Invalid.expected(form + " ('" + e + "' is not one)");
-          }
-          out.add(upperCase ? e.toUpperCase(Locale.ROOT) : e);
+    return of(value -> {
+      List<String> out = new ArrayList<>();
+      for (String s : value.split("[,;]")) {
+        if (s.isBlank()) {
+          continue;
         }
-        return List.copyOf(out);
+        String e = s.trim();
+        if (entry != null && !entry.matcher(e).matches()) {
+          throw Invalid.expected(form + " ('" + e + "' is not one)");
+        }
+        out.add(upperCase ? e.toUpperCase(Locale.ROOT) : e);
       }
-
-      @Override
-      List<String> none() {
-        return List.of();
-      }
-    };
+      return List.copyOf(out);
+    }, List.of());
   }
 
   /** Topic names and globs; an invalid entry invalidates the list (no topic fenced: sends block after expiry). */
@@ -204,67 +209,53 @@ abstract class ValueType<T> {
   }
 
   static ValueType<Path> path() {
-    return new ValueType<>() {
-      @Override
-      Path parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        try {
-          return Paths.get(value.trim());
-        } catch (InvalidPathException e) {
-          throw Invalid.expected("a file system path (" + e.getReason() + ")");
-        }
+    return of(value -> {
+      try {
+        return Paths.get(value.trim());
+      } catch (InvalidPathException e) {
+        throw Invalid.expected("a file system path (" + e.getReason() + ")");
       }
-    };
+    });
   }
 
   /** A file that must exist and be readable when the configuration is read. */
   static ValueType<Path> readableFile() {
-    return new ValueType<>() {
-      @Override
-      Path parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        Path p;
-        try {
-          p = Paths.get(value.trim());
-        } catch (InvalidPathException e) {
-          throw Invalid.expected("a readable file (" + e.getReason() + ")");
-        }
-        if (Files.isDirectory(p)) {
-          throw Invalid.expected("a readable file (this is a directory)");
-        }
-        if (!Files.isReadable(p)) {
-          throw Invalid.expected("a readable file (not found or not readable)");
-        }
-        return p;
+    return of(value -> {
+      Path p;
+      try {
+        p = Paths.get(value.trim());
+      } catch (InvalidPathException e) {
+        throw Invalid.expected("a readable file (" + e.getReason() + ")");
       }
-    };
+      if (Files.isDirectory(p)) {
+        throw Invalid.expected("a readable file (this is a directory)");
+      }
+      if (!Files.isReadable(p)) {
+        throw Invalid.expected("a readable file (not found or not readable)");
+      }
+      return p;
+    });
   }
 
   /** The signing key read from its file (a small read, in premain: the key must be there before any side effect). */
   static ValueType<TokenSignature> signingKey() {
-    return new ValueType<>() {
-      @Override
-      TokenSignature parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        Path path;
-        try {
-          path = Paths.get(value.trim());
-        } catch (InvalidPathException e) {
-          throw Invalid.expected(TokenSignature.EXPECTED_FORM + " (" + e.getReason() + ")");
-        }
-        try {
-          return TokenSignature.load(path);
-        } catch (IllegalArgumentException e) {
-          throw new Invalid(e.getMessage());
-        }
+    return of(value -> {
+      Path path;
+      try {
+        path = Paths.get(value.trim());
+      } catch (InvalidPathException e) {
+        throw Invalid.expected(TokenSignature.EXPECTED_FORM + " (" + e.getReason() + ")");
       }
-    };
+      try {
+        return TokenSignature.load(path);
+      } catch (IllegalArgumentException e) {
+        throw new Invalid(e.getMessage());
+      }
+    });
   }
 
   static ValueType<Duration> duration(Duration min) {
-    return new ValueType<>() {
-      @Override
-      Duration parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        return checkedDuration(value, min);
-      }
-    };
+    return of(value -> checkedDuration(value, min));
   }
 
   private static Duration checkedDuration(String value, Duration min) throws Invalid {
@@ -288,16 +279,13 @@ abstract class ValueType<T> {
    * planned for 2.999 s, and the lease would flap. Anything but whole seconds is refused.
    */
   static ValueType<Duration> ttl() {
-    return new ValueType<>() {
-      @Override
-      Duration parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        Duration ttl = checkedDuration(value, Duration.ofSeconds(2));
-        if (ttl.toNanos() % 1_000_000_000L != 0) {
-          throw Invalid.expected("a whole number of seconds (etcd grants leases in seconds), such as 3s or 10s");
-        }
-        return ttl;
+    return of(value -> {
+      Duration ttl = checkedDuration(value, Duration.ofSeconds(2));
+      if (ttl.toNanos() % 1_000_000_000L != 0) {
+        throw Invalid.expected("a whole number of seconds (etcd grants leases in seconds), such as 3s or 10s");
       }
-    };
+      return ttl;
+    });
   }
 
   /** The safety margin: below half the TTL (read before it); by default 1 s, or a quarter of a TTL under 4 s. */
@@ -338,111 +326,91 @@ abstract class ValueType<T> {
 
   /** One of an enum's constants, by name ignoring case; the expected form is the key's documented form. */
   static <E extends Enum<E>> ValueType<E> choice(Class<E> type) {
-    return new ValueType<>() {
-      @Override
-      E parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        for (E e : type.getEnumConstants()) {
-          if (e.name().equalsIgnoreCase(value.trim())) {
-            return e;
-          }
+    return of(value -> {
+      for (E e : type.getEnumConstants()) {
+        if (e.name().equalsIgnoreCase(value.trim())) {
+          return e;
         }
-        StringBuilder names = new StringBuilder();
-        for (E e : type.getEnumConstants()) {
-          names.append(names.length() == 0 ? "" : ", ").append(e.name().toLowerCase(Locale.ROOT));
-        }
-        throw Invalid.expected("one of " + names);
       }
-    };
+      StringBuilder names = new StringBuilder();
+      for (E e : type.getEnumConstants()) {
+        names.append(names.length() == 0 ? "" : ", ").append(e.name().toLowerCase(Locale.ROOT));
+      }
+      throw Invalid.expected("one of " + names);
+    });
   }
 
   /** One of fixed lower-case words (the log level). */
   static ValueType<String> word(String... words) {
-    return new ValueType<>() {
-      @Override
-      String parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        String w = value.trim().toLowerCase(Locale.ROOT);
-        if (List.of(words).contains(w)) {
-          return w;
-        }
-        throw Invalid.expected("one of " + String.join(", ", words));
+    return of(value -> {
+      String w = value.trim().toLowerCase(Locale.ROOT);
+      if (List.of(words).contains(w)) {
+        return w;
       }
-    };
+      throw Invalid.expected("one of " + String.join(", ", words));
+    });
   }
 
   static ValueType<Long> tokenMax() {
-    return new ValueType<>() {
-      @Override
-      Long parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        try {
-          String digits = value.trim().replace("_", "");
-          long max = DIGITS.matcher(digits).matches() ? Long.parseLong(digits) : 0;
-          if (max > 0) {
-            return max;
-          }
-        } catch (NumberFormatException e) {
-          // reported below
-        }
+    return of(value -> {
+      long max = integer(value.trim().replace("_", ""), 1, Long.MAX_VALUE);
+      if (max < 0) {
         throw Invalid.expected("an integer from 1 to 9223372036854775807");
       }
-    };
+      return max;
+    });
   }
 
   /** A TCP port, 0 for any free one; {@code off} (the default) for none. */
   static ValueType<Integer> port() {
-    return new ValueType<>() {
-      @Override
-      Integer parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        String digits = value.trim();
-        if ("off".equalsIgnoreCase(digits)) {
-          return null;
-        }
-        try {
-          int port = DIGITS.matcher(digits).matches() ? Integer.parseInt(digits) : -1;
-          if (port >= 0 && port <= 65535) {
-            return port;
-          }
-        } catch (NumberFormatException e) {
-          // reported below
-        }
+    return of(value -> {
+      if ("off".equalsIgnoreCase(value.trim())) {
+        return null;
+      }
+      long port = integer(value.trim(), 0, 65535);
+      if (port < 0) {
         throw Invalid.expected("a port from 0 to 65535, or off");
       }
-    };
+      return (int) port;
+    });
+  }
+
+  /** ASCII digits from {@code min} to {@code max}, or -1. */
+  private static long integer(String digits, long min, long max) {
+    if (!DIGITS.matcher(digits).matches()) {
+      return -1;
+    }
+    try {
+      long n = Long.parseLong(digits);
+      return n >= min && n <= max ? n : -1;
+    } catch (NumberFormatException e) {
+      return -1; // above 2^63-1
+    }
   }
 
   static ValueType<URI> httpUrl() {
-    return new ValueType<>() {
-      @Override
-      URI parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        try {
-          URI u = new URI(value.trim());
-          if (("http".equals(u.getScheme()) || "https".equals(u.getScheme())) && u.getHost() != null
-              && u.getPort() <= 65535) {
-            return u;
-          }
-        } catch (java.net.URISyntaxException e) {
-          // reported below
+    return of(value -> {
+      try {
+        URI u = new URI(value.trim());
+        if (("http".equals(u.getScheme()) || "https".equals(u.getScheme())) && u.getHost() != null
+            && u.getPort() <= 65535) {
+          return u;
         }
-        throw Invalid.expected("an http or https URL such as http://collector:4318");
+      } catch (java.net.URISyntaxException e) {
+        // reported below
       }
-    };
+      throw Invalid.expected("an http or https URL such as http://collector:4318");
+    });
   }
 
   static ValueType<Map<String, String>> nameValues() {
-    return new ValueType<>() {
-      @Override
-      Map<String, String> parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        try {
-          return NameValueList.parse(value);
-        } catch (IllegalArgumentException e) {
-          throw Invalid.expected("name=value pairs separated by commas, values percent-encoded (" + e.getMessage()
-              + ")");
-        }
+    return of(value -> {
+      try {
+        return NameValueList.parse(value);
+      } catch (IllegalArgumentException e) {
+        throw Invalid.expected("name=value pairs separated by commas, values percent-encoded (" + e.getMessage()
+            + ")");
       }
-
-      @Override
-      Map<String, String> none() {
-        return Map.of();
-      }
-    };
+    }, Map.of());
   }
 }
