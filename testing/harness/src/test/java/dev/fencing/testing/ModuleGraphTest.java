@@ -1,0 +1,98 @@
+package dev.fencing.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The module graph of docs/DESIGN.md section 3, kept true: every production dependency between the project's own
+ * modules is listed here, so a new one fails this test until the design (and this list) says it is meant.
+ */
+class ModuleGraphTest {
+  private static final Path ROOT = Path.of("../..");
+  private static final Pattern ARTIFACT = Pattern.compile("<artifactId>(.*?)</artifactId>");
+  private static final Pattern DEPENDENCY = Pattern.compile(
+      "<dependency>\\s*<groupId>(.*?)</groupId>\\s*<artifactId>(.*?)</artifactId>(.*?)</dependency>", Pattern.DOTALL);
+
+  /** module -> the project modules it depends on outside test scope (provided included: advice is compiled on it). */
+  private static final Map<String, Set<String>> ALLOWED = Map.ofEntries(
+      Map.entry("fencing-agent-bootstrap", Set.of()),
+      Map.entry("fencing-fence-sql", Set.of()),
+      // to go away with the protocol module (docs/DESIGN.md section 3, "Intended to go away")
+      Map.entry("fencing-fence-http", Set.of("fencing-fence-sql")),
+      Map.entry("fencing-fence-kafka", Set.of("fencing-fence-http")),
+      Map.entry("fencing-agent-core", Set.of("fencing-agent-bootstrap", "fencing-fence-sql")),
+      Map.entry("fencing-agent-otel-extension", Set.of()),
+      Map.entry("fencing-test-harness", Set.of()),
+      Map.entry("fencing-isolation-app", Set.of()),
+      Map.entry("fencing-sample-ledger-worker", Set.of()),
+      Map.entry("fencing-sample-inventory-service", Set.of("fencing-fence-http")),
+      Map.entry("fencing-sample-audit-consumer", Set.of("fencing-fence-kafka")),
+      Map.entry("fencing-demo", Set.of("fencing-test-harness", "fencing-fence-sql")),
+      Map.entry("fencing-faults", Set.of("fencing-test-harness", "fencing-fence-sql", "fencing-fence-http",
+          "fencing-fence-kafka")),
+      Map.entry("fencing-benchmarks", Set.of("fencing-agent-bootstrap", "fencing-agent-core",
+          "fencing-instrumentation-jdbc", "fencing-test-harness", "fencing-fence-sql")),
+      Map.entry("fencing-dashboards", Set.of()));
+
+  @Test
+  void everyProductionDependencyBetweenModulesIsOneTheDesignMeans() throws IOException {
+    Map<String, Set<String>> graph = graph();
+    assertThat(graph).as("modules found").containsKeys("fencing-agent-core", "fencing-fence-kafka",
+        "fencing-instrumentation-jdbc");
+    for (Map.Entry<String, Set<String>> e : graph.entrySet()) {
+      String module = e.getKey();
+      Set<String> deps = e.getValue();
+      if (module.startsWith("fencing-instrumentation-")) {
+        // an instrumentation builds on the agent's instrumentation API only, never on another instrumentation
+        assertThat(deps).as(module).isSubsetOf("fencing-agent-bootstrap", "fencing-agent-core");
+      } else if (module.equals("fencing-agent") || module.equals("fencing-parent")) {
+        // the jar assembles everything; the parent manages versions
+        assertThat(deps).as(module).allMatch(d -> !d.equals("fencing-agent"));
+      } else {
+        assertThat(ALLOWED).as("a module docs/DESIGN.md section 3 does not know: " + module).containsKey(module);
+        assertThat(deps).as(module + " depends on").isEqualTo(ALLOWED.get(module));
+      }
+      if (module.startsWith("fencing-fence-")) {
+        assertThat(deps).as(module + ": a fence stands alone, without the agent")
+            .noneMatch(d -> d.startsWith("fencing-agent") || d.startsWith("fencing-instrumentation-"));
+      }
+    }
+  }
+
+  private static Map<String, Set<String>> graph() throws IOException {
+    Map<String, Set<String>> graph = new TreeMap<>();
+    try (Stream<Path> poms = Files.walk(ROOT)) {
+      for (Path pom : (Iterable<Path>) poms.filter(p -> p.getFileName().toString().equals("pom.xml"))
+          .filter(p -> !p.toString().contains("/target/") && !p.toString().contains("/node_modules/"))::iterator) {
+        String xml = Files.readString(pom).replaceAll("(?s)<parent>.*?</parent>", "")
+            .replaceAll("(?s)<dependencyManagement>.*?</dependencyManagement>", "")
+            .replaceAll("(?s)<!--.*?-->", "");
+        Matcher a = ARTIFACT.matcher(xml);
+        if (!a.find()) {
+          continue;
+        }
+        Set<String> deps = new TreeSet<>();
+        Matcher d = DEPENDENCY.matcher(xml);
+        while (d.find()) {
+          boolean ours = d.group(1).equals("dev.fencing") || d.group(1).equals("${project.groupId}");
+          if (ours && !d.group(3).contains("<scope>test</scope>")) {
+            deps.add(d.group(2));
+          }
+        }
+        graph.put(a.group(1), deps);
+      }
+    }
+    return graph;
+  }
+}
