@@ -78,6 +78,8 @@ final class FencingTransformer implements ClassFileTransformer {
   private static final ThreadLocal<Boolean> TRANSFORMING = new ThreadLocal<>();
 
   private final List<Entry> entries = new ArrayList<>();
+  private final BootstrapVisibility bootstrapVisibility =
+      new BootstrapVisibility(dev.fencing.agent.bootstrap.Fencing.class);
 
   void add(TypeInstrumentation type) {
     entries.add(new Entry(type));
@@ -120,6 +122,11 @@ final class FencingTransformer implements ClassFileTransformer {
       DynamicType.Builder<?> builder = null;
       for (Entry e : candidates) {
         if (!e.matches(type)) {
+          continue;
+        }
+        if (e.type.inlinesBootstrapClasses() && !bootstrapVisibility.sees(loader)) {
+          // Its advice would throw NoClassDefFoundError inside the application's own call: the class stays as it
+          // is (logged once per loader). Checked with TRANSFORMING set, as the check may make the loader load classes.
           continue;
         }
         if (builder == null) {

@@ -32,6 +32,8 @@ public final class InstrumentationInstaller {
       installed.add(module.name());
     }
     if (!transformer.isEmpty()) {
+      // Before any application class loader is defined, so each one's loadClass already sees the bootstrap part.
+      transformer.add(new BootDelegationInstrumentation());
       inst.addTransformer(transformer, true);
       if (dynamic) {
         transformer.retransformLoaded(inst);
