@@ -43,7 +43,7 @@ public enum ConfigKey {
   LOG_LEVEL("log.level", "error|warn|info|debug|trace", "info", "Agent log level; the agent logs one-line messages to standard error (trace adds the bundled libraries' own debug output)."),
   LOG_EVENT_INTERVAL("log.event-interval", "duration", "10s", "At most one log line per kind of blocked or rejected side effect (channel and reason) in this period; the next such line counts those left out. 0 logs each one."),
   CONFIG_FILE("config.file", "path", "(none)", "A properties file with more fencing.* keys (lowest precedence)."),
-  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, okhttp, kafka-clients; inbound tokens: servlet, jdk-http-server, executors) on or off.");
+  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, okhttp, kafka-clients; inbound tokens: servlet, jdk-http-server, executors; class-loaders: makes every class loader delegate the agent's bootstrap package, see Safety) on or off.");
 
   public static final String PREFIX = "fencing.";
 

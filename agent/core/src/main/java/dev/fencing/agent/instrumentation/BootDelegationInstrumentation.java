@@ -16,10 +16,13 @@ import net.bytebuddy.matcher.ElementMatcher;
  * OpenTelemetry agent does for its own. Advice is inlined into driver and client classes and names bootstrap classes
  * ({@code Fencing}, {@code JdbcHook}); a loader that resolves only its own packages and {@code java.*} (JBoss Modules,
  * OSGi bundles, parent-last web app loaders) would otherwise fail those references with NoClassDefFoundError inside
- * the application's Statement.execute. Always installed, with the first instrumentation module; JDK loaders (boot
- * classes) already delegate and are not touched.
+ * the application's Statement.execute. Installed whenever another instrumentation is (switch: {@link #NAME}); JDK
+ * loaders (boot classes) already delegate and are not touched.
  */
 final class BootDelegationInstrumentation implements TypeInstrumentation {
+  /** Its switch: {@code fencing.instrumentation.class-loaders.enabled}. */
+  static final String NAME = "class-loaders";
+
   @Override
   public String classFileMarker() {
     return "loadClass"; // in the constant pool of every class declaring (or calling) a loadClass method

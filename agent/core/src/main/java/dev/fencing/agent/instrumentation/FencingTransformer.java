@@ -184,6 +184,9 @@ final class FencingTransformer implements ClassFileTransformer {
     } finally {
       TRANSFORMING.remove();
     }
+    // Class loaders first: a driver's class is only instrumented if its loader already sees the bootstrap part, and
+    // the first check of a loader is remembered.
+    targets.sort(java.util.Comparator.comparing(c -> !ClassLoader.class.isAssignableFrom(c)));
     for (Class<?> c : targets) {
       try {
         inst.retransformClasses(c);

@@ -25,19 +25,26 @@ class ForeignClassLoaderIT {
     return AgentProcesses.javaHomes();
   }
 
+  private static String moduleClasspath() {
+    return String.join(File.pathSeparator, AgentProcesses.appClasspath(), System.getProperty("fencing.it.h2.jar"),
+        AgentProcesses.libraries("httpclient5-", "httpcore5-", "slf4j-api-"));
+  }
+
+  private static AgentJvm start(Path javaHome, String name, String agentArgs) {
+    AgentJvm app = AgentJvm.builder().javaHome(javaHome).name(name + "-java" + AgentProcesses.javaVersion(javaHome))
+        .classpath(AgentProcesses.appClasspath()).mainClass(ModuleApp.class.getName()).args(moduleClasspath())
+        .agentArgs(agentArgs).start();
+    app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+    return app;
+  }
+
   @ParameterizedTest
   @MethodSource("javaHomes")
   void sideEffectsOfAModuleThatHidesTheBootstrapPackageAreFencedAndSeeNoAgentError(Path javaHome) throws Exception {
-    String module = String.join(File.pathSeparator, AgentProcesses.appClasspath(), System.getProperty("fencing.it.h2.jar"),
-        AgentProcesses.libraries("httpclient5-", "httpcore5-", "slf4j-api-"));
     int port = Ports.freePort();
     try (EtcdCluster etcd = EtcdCluster.single();
-        AgentJvm app = AgentJvm.builder().javaHome(javaHome).name("foreign-loader-java" + AgentProcesses.javaVersion(javaHome))
-            .classpath(AgentProcesses.appClasspath()).mainClass(ModuleApp.class.getName()).args(module)
-            .agentArgs("lock=modules,lease.ttl=3s,lease.safety-margin=500ms,http.port=" + port
-                + ",etcd.endpoints=" + etcd.endpoints())
-            .start()) {
-      app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+        AgentJvm app = start(javaHome, "foreign-loader", "lock=modules,lease.ttl=3s,lease.safety-margin=500ms,http.port="
+            + port + ",etcd.endpoints=" + etcd.endpoints())) {
       String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
       AppStdin answers = AppStdin.answers(app, "RESULT ", "ERR ");
 
@@ -57,6 +64,39 @@ class ForeignClassLoaderIT {
       assertThat(Http.get("http://127.0.0.1:" + port + "/metrics"))
           .contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"modules\",outcome=\"blocked\"} 1.0")
           .contains("fencing_hook_failures_total{channel=\"jdbc\",lock=\"modules\"} 0.0");
+    }
+  }
+
+  /**
+   * Without the class-loader instrumentation the module's loader cannot see the bootstrap part: its classes are left
+   * as they are (the application sees no error), the gap is one warning naming the loader, and /status lists it.
+   */
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void aLoaderThatCannotSeeTheBootstrapPackageIsLeftUnfencedWithOneWarningAndNoErrorForTheApp(Path javaHome)
+      throws Exception {
+    int port = Ports.freePort();
+    try (EtcdCluster etcd = EtcdCluster.single();
+        AgentJvm app = start(javaHome, "foreign-loader-off", "lock=modules,http.port=" + port
+            + ",instrumentation.class-loaders.enabled=false,etcd.endpoints=" + etcd.endpoints())) {
+      Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
+      AppStdin answers = AppStdin.answers(app, "RESULT ", "ERR ");
+
+      assertThat(answers.run("RUN jdbc:h2:mem:module;DB_CLOSE_DELAY=-1"))
+          .isEqualTo("RESULT updated=2 session-token=null http=200 received=none");
+      assertThat(answers.run("RUN jdbc:h2:mem:module;DB_CLOSE_DELAY=-1"))
+          .isEqualTo("RESULT updated=2 session-token=null http=200 received=none");
+      List<String> warnings = app.output().lines().filter(l -> l.contains("not fenced")).toList();
+      assertThat(warnings).hasSize(1);
+      assertThat(warnings.get(0))
+          .startsWith("[fencing-agent] WARN class loader org.example.modules.ModuleLoader 'deployment.app'@")
+          .contains("cannot see the agent's bootstrap classes (dev.fencing.agent.bootstrap.Fencing: "
+              + "java.lang.ClassNotFoundException: dev.fencing.agent.bootstrap.Fencing)")
+          .contains("Make it delegate the package dev.fencing.agent.bootstrap to the boot loader");
+      assertThat(app.output()).doesNotContain("NoClassDefFoundError");
+      assertThat(Http.get("http://127.0.0.1:" + port + "/status"))
+          .containsPattern("\"unfencedClassLoaders\":\\[\"org.example.modules.ModuleLoader 'deployment.app'@[0-9a-f]+\"\\]")
+          .contains("\"unfencedClassLoadersTotal\":1");
     }
   }
 }
