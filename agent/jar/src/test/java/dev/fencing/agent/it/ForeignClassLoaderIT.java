@@ -30,10 +30,11 @@ class ForeignClassLoaderIT {
         AgentProcesses.libraries("httpclient5-", "httpcore5-", "slf4j-api-"));
   }
 
+  /** {@code agentArgs} null: no agent at start (to attach one later). */
   private static AgentJvm start(Path javaHome, String name, String agentArgs) {
-    AgentJvm app = AgentJvm.builder().javaHome(javaHome).name(name + "-java" + AgentProcesses.javaVersion(javaHome))
-        .classpath(AgentProcesses.appClasspath()).mainClass(ModuleApp.class.getName()).args(moduleClasspath())
-        .agentArgs(agentArgs).start();
+    AgentJvm.Builder b = AgentJvm.builder().javaHome(javaHome).name(name + "-java" + AgentProcesses.javaVersion(javaHome))
+        .classpath(AgentProcesses.appClasspath()).mainClass(ModuleApp.class.getName()).args(moduleClasspath());
+    AgentJvm app = (agentArgs == null ? b.noAgent() : b.agentArgs(agentArgs)).start();
     app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
     return app;
   }
@@ -97,6 +98,33 @@ class ForeignClassLoaderIT {
       assertThat(Http.get("http://127.0.0.1:" + port + "/status"))
           .containsPattern("\"unfencedClassLoaders\":\\[\"org.example.modules.ModuleLoader 'deployment.app'@[0-9a-f]+\"\\]")
           .contains("\"unfencedClassLoadersTotal\":1");
+    }
+  }
+
+  /**
+   * Attached to a running host whose module loader and driver were loaded before the agent: the loader is made to
+   * delegate before the driver's classes are retransformed, so they are fenced, not left out.
+   */
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void dynamicAttachFencesAModuleLoadedBeforeTheAgent(Path javaHome) throws Exception {
+    int port = Ports.freePort();
+    try (EtcdCluster etcd = EtcdCluster.single(); AgentJvm app = start(javaHome, "foreign-loader-attach", null)) {
+      AppStdin answers = AppStdin.answers(app, "RESULT ", "ERR ");
+      assertThat(answers.run("RUN jdbc:h2:mem:module;DB_CLOSE_DELAY=-1"))
+          .isEqualTo("RESULT updated=2 session-token=null http=200 received=none");
+
+      com.sun.tools.attach.VirtualMachine vm = com.sun.tools.attach.VirtualMachine.attach(Long.toString(app.pid()));
+      try {
+        vm.loadAgent(System.getProperty("fencing.agent.jar"),
+            "lock=attached,http.port=" + port + ",etcd.endpoints=" + etcd.endpoints());
+      } finally {
+        vm.detach();
+      }
+      String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
+      assertThat(answers.run("RUN jdbc:h2:mem:module;DB_CLOSE_DELAY=-1"))
+          .isEqualTo("RESULT updated=2 session-token=" + token + " http=200 received=" + token);
+      assertThat(app.output()).doesNotContain("NoClassDefFoundError").doesNotContain("not fenced");
     }
   }
 }
