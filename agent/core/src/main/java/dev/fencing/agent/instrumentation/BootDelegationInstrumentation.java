@@ -1,5 +1,6 @@
 package dev.fencing.agent.instrumentation;
 
+import static net.bytebuddy.matcher.ElementMatchers.declaresMethod;
 import static net.bytebuddy.matcher.ElementMatchers.hasSuperClass;
 import static net.bytebuddy.matcher.ElementMatchers.isAbstract;
 import static net.bytebuddy.matcher.ElementMatchers.isInterface;
@@ -8,6 +9,7 @@ import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.not;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
+import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.matcher.ElementMatcher;
 
@@ -30,7 +32,16 @@ final class BootDelegationInstrumentation implements TypeInstrumentation {
 
   @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
-    return not(isInterface()).and(hasSuperClass(named("java.lang.ClassLoader")));
+    // The class's own methods first (read from its bytes): most classes with the marker only call loadClass, and
+    // walking their super classes would read those classes' files. A loader inheriting its loadClass from another
+    // application class gets that class instrumented instead.
+    return not(isInterface()).and(declaresMethod(loadClass())).and(hasSuperClass(named("java.lang.ClassLoader")));
+  }
+
+  /** A method, not a constant: ByteBuddy's matchers load only when the first candidate class does, never in premain. */
+  private static ElementMatcher.Junction<MethodDescription> loadClass() {
+    return named("loadClass").and(not(isStatic())).and(not(isAbstract()))
+        .and(takesArguments(String.class).or(takesArguments(String.class, boolean.class)));
   }
 
   @Override
@@ -40,7 +51,6 @@ final class BootDelegationInstrumentation implements TypeInstrumentation {
 
   @Override
   public void transform(Transformer transformer) {
-    transformer.applyAdvice(named("loadClass").and(not(isStatic())).and(not(isAbstract()))
-        .and(takesArguments(String.class).or(takesArguments(String.class, boolean.class))), BootDelegationAdvice.class);
+    transformer.applyAdvice(loadClass(), BootDelegationAdvice.class);
   }
 }
