@@ -23,11 +23,15 @@ public final class BootstrapVisibility {
       new java.util.concurrent.atomic.AtomicInteger();
 
   private final WeakIdentityCache<ClassLoader, Verdict> verdicts = new WeakIdentityCache<>();
-  private final Class<?> probe;
+  private final Class<?>[] probes;
 
-  /** {@code probe}: a bootstrap class as the agent core sees it (the boot loader's copy). */
-  BootstrapVisibility(Class<?> probe) {
-    this.probe = probe;
+  /**
+   * {@code probes}: bootstrap classes as the agent core sees them (the boot loader's copies), every one that advice
+   * names: a loader delegating only part of the package would fail the others, some already when the verifier loads
+   * them with the instrumented class (an exception type thrown by advice).
+   */
+  BootstrapVisibility(Class<?>... probes) {
+    this.probes = probes.clone();
   }
 
   /** One check per loader, outside any lock: the check calls the loader, which may hold locks of its own. */
@@ -46,7 +50,7 @@ public final class BootstrapVisibility {
     }
     Verdict v = verdicts.get(loader);
     if (v == null) {
-      Verdict checked = new Verdict(problem(loader, probe));
+      Verdict checked = new Verdict(problem(loader, probes));
       v = verdicts.computeIfAbsent(loader, l -> checked);
       if (v == checked && checked.problem != null) {
         String name = describe(loader);
@@ -56,21 +60,26 @@ public final class BootstrapVisibility {
         }
         LOG.warn("class loader " + name + " " + checked.problem + ": the JDBC, HTTP and Kafka classes it defines are "
             + "not fenced (their side effects are neither tagged nor blocked). Make it delegate the package "
-            + probe.getPackageName() + " to the boot loader (JBoss Modules: jboss.modules.system.pkgs; OSGi: "
+            + probes[0].getPackageName() + " to the boot loader (JBoss Modules: jboss.modules.system.pkgs; OSGi: "
             + "org.osgi.framework.bootdelegation)");
       }
     }
     return v.problem == null;
   }
 
-  /** Null when {@code loader} resolves {@code probe}'s name to {@code probe}; otherwise what it does instead. */
-  static String problem(ClassLoader loader, Class<?> probe) {
-    try {
-      Class<?> seen = Class.forName(probe.getName(), false, loader);
-      return seen == probe ? null : "resolves " + probe.getName() + " to a copy of its own";
-    } catch (Throwable t) {
-      return "cannot see the agent's bootstrap classes (" + probe.getName() + ": " + t + ")";
+  /** Null when {@code loader} resolves each probe's name to that probe; otherwise what it does instead. */
+  static String problem(ClassLoader loader, Class<?>... probes) {
+    for (Class<?> probe : probes) {
+      try {
+        Class<?> seen = Class.forName(probe.getName(), false, loader);
+        if (seen != probe) {
+          return "resolves " + probe.getName() + " to a copy of its own";
+        }
+      } catch (Throwable t) {
+        return "cannot see the agent's bootstrap classes (" + probe.getName() + ": " + t + ")";
+      }
     }
+    return null;
   }
 
   static String describe(ClassLoader loader) {

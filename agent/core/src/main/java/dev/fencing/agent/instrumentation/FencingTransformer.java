@@ -78,8 +78,14 @@ final class FencingTransformer implements ClassFileTransformer {
   private static final ThreadLocal<Boolean> TRANSFORMING = new ThreadLocal<>();
 
   private final List<Entry> entries = new ArrayList<>();
-  private final BootstrapVisibility bootstrapVisibility =
-      new BootstrapVisibility(dev.fencing.agent.bootstrap.Fencing.class);
+  /** Every bootstrap class that inlined advice names (Fencing first: the one a loader that hides them all fails). */
+  private final BootstrapVisibility bootstrapVisibility = new BootstrapVisibility(
+      dev.fencing.agent.bootstrap.Fencing.class, dev.fencing.agent.bootstrap.JdbcHook.class,
+      dev.fencing.agent.bootstrap.HttpHook.class, dev.fencing.agent.bootstrap.KafkaHook.class,
+      dev.fencing.agent.bootstrap.Decision.class, dev.fencing.agent.bootstrap.Channel.class,
+      dev.fencing.agent.bootstrap.FencingBlockedException.class, dev.fencing.agent.bootstrap.TokenContext.class,
+      dev.fencing.agent.bootstrap.ReentryGuard.class, dev.fencing.agent.bootstrap.CallDepth.class,
+      dev.fencing.agent.bootstrap.WithoutFencingHeaders.class);
 
   void add(TypeInstrumentation type) {
     entries.add(new Entry(type));

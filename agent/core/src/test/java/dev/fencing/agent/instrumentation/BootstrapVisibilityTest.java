@@ -3,6 +3,8 @@ package dev.fencing.agent.instrumentation;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.bootstrap.FencingBlockedException;
+import dev.fencing.agent.bootstrap.JdbcHook;
 import org.junit.jupiter.api.Test;
 
 class BootstrapVisibilityTest {
@@ -58,5 +60,22 @@ class BootstrapVisibilityTest {
     };
     assertThat(BootstrapVisibility.problem(copying, Fencing.class))
         .isEqualTo("resolves dev.fencing.agent.bootstrap.Fencing to a copy of its own");
+  }
+
+  @Test
+  void aLoaderDelegatingOnlyPartOfThePackageFailsOnTheFirstClassItHides() {
+    ClassLoader partial = new ClassLoader("partial", getClass().getClassLoader()) {
+      @Override
+      protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+        if (name.startsWith("dev.fencing.agent.bootstrap.") && !name.equals(Fencing.class.getName())) {
+          throw new ClassNotFoundException(name);
+        }
+        return super.loadClass(name, resolve);
+      }
+    };
+    assertThat(BootstrapVisibility.problem(partial, Fencing.class, JdbcHook.class, FencingBlockedException.class))
+        .startsWith("cannot see the agent's bootstrap classes (dev.fencing.agent.bootstrap.JdbcHook: ");
+    assertThat(new BootstrapVisibility(Fencing.class, JdbcHook.class).sees(partial)).isFalse();
+    assertThat(new BootstrapVisibility(Fencing.class, JdbcHook.class).sees(getClass().getClassLoader())).isTrue();
   }
 }
