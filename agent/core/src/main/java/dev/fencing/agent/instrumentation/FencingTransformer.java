@@ -78,6 +78,14 @@ final class FencingTransformer implements ClassFileTransformer {
   private static final ThreadLocal<Boolean> TRANSFORMING = new ThreadLocal<>();
 
   private final List<Entry> entries = new ArrayList<>();
+  /** Every bootstrap class that inlined advice names (Fencing first: the one a loader that hides them all fails). */
+  private final BootstrapVisibility bootstrapVisibility = new BootstrapVisibility(
+      dev.fencing.agent.bootstrap.Fencing.class, dev.fencing.agent.bootstrap.JdbcHook.class,
+      dev.fencing.agent.bootstrap.HttpHook.class, dev.fencing.agent.bootstrap.KafkaHook.class,
+      dev.fencing.agent.bootstrap.Decision.class, dev.fencing.agent.bootstrap.Channel.class,
+      dev.fencing.agent.bootstrap.FencingBlockedException.class, dev.fencing.agent.bootstrap.TokenContext.class,
+      dev.fencing.agent.bootstrap.ReentryGuard.class, dev.fencing.agent.bootstrap.CallDepth.class,
+      dev.fencing.agent.bootstrap.WithoutFencingHeaders.class);
 
   void add(TypeInstrumentation type) {
     entries.add(new Entry(type));
@@ -120,6 +128,11 @@ final class FencingTransformer implements ClassFileTransformer {
       DynamicType.Builder<?> builder = null;
       for (Entry e : candidates) {
         if (!e.matches(type)) {
+          continue;
+        }
+        if (e.type.inlinesBootstrapClasses() && !bootstrapVisibility.sees(loader)) {
+          // Its advice would throw NoClassDefFoundError inside the application's own call: the class stays as it
+          // is (logged once per loader). Checked with TRANSFORMING set, as the check may make the loader load classes.
           continue;
         }
         if (builder == null) {
@@ -177,6 +190,9 @@ final class FencingTransformer implements ClassFileTransformer {
     } finally {
       TRANSFORMING.remove();
     }
+    // Class loaders first: a driver's class is only instrumented if its loader already sees the bootstrap part, and
+    // the first check of a loader is remembered.
+    targets.sort(java.util.Comparator.comparing(c -> !ClassLoader.class.isAssignableFrom(c)));
     for (Class<?> c : targets) {
       try {
         inst.retransformClasses(c);

@@ -32,6 +32,13 @@ public final class InstrumentationInstaller {
       installed.add(module.name());
     }
     if (!transformer.isEmpty()) {
+      // Before any application class loader is defined, so each one's loadClass already sees the bootstrap part.
+      if (context.config().instrumentationEnabled(BootDelegationInstrumentation.NAME)) {
+        transformer.add(new BootDelegationInstrumentation());
+      } else {
+        LOG.info("instrumentation '" + BootDelegationInstrumentation.NAME + "' is disabled by configuration: class "
+            + "loaders that do not delegate the agent's bootstrap package keep their classes unfenced");
+      }
       inst.addTransformer(transformer, true);
       if (dynamic) {
         transformer.retransformLoaded(inst);

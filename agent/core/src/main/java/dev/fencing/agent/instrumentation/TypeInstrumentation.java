@@ -30,6 +30,14 @@ public interface TypeInstrumentation {
     return null;
   }
 
+  /**
+   * True (the default) when the advice names bootstrap classes ({@code Fencing}, hooks): the transformer then only
+   * changes classes of loaders that resolve them to the boot loader's copies (see {@link BootstrapVisibility}).
+   */
+  default boolean inlinesBootstrapClasses() {
+    return true;
+  }
+
   void transform(Transformer transformer);
 
   /** Collects (methods, advice class) pairs; advice is inlined, so it may only use bootstrap-visible classes. */

@@ -44,7 +44,16 @@ public final class StatusJson {
       sb.append(i == 0 ? "" : ",");
       string(sb, config.warnings().get(i));
     }
-    sb.append("],\"premainMicros\":").append(premainNanos / 1000);
+    // Class loaders whose classes the agent left unchanged (they cannot see its bootstrap part): a fencing gap.
+    java.util.List<String> unfenced = dev.fencing.agent.instrumentation.BootstrapVisibility.unfencedLoaders();
+    sb.append("],\"unfencedClassLoaders\":[");
+    for (int i = 0; i < unfenced.size(); i++) {
+      sb.append(i == 0 ? "" : ",");
+      string(sb, unfenced.get(i));
+    }
+    sb.append("],\"unfencedClassLoadersTotal\":").append(
+        dev.fencing.agent.instrumentation.BootstrapVisibility.unfencedLoaderCount());
+    sb.append(",\"premainMicros\":").append(premainNanos / 1000);
     return sb.append('}').toString();
   }
 

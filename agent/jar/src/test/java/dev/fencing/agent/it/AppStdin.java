@@ -34,6 +34,11 @@ final class AppStdin {
     return new AppStdin(jvm, false, "OK ", "ERR ", "ROW ");
   }
 
+  /** Apps whose answers are the lines starting with one of {@code prefixes}, returned whole. */
+  static AppStdin answers(AgentJvm jvm, String... prefixes) {
+    return new AppStdin(jvm, false, prefixes);
+  }
+
   /** Apps that mark answers with {@code marker}, returned without it. */
   static AppStdin marked(AgentJvm jvm, String marker) {
     return new AppStdin(jvm, true, marker);

@@ -26,25 +26,41 @@ public final class AsyncConnectExecAdvice {
   @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class)
   public static boolean enter(@Advice.Argument(0) Object request, @Advice.Argument(2) Object scope,
       @Advice.Argument(4) Object callback) {
-    HttpRequest r = (HttpRequest) request;
-    HttpHost target = ((AsyncExecChain.Scope) scope).route.getTargetHost();
-    Decision d = Fencing.http().decide(r.getMethod(), target.getSchemeName(), target.getHostName(), target.getPort());
-    if (d.isBlock()) {
-      ((AsyncExecCallback) callback).failed(new FencingBlockedException(Channel.HTTP, d));
-      return true;
-    }
-    if (d.isTag()) {
-      r.setHeader(HttpHook.TOKEN_HEADER, d.tokenText());
-      r.setHeader(HttpHook.LOCK_HEADER, d.lock());
-      if (d.signature() != null) {
-        r.setHeader(HttpHook.SIGNATURE_HEADER, d.signature());
-      }
-      if (d.grant() != null) {
-        r.setHeader(HttpHook.GRANT_HEADER, d.grant());
+    FencingBlockedException blocked;
+    try {
+      HttpRequest r = (HttpRequest) request;
+      HttpHost target = ((AsyncExecChain.Scope) scope).route.getTargetHost();
+      Decision d = Fencing.http().decide(r.getMethod(), target.getSchemeName(), target.getHostName(), target.getPort());
+      if (d.isBlock()) {
+        blocked = new FencingBlockedException(Channel.HTTP, d);
       } else {
-        r.removeHeaders(HttpHook.GRANT_HEADER); // a copied request's grant is not this token's
+        blocked = null;
+        if (d.isTag()) {
+          r.setHeader(HttpHook.TOKEN_HEADER, d.tokenText());
+          r.setHeader(HttpHook.LOCK_HEADER, d.lock());
+          if (d.signature() != null) {
+            r.setHeader(HttpHook.SIGNATURE_HEADER, d.signature());
+          }
+          if (d.grant() != null) {
+            r.setHeader(HttpHook.GRANT_HEADER, d.grant());
+          } else {
+            r.removeHeaders(HttpHook.GRANT_HEADER); // a copied request's grant is not this token's
+          }
+        }
       }
+    } catch (Throwable agentError) {
+      try {
+        Fencing.hookFailed(Channel.HTTP, false, agentError); // counted and logged once per interval
+      } catch (Throwable unreachable) {
+        // the agent's classes are out of this loader's reach: nothing to count with
+      }
+      return false; // the attempt goes on untagged
     }
-    return false;
+    if (blocked == null) {
+      return false;
+    }
+    // Outside the try: the callback is the client's (and so the application's) code, its exceptions are its own.
+    ((AsyncExecCallback) callback).failed(blocked);
+    return true;
   }
 }

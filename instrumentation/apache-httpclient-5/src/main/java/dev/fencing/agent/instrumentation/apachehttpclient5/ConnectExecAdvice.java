@@ -5,6 +5,7 @@ import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.FencingBlockedException;
 import dev.fencing.agent.bootstrap.HttpHook;
+import java.io.IOException;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.implementation.bytecode.assign.Assigner;
 import org.apache.hc.client5.http.classic.ExecChain;
@@ -27,23 +28,33 @@ public final class ConnectExecAdvice {
 
   @Advice.OnMethodEnter
   public static void enter(@Advice.Argument(0) Object request, @Advice.Argument(1) Object scope)
-      throws FencingBlockedException {
-    ClassicHttpRequest r = (ClassicHttpRequest) request;
-    HttpHost target = ((ExecChain.Scope) scope).route.getTargetHost();
-    Decision d = Fencing.http().decide(r.getMethod(), target.getSchemeName(), target.getHostName(), target.getPort());
-    if (d.isBlock()) {
-      throw new FencingBlockedException(Channel.HTTP, d);
-    }
-    if (d.isTag()) {
-      r.setHeader(HttpHook.TOKEN_HEADER, d.tokenText());
-      r.setHeader(HttpHook.LOCK_HEADER, d.lock());
-      if (d.signature() != null) {
-        r.setHeader(HttpHook.SIGNATURE_HEADER, d.signature());
+      throws IOException {
+    try {
+      ClassicHttpRequest r = (ClassicHttpRequest) request;
+      HttpHost target = ((ExecChain.Scope) scope).route.getTargetHost();
+      Decision d = Fencing.http().decide(r.getMethod(), target.getSchemeName(), target.getHostName(), target.getPort());
+      if (d.isBlock()) {
+        throw new FencingBlockedException(Channel.HTTP, d);
       }
-      if (d.grant() != null) {
-        r.setHeader(HttpHook.GRANT_HEADER, d.grant());
-      } else {
-        r.removeHeaders(HttpHook.GRANT_HEADER); // a copied request's grant is not this token's
+      if (d.isTag()) {
+        r.setHeader(HttpHook.TOKEN_HEADER, d.tokenText());
+        r.setHeader(HttpHook.LOCK_HEADER, d.lock());
+        if (d.signature() != null) {
+          r.setHeader(HttpHook.SIGNATURE_HEADER, d.signature());
+        }
+        if (d.grant() != null) {
+          r.setHeader(HttpHook.GRANT_HEADER, d.grant());
+        } else {
+          r.removeHeaders(HttpHook.GRANT_HEADER); // a copied request's grant is not this token's
+        }
+      }
+    } catch (IOException blocked) {
+      throw blocked; // FencingBlockedException: nothing else in here throws an IOException
+    } catch (Throwable agentError) {
+      try {
+        Fencing.hookFailed(Channel.HTTP, false, agentError); // counted and logged once per interval
+      } catch (Throwable unreachable) {
+        // the agent's classes are out of this loader's reach: nothing to count with
       }
     }
   }

@@ -8,12 +8,12 @@ import net.bytebuddy.asm.Advice;
 public final class NoRetryWhenBlockedAdvice {
   private NoRetryWhenBlockedAdvice() {}
 
-  @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class)
+  @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class, suppress = Throwable.class)
   public static boolean enter(@Advice.Argument(1) IOException exception) {
     return exception instanceof FencingBlockedException;
   }
 
-  @Advice.OnMethodExit
+  @Advice.OnMethodExit(suppress = Throwable.class)
   public static void exit(@Advice.Enter boolean blocked, @Advice.Return(readOnly = false) boolean retry) {
     if (blocked) {
       retry = false;

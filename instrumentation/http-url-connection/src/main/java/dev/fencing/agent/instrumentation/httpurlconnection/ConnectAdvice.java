@@ -8,6 +8,7 @@ import dev.fencing.agent.bootstrap.HttpHook;
 import dev.fencing.agent.bootstrap.ReentryGuard;
 import java.net.HttpURLConnection;
 import java.net.URL;
+import java.io.IOException;
 import net.bytebuddy.asm.Advice;
 
 /**
@@ -22,34 +23,47 @@ public final class ConnectAdvice {
   @Advice.OnMethodEnter
   public static boolean enter(@Advice.This Object self,
       @Advice.FieldValue("connected") boolean connected, @Advice.FieldValue("connecting") boolean connecting)
-      throws FencingBlockedException {
-    if (!ReentryGuard.enter()) {
-      return true;
-    }
-    if (connected || connecting) {
-      return true;
-    }
-    HttpURLConnection connection = (HttpURLConnection) self; // typed Object: see ResponseCodeAdvice
-    URL url = connection.getURL();
-    Decision d = Fencing.http().decide(connection.getRequestMethod(), url.getProtocol(), url.getHost(), url.getPort());
-    if (d.isBlock()) {
-      ReentryGuard.exit();
-      throw new FencingBlockedException(Channel.HTTP, d);
-    }
-    if (d.isTag()) {
-      connection.setRequestProperty(HttpHook.TOKEN_HEADER, d.tokenText()); // set replaces: carried exactly once
-      connection.setRequestProperty(HttpHook.LOCK_HEADER, d.lock());
-      if (d.signature() != null) {
-        connection.setRequestProperty(HttpHook.SIGNATURE_HEADER, d.signature());
+      throws IOException {
+    // Returns whether the guard was entered (exit leaves it then). Only the deliberate block leaves as an exception.
+    boolean guarded = false;
+    try {
+      boolean outermost = ReentryGuard.enter();
+      guarded = true;
+      if (!outermost || connected || connecting) {
+        return true;
       }
-      if (d.grant() != null) {
-        connection.setRequestProperty(HttpHook.GRANT_HEADER, d.grant());
+      HttpURLConnection connection = (HttpURLConnection) self; // typed Object: see ResponseCodeAdvice
+      URL url = connection.getURL();
+      Decision d = Fencing.http().decide(connection.getRequestMethod(), url.getProtocol(), url.getHost(), url.getPort());
+      if (d.isBlock()) {
+        ReentryGuard.exit();
+        guarded = false;
+        throw new FencingBlockedException(Channel.HTTP, d);
       }
+      if (d.isTag()) {
+        connection.setRequestProperty(HttpHook.TOKEN_HEADER, d.tokenText()); // set replaces: carried exactly once
+        connection.setRequestProperty(HttpHook.LOCK_HEADER, d.lock());
+        if (d.signature() != null) {
+          connection.setRequestProperty(HttpHook.SIGNATURE_HEADER, d.signature());
+        }
+        if (d.grant() != null) {
+          connection.setRequestProperty(HttpHook.GRANT_HEADER, d.grant());
+        }
+      }
+      return true;
+    } catch (IOException blocked) {
+      throw blocked; // FencingBlockedException: nothing else in here throws an IOException
+    } catch (Throwable agentError) {
+      try {
+        Fencing.hookFailed(Channel.HTTP, false, agentError); // counted and logged once per interval
+      } catch (Throwable unreachable) {
+        // the agent's classes are out of this loader's reach: nothing to count with
+      }
+      return guarded;
     }
-    return true;
   }
 
-  @Advice.OnMethodExit(onThrowable = Throwable.class)
+  @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
   public static void exit(@Advice.Enter boolean entered) {
     if (entered) {
       ReentryGuard.exit();

@@ -17,7 +17,7 @@ public final class ResponseCodeAdvice {
   private ResponseCodeAdvice() {}
 
   /** Returns true when this is the outermost call and the status was not read yet (getResponseCode nests). */
-  @Advice.OnMethodEnter
+  @Advice.OnMethodEnter(suppress = Throwable.class)
   public static boolean enter(@Advice.FieldValue("responseCode") int before) {
     return CallDepth.RESPONSE_CODE.enter() && before == -1;
   }

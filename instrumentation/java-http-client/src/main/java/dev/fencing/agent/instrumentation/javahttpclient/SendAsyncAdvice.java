@@ -22,7 +22,9 @@ import net.bytebuddy.implementation.bytecode.assign.Assigner;
 public final class SendAsyncAdvice {
   private SendAsyncAdvice() {}
 
-  @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class)
+  // Suppressed: a blocked request is a returned failed future, never an exception, so any exception is the agent's
+  // (the request then goes on untagged).
+  @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class, suppress = Throwable.class)
   public static CompletableFuture<?> enter(@Advice.Argument(value = 0, readOnly = false) HttpRequest request) {
     URI uri = request.uri();
     Decision d = Fencing.http().decide(request.method(), uri.getScheme(), uri.getHost(), uri.getPort());
@@ -44,7 +46,7 @@ public final class SendAsyncAdvice {
     return null;
   }
 
-  @Advice.OnMethodExit
+  @Advice.OnMethodExit(suppress = Throwable.class)
   public static void exit(@Advice.Enter CompletableFuture<?> blocked,
       @Advice.Return(readOnly = false, typing = Assigner.Typing.DYNAMIC) Object result) {
     if (blocked != null) {

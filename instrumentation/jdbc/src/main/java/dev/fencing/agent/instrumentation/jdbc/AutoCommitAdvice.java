@@ -1,6 +1,8 @@
 package dev.fencing.agent.instrumentation.jdbc;
 
+import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Fencing;
+import java.sql.SQLException;
 import net.bytebuddy.asm.Advice;
 
 /**
@@ -12,10 +14,20 @@ public final class AutoCommitAdvice {
 
   @Advice.OnMethodEnter
   public static int enter(@Advice.This Object connection, @Advice.Argument(0) boolean autoCommit) throws Exception {
-    if (autoCommit) {
-      return Fencing.jdbc().beforeCommit(connection);
+    try {
+      if (autoCommit) {
+        return Fencing.jdbc().beforeCommit(connection);
+      }
+      Fencing.jdbc().transactionStarting(connection);
+    } catch (SQLException blocked) {
+      throw blocked; // the hook's deliberate answer: the transaction was rolled back, not committed
+    } catch (Throwable agentError) {
+      try {
+        Fencing.hookFailed(Channel.JDBC, false, agentError); // counted and logged once per interval
+      } catch (Throwable unreachable) {
+        // the agent's classes are out of this loader's reach: nothing to count with
+      }
     }
-    Fencing.jdbc().transactionStarting(connection);
     return 0;
   }
 

@@ -1,6 +1,8 @@
 package dev.fencing.agent.instrumentation.jdbc;
 
+import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Fencing;
+import java.sql.SQLException;
 import net.bytebuddy.asm.Advice;
 
 /**
@@ -12,7 +14,18 @@ public final class CommitAdvice {
 
   @Advice.OnMethodEnter
   public static int enter(@Advice.This Object connection) throws Exception {
-    return Fencing.jdbc().beforeCommit(connection);
+    try {
+      return Fencing.jdbc().beforeCommit(connection);
+    } catch (SQLException blocked) {
+      throw blocked; // the hook's deliberate answer: the transaction was rolled back, not committed
+    } catch (Throwable agentError) {
+      try {
+        Fencing.hookFailed(Channel.JDBC, false, agentError); // counted and logged once per interval
+      } catch (Throwable unreachable) {
+        // the agent's classes are out of this loader's reach: nothing to count with
+      }
+      return 0;
+    }
   }
 
   @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)

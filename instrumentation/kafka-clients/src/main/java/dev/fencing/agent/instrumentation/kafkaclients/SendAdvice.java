@@ -48,7 +48,17 @@ public final class SendAdvice {
     if (record == null) {
       return null; // KafkaProducer's own validation answers
     }
-    Decision d = Fencing.kafka().decide(record.topic());
+    Decision d;
+    try {
+      d = Fencing.kafka().decide(record.topic());
+    } catch (Throwable agentError) {
+      try {
+        Fencing.hookFailed(Channel.KAFKA, false, agentError); // counted and logged once per interval
+      } catch (Throwable unreachable) {
+        // the agent's classes are out of this loader's reach: nothing to count with
+      }
+      return null; // never the application's error: the record goes on untagged
+    }
     if (d.isBlock()) {
       KafkaException error = new KafkaException(d.blockMessage(Channel.KAFKA),
           new FencingBlockedException(Channel.KAFKA, d));
@@ -110,7 +120,7 @@ public final class SendAdvice {
     return null;
   }
 
-  @Advice.OnMethodExit
+  @Advice.OnMethodExit(suppress = Throwable.class)
   public static void exit(@Advice.Enter Future<RecordMetadata> blocked,
       @Advice.Return(readOnly = false) Future<RecordMetadata> result) {
     if (blocked != null) {

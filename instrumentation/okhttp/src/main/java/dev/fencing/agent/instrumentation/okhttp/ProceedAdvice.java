@@ -6,6 +6,7 @@ import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.FencingBlockedException;
 import dev.fencing.agent.bootstrap.HttpHook;
 import java.util.List;
+import java.io.IOException;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.implementation.bytecode.assign.Assigner;
 import okhttp3.HttpUrl;
@@ -33,31 +34,42 @@ public final class ProceedAdvice {
   public static boolean enter(@Advice.FieldValue("interceptors") List<?> interceptors,
       @Advice.FieldValue("index") int index,
       @Advice.Argument(value = 0, readOnly = false, typing = Assigner.Typing.DYNAMIC) Object request)
-      throws FencingBlockedException {
-    if (index >= interceptors.size() || !(interceptors.get(index) instanceof BridgeInterceptor)) {
+      throws IOException {
+    try {
+      if (index >= interceptors.size() || !(interceptors.get(index) instanceof BridgeInterceptor)) {
+        return false;
+      }
+      Request r = (Request) request;
+      HttpUrl url = r.url();
+      Decision d = Fencing.http().decide(r.method(), url.scheme(), url.host(), url.port());
+      if (d.isBlock()) {
+        throw new FencingBlockedException(Channel.HTTP, d);
+      }
+      if (d.isTag()) {
+        Request.Builder b = r.newBuilder()
+            .header(HttpHook.TOKEN_HEADER, d.tokenText())
+            .header(HttpHook.LOCK_HEADER, d.lock());
+        if (d.signature() != null) {
+          b.header(HttpHook.SIGNATURE_HEADER, d.signature());
+        }
+        if (d.grant() != null) {
+          b.header(HttpHook.GRANT_HEADER, d.grant());
+        } else {
+          b.removeHeader(HttpHook.GRANT_HEADER); // a copied request's grant is not this token's
+        }
+        request = b.build();
+      }
+      return true;
+    } catch (IOException blocked) {
+      throw blocked; // FencingBlockedException: nothing else in here throws an IOException
+    } catch (Throwable agentError) {
+      try {
+        Fencing.hookFailed(Channel.HTTP, false, agentError); // counted and logged once per interval
+      } catch (Throwable unreachable) {
+        // the agent's classes are out of this loader's reach: nothing to count with
+      }
       return false;
     }
-    Request r = (Request) request;
-    HttpUrl url = r.url();
-    Decision d = Fencing.http().decide(r.method(), url.scheme(), url.host(), url.port());
-    if (d.isBlock()) {
-      throw new FencingBlockedException(Channel.HTTP, d);
-    }
-    if (d.isTag()) {
-      Request.Builder b = r.newBuilder()
-          .header(HttpHook.TOKEN_HEADER, d.tokenText())
-          .header(HttpHook.LOCK_HEADER, d.lock());
-      if (d.signature() != null) {
-        b.header(HttpHook.SIGNATURE_HEADER, d.signature());
-      }
-      if (d.grant() != null) {
-        b.header(HttpHook.GRANT_HEADER, d.grant());
-      } else {
-        b.removeHeader(HttpHook.GRANT_HEADER); // a copied request's grant is not this token's
-      }
-      request = b.build();
-    }
-    return true;
   }
 
   @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
