@@ -172,7 +172,7 @@ final class FencingTransformer implements ClassFileTransformer {
   private static final String OTEL_AGENT_PACKAGE = String.join(".", "io", "opentelemetry", "javaagent", "");
 
   /** ByteBuddy configured not to change the class format, so retransformation (dynamic attach) works too. */
-  private static ByteBuddy byteBuddy() {
+  static ByteBuddy byteBuddy() {
     return new ByteBuddy()
         .with(TypeValidation.DISABLED)
         .with(Implementation.Context.Disabled.Factory.INSTANCE)
