@@ -120,20 +120,77 @@ class KafkaBufferedSendIT {
     }
   }
 
+  /**
+   * A batch sent before the deadline whose request timed out is retried after it: the retry never leaves, and the
+   * record fails with the block exception. Without idempotence, so that a retry that left would show as a second
+   * copy; the first attempt, written to the frozen broker while the lease was held, may land (once).
+   */
+  @ParameterizedTest(name = "kafka-clients {0} on {1}")
+  @MethodSource("dev.fencing.agent.it.KafkaProducerIT#matrix")
+  void aRetryAfterTheDeadlineOfABatchSentBeforeItNeverLeaves(String version, Path javaHome) throws Exception {
+    String run = version.replace('.', '_') + "-java" + AgentProcesses.javaVersion(javaHome);
+    String open = "retry-open-" + run;
+    broker.createTopic(open, 1);
+    int port = Ports.freePort();
+    try (EtcdCluster etcd = EtcdCluster.single();
+        AgentJvm app = start(version, javaHome, run, etcd, port, "enable.idempotence=false", "acks=1",
+            "max.in.flight.requests.per.connection=1", "request.timeout.ms=1500", "delivery.timeout.ms=120000",
+            "retry.backoff.ms=100")) {
+      AppStdin stdin = AppStdin.marked(app, "> ");
+      String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
+      assertThat(stdin.run("SEND " + open + " warm plain")).startsWith("OK 0 ");
+
+      broker.suspend();
+      try {
+        assertThat(stdin.run("BURST " + open + " sent 1")).isEqualTo("SENT 1");
+        Thread.sleep(2_500); // its request timed out: the batch waits for a retry
+        for (EtcdNode n : etcd.nodes()) {
+          n.kill();
+        }
+        Http.awaitStatus(port, "\"state\":\"EXPIRED\"", Duration.ofSeconds(10));
+      } finally {
+        broker.resume();
+      }
+      String outcome = stdin.run("OUTCOMES sent");
+      System.out.println("retried record: " + outcome);
+      assertThat(outcome).isEqualTo("OUTCOMES ok=[] err=[sent-0: org.apache.kafka.common.KafkaException: Fencing "
+          + "Agent blocked a kafka side effect: lock 'orders', token " + token + ": the lease expired (local "
+          + "deadline passed) (cause dev.fencing.agent.bootstrap.FencingBlockedException)]");
+      Thread.sleep(1_000);
+      assertThat(readAll(open)).extracting(ConsumerRecord::key).as("the first attempt at most, never the retry")
+          .containsAnyOf("warm").doesNotHaveDuplicates();
+      String metrics = Http.get("http://127.0.0.1:" + port + "/metrics");
+      assertThat(metrics).contains(
+          "fencing_side_effects_total{channel=\"kafka\",fenced=\"false\",lock=\"orders\",outcome=\"blocked\"} 1.0");
+    }
+  }
+
   private static AgentJvm start(String version, Path javaHome, String run, EtcdCluster etcd, int port) {
+    // One request in flight per connection: while the broker is frozen, the first record's request is written
+    // and every later record waits in the producer. The frozen request must not time out meanwhile.
+    return start(version, javaHome, run, etcd, port, "max.in.flight.requests.per.connection=1",
+        "request.timeout.ms=90000", "delivery.timeout.ms=120000");
+  }
+
+  private static AgentJvm start(String version, Path javaHome, String run, EtcdCluster etcd, int port,
+      String... producerSettings) {
     String classpath = AgentProcesses.appClasspath() + File.pathSeparator + KafkaProducerIT.clientsJar(version)
         + File.pathSeparator + System.getProperty("fencing.it.slf4j.jar");
     AgentJvm app = AgentJvm.builder().javaHome(javaHome).name("kafka-buffered-" + run)
         .agentArgs("lock=orders,lease.ttl=3s,lease.safety-margin=500ms,http.port=" + port
             + ",fenced.kafka=*-fenced-*,etcd.endpoints=" + etcd.endpoints())
         .classpath(classpath).mainClass(KafkaApp.class.getName())
-        // One request in flight per connection: while the broker is frozen, the first record's request is written
-        // and every later record waits in the producer. The frozen request must not time out meanwhile.
-        .args(broker.bootstrapServers(), "max.in.flight.requests.per.connection=1", "request.timeout.ms=90000",
-            "delivery.timeout.ms=120000")
+        .args(concat(broker.bootstrapServers(), producerSettings))
         .start();
     app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
     return app;
+  }
+
+  private static String[] concat(String first, String... rest) {
+    String[] all = new String[rest.length + 1];
+    all[0] = first;
+    System.arraycopy(rest, 0, all, 1, rest.length);
+    return all;
   }
 
   /** Metadata known and the connection open, so that nothing but the frozen broker holds records back. */
