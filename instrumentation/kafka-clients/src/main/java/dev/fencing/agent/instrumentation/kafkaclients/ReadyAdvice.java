@@ -83,10 +83,16 @@ public final class ReadyAdvice {
           // the transaction is already failing; the batch is failed regardless
         }
       }
-      if (!batch.isDone()) {
-        batch.abort(error);
+      // Each batch on its own: one that could not be failed must not keep the others (and flush()) waiting.
+      try {
+        if (!batch.isDone()) {
+          batch.abort(error);
+        }
+      } catch (RuntimeException alreadyCompleted) {
+        // completed meanwhile: its records have their outcome
+      } finally {
+        accumulator.deallocate(batch);
       }
-      accumulator.deallocate(batch);
     }
   }
 }
