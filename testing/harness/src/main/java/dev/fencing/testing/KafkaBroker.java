@@ -164,6 +164,19 @@ public final class KafkaBroker implements AutoCloseable {
     return process != null && process.isAlive();
   }
 
+  /**
+   * Freezes the broker (SIGSTOP): its connections stay open but nothing is answered, as a broker stuck in a long
+   * pause or behind a stalled network path; clients keep their records buffered.
+   */
+  public void suspend() {
+    Processes.signal(process.pid(), "STOP");
+  }
+
+  /** Thaws a {@link #suspend() suspended} broker (SIGCONT). */
+  public void resume() {
+    Processes.signal(process.pid(), "CONT");
+  }
+
   /** Stops the broker (SIGTERM, SIGKILL after 10 s) and deletes its log dir. */
   @Override
   public synchronized void close() {
@@ -271,6 +284,11 @@ public final class KafkaBroker implements AutoCloseable {
   private void stopProcess() {
     if (process == null || !process.isAlive()) {
       return;
+    }
+    try {
+      Processes.signal(process.pid(), "CONT"); // a suspended broker would not act on SIGTERM
+    } catch (IllegalStateException exitedMeanwhile) {
+      // nothing left to resume
     }
     process.destroy();
     try {

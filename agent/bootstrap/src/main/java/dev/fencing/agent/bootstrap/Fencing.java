@@ -34,6 +34,15 @@ public final class Fencing {
     return fallback;
   }
 
+  /** See {@link SideEffectGate#recheck}: null when buffered records may leave now. */
+  public static Decision recheck(Channel channel, boolean fenced, Decision taggedWith, int count) {
+    SideEffectGate g = gate;
+    if (g != null) {
+      return g.recheck(channel, fenced, taggedWith, count);
+    }
+    return null; // no core: send() decided by fail-mode already, with nothing to compare against
+  }
+
   /**
    * A hook could not do its part for one call ({@link SideEffectGate#hookFailed}): never throws, never null. The hook
    * then blocks the call with its library's usual exception, or lets it run untagged, as the decision says.

@@ -21,6 +21,47 @@ public interface KafkaHook {
   Decision decide(String topic);
 
   /**
+   * A producer batch (an {@code org.apache.kafka.clients.producer.internals.ProducerBatch}) about to be drained for
+   * sending, or waiting for it: null when its records may leave now; otherwise the block decision to fail it with.
+   * Records toward a fenced topic always may (the fence judges their token); toward an unfenced one only while the
+   * grant they were tagged under is still held, before its local deadline. {@code fail} true: the caller fails the
+   * batch now, and each of its records is counted as blocked; false: only asking (the batch is held back).
+   */
+  default Decision buffered(Object batch, boolean fail) {
+    return null;
+  }
+
+  /**
+   * Whether a producer's drain should look at its batches with {@link #buffered} before taking them: false while no
+   * buffered batch can be kept from leaving (the current grant is the one every buffered record was tagged under),
+   * so that a drain costs nothing extra.
+   */
+  default boolean bufferedMayBeHeld() {
+    return false;
+  }
+
+  /**
+   * The producer's I/O thread starts ({@code true}) or ends ({@code false}) its sweep for batches that reached their
+   * delivery timeout (RecordAccumulator.expiredBatches): only there may {@link #expireHeld} expire a batch.
+   */
+  default void expirySweep(boolean started) {}
+
+  /**
+   * Asked for each batch the sweep looks at that has not reached its delivery timeout: non-null when the batch is
+   * one that must not leave (a retry of a batch sent before the deadline, say) and the sweep should expire it now;
+   * its records are then counted as blocked, and {@link #expiredHeld} gives the decision when Kafka fails it. Null
+   * outside a sweep, so that a batch in flight is never failed while its request may still be answered.
+   */
+  default Decision expireHeld(Object batch) {
+    return null;
+  }
+
+  /** For a batch failing: the decision {@link #expireHeld} expired it for (once), or null. */
+  default Decision expiredHeld(Object batch) {
+    return null;
+  }
+
+  /**
    * Cross-hop propagation for consumers: the iterator over a poll's records, wrapped so that while the application
    * processes a record (from next() to the following next(), the end of the iteration or the next poll), the record's
    * (fencing-lock, fencing-token) are current on the polling thread ({@link TokenContext}).

@@ -20,6 +20,17 @@ public interface SideEffectGate {
   }
 
   /**
+   * Whether records decided earlier, still buffered in a client library (a Kafka producer's batches), may leave now
+   * toward a destination: null when they may; otherwise the block decision, counted {@code count} times (0: only
+   * asking) and reported. {@code taggedWith} is the TAG decision this gate gave them (null: they were not tagged with
+   * a grant of this JVM); they may leave only while that grant is still held, before its local deadline. Never waits:
+   * a later grant must not vouch for records tagged under an earlier one. Observe mode never blocks them.
+   */
+  default Decision recheck(Channel channel, boolean fenced, Decision taggedWith, int count) {
+    return null;
+  }
+
+  /**
    * The decision a write to a fenced destination would get now on this thread, without waiting, counting or
    * reporting; null on the agent's own threads. Read when the OpenTelemetry agent starts a client span, to stamp it
    * with {@code fencing.lock} / {@code fencing.token}.

@@ -128,6 +128,41 @@ public final class SideEffectPolicy implements SideEffectGate {
   }
 
   @Override
+  public Decision recheck(Channel channel, boolean fenced, Decision taggedWith, int count) {
+    if (noLease) {
+      return null; // nothing of its own was tagged, nothing to withdraw
+    }
+    Decision now = evaluate(true, fenced);
+    Decision blocked;
+    if (now.isBlock()) {
+      blocked = now;
+    } else if (now.reason() != null) {
+      return null; // observe mode: enforce would hold them; observe lets them go, as at send()
+    } else if (taggedWith != null && taggedWith.isTag() && now.isTag() && !sameGrant(now, taggedWith)) {
+      // Held again, but under a later grant: records tagged under the earlier one must not land after writes a
+      // successor may have made in between. Off the hot path: a batch at most once.
+      if (observe) {
+        return null;
+      }
+      blocked = Decision.block(taggedWith.lock(), taggedWith.token(), BlockReason.LOST);
+    } else {
+      return null;
+    }
+    if (count > 0) {
+      for (int i = 0; i < count; i++) {
+        counters.record(channel, fenced, blocked);
+      }
+      events.blocked(channel, fenced, blocked);
+    }
+    return blocked;
+  }
+
+  private static boolean sameGrant(Decision a, Decision b) {
+    return a == b || (a.token() == b.token() && java.util.Objects.equals(a.grant(), b.grant())
+        && a.lock().equals(b.lock()));
+  }
+
+  @Override
   public Decision hookFailed(Channel channel, boolean write, Throwable error) {
     counters.recordHookFailure(channel);
     Decision d;

@@ -625,4 +625,67 @@ class SideEffectPolicyTest {
     assertThat(counters.count(Channel.JDBC, false, Outcome.BLOCKED)).isEqualTo(1);
     assertThat(counters.count(Channel.HTTP, false, Outcome.PASSED)).isEqualTo(1);
   }
+
+  // ---- recheck: records buffered in a client, judged again before they leave ----
+
+  @Test
+  void bufferedRecordsMayLeaveWhileTheirGrantIsHeld() {
+    SideEffectPolicy p = enforce();
+    grant(TOKEN);
+    Decision tagged = p.decide(Channel.KAFKA, true, false);
+    assertThat(p.recheck(Channel.KAFKA, false, tagged, 5)).isNull();
+    assertThat(counters.count(Channel.KAFKA, false, Outcome.BLOCKED)).isZero();
+  }
+
+  @Test
+  void bufferedRecordsToAnUnfencedDestinationAreBlockedAndCountedOncePerRecordAfterTheDeadline() {
+    SideEffectPolicy p = enforce(true); // expired-fenced=tag: changes nothing for an unfenced destination
+    Grant g = grant(TOKEN);
+    Decision tagged = p.decide(Channel.KAFKA, true, false);
+    expire(g);
+    assertThat(p.recheck(Channel.KAFKA, false, tagged, 0)).as("asking only").isNotNull();
+    assertThat(counters.count(Channel.KAFKA, false, Outcome.BLOCKED)).isZero();
+    Decision d = p.recheck(Channel.KAFKA, false, tagged, 5);
+    assertBlock(d, BlockReason.EXPIRED, TOKEN);
+    assertThat(counters.count(Channel.KAFKA, false, Outcome.BLOCKED)).isEqualTo(5);
+  }
+
+  @Test
+  void bufferedRecordsOfAnEarlierGrantAreBlockedUnderTheNextOne() {
+    SideEffectPolicy p = enforce();
+    Grant first = grant(TOKEN);
+    Decision tagged = p.decide(Channel.KAFKA, true, false);
+    state.lost(first, LossReason.KEY_DELETED);
+    state.granted(TOKEN + 1, 8, CLUSTER, clock.get() + 10 * SECOND);
+    assertTag(p.decide(Channel.KAFKA, true, false), TOKEN + 1);
+    Decision d = p.recheck(Channel.KAFKA, false, tagged, 3);
+    assertBlock(d, BlockReason.LOST, TOKEN);
+    assertThat(d.blockMessage(Channel.KAFKA)).contains("token " + TOKEN + ": the lease was lost");
+    assertThat(counters.count(Channel.KAFKA, false, Outcome.BLOCKED)).isEqualTo(3);
+    // Records tagged under the new grant may leave.
+    assertThat(p.recheck(Channel.KAFKA, false, p.decide(Channel.KAFKA, true, false), 1)).isNull();
+  }
+
+  @Test
+  void observeModeLetsBufferedRecordsGo() {
+    Grant g = grant(TOKEN);
+    SideEffectPolicy observing = observe(false);
+    Decision tagged = observing.decide(Channel.KAFKA, true, false);
+    expire(g);
+    assertThat(observing.recheck(Channel.KAFKA, false, tagged, 2)).isNull();
+    assertThat(counters.count(Channel.KAFKA, false, Outcome.BLOCKED)).isZero();
+  }
+
+  @Test
+  void failOpenLetsBufferedRecordsGoWhenTheAgentFailed() {
+    arrange(Scenario.FAILED);
+    assertThat(failOpen().recheck(Channel.KAFKA, false, null, 2)).isNull();
+    assertThat(enforce().recheck(Channel.KAFKA, false, null, 2).reason()).isEqualTo(BlockReason.AGENT_FAILED);
+  }
+
+  @Test
+  void withoutALeaseNothingBufferedIsHeld() {
+    SideEffectPolicy none = new SideEffectPolicy(state, counters, false, false, true, false, 0, true);
+    assertThat(none.recheck(Channel.KAFKA, false, null, 4)).isNull();
+  }
 }

@@ -23,8 +23,17 @@ public final class KafkaFencing implements KafkaHook {
 
   private final ConcurrentHashMap<String, Boolean> known = new ConcurrentHashMap<>();
   private final Glob[] globs;
+  private final BufferedBatches buffered;
+  private final java.util.concurrent.atomic.AtomicBoolean fieldsFailureReported =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   KafkaFencing(List<String> fencedTopics) {
+    this(fencedTopics, new BufferedBatches(
+        (taggedWith, count) -> Fencing.recheck(Channel.KAFKA, false, taggedWith, count), System::currentTimeMillis));
+  }
+
+  KafkaFencing(List<String> fencedTopics, BufferedBatches buffered) {
+    this.buffered = buffered;
     List<Glob> g = new ArrayList<>();
     for (String t : fencedTopics) {
       if (t.indexOf('*') >= 0) {
@@ -43,7 +52,84 @@ public final class KafkaFencing implements KafkaHook {
 
   @Override
   public Decision decide(String topic) {
-    return Fencing.decide(Channel.KAFKA, true, fenced(topic));
+    boolean fenced = fenced(topic);
+    Decision d = Fencing.decide(Channel.KAFKA, true, fenced);
+    if (!fenced && d.isTag() && d.reason() == null) {
+      buffered.tagged(d); // which grant buffered records toward unfenced topics were tagged under
+    }
+    return d;
+  }
+
+  @Override
+  public Decision buffered(Object batch, boolean fail) {
+    if (batch == null) {
+      return null;
+    }
+    ProducerBatchFields.Accessors a = accessors(batch);
+    if (a == null) {
+      return null;
+    }
+    try {
+      if (fenced(a.topic(batch))) {
+        return null; // the consumer's fence judges the token the records carry
+      }
+      return buffered.check(a.createdMs(batch), a.recordCount(batch), fail);
+    } catch (Throwable t) {
+      reportFieldsFailure(t);
+      return null;
+    }
+  }
+
+  @Override
+  public boolean bufferedMayBeHeld() {
+    return buffered.mayBeHeld();
+  }
+
+  @Override
+  public void expirySweep(boolean started) {
+    buffered.sweep(started);
+  }
+
+  @Override
+  public Decision expireHeld(Object batch) {
+    ProducerBatchFields.Accessors a = batch == null ? null : accessors(batch);
+    if (a == null) {
+      return null;
+    }
+    try {
+      if (fenced(a.topic(batch))) {
+        return null;
+      }
+      return buffered.expireHeld(batch, a.createdMs(batch), a.recordCount(batch));
+    } catch (Throwable t) {
+      reportFieldsFailure(t);
+      return null;
+    }
+  }
+
+  @Override
+  public Decision expiredHeld(Object batch) {
+    return batch == null ? null : buffered.expiredHeld(batch);
+  }
+
+  private ProducerBatchFields.Accessors accessors(Object batch) {
+    ProducerBatchFields.Lookup l = ProducerBatchFields.of(batch.getClass());
+    if (l.accessors == null) {
+      reportFieldsFailure(l.failure);
+    }
+    return l.accessors;
+  }
+
+  /**
+   * Once: a kafka-clients whose batches the agent cannot read. Reported as a hook failure (never blocking: the
+   * decision at send() stands), so that buffered records are then judged at send() only.
+   */
+  private void reportFieldsFailure(Throwable t) {
+    if (fieldsFailureReported.compareAndSet(false, true)) {
+      Fencing.hookFailed(Channel.KAFKA, false, new IllegalStateException("cannot read ProducerBatch fields "
+          + "(topicPartition, createdMs, recordCount) of this kafka-clients: records waiting in the producer are "
+          + "judged at send() only", t));
+    }
   }
 
   @Override

@@ -29,7 +29,13 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *   <li>{@code TXN <abort-on-error|commit-anyway> <topic>:<key> ...}: one transaction of a transactional producer;
  *       on a failed send, abort-on-error aborts; commit-anyway commits regardless (and aborts if the commit fails).
  *       Answers {@code TXN sends=[...] COMMITTED|ABORTED|COMMIT-FAILED <exception> ABORTED}.</li>
+ *   <li>{@code BURST <topic> <prefix> <n>}: n sends with callbacks (keys prefix-0 .. prefix-n-1), not waited for;
+ *       answers {@code SENT <n>}.</li>
+ *   <li>{@code OUTCOMES <prefix>}: waits (60 s at most) until every callback and future of that burst completed;
+ *       answers {@code OUTCOMES ok=<keys> err=<key: exception> ...}, callbacks first, then any future that disagrees
+ *       with its callback as {@code future-mismatch=...}.</li>
  * </ul>
+ * Further arguments after the bootstrap servers are producer settings, {@code key=value}.
  */
 public final class KafkaApp {
   private KafkaApp() {}
@@ -121,8 +127,63 @@ public final class KafkaApp {
     }
   }
 
+  /** One BURST: per key, what its callback saw (null until called) and its future. */
+  private static final Map<String, Map<String, String>> CALLBACKS = new java.util.concurrent.ConcurrentHashMap<>();
+  private static final Map<String, Map<String, Future<RecordMetadata>>> FUTURES = new java.util.HashMap<>();
+
+  private static String burst(KafkaProducer<String, String> producer, String topic, String prefix, int n) {
+    Map<String, String> seen = new java.util.concurrent.ConcurrentHashMap<>();
+    Map<String, Future<RecordMetadata>> futures = new java.util.LinkedHashMap<>();
+    CALLBACKS.put(prefix, seen);
+    FUTURES.put(prefix, futures);
+    for (int i = 0; i < n; i++) {
+      String key = prefix + "-" + i;
+      futures.put(key, producer.send(record(topic, key),
+          (metadata, error) -> seen.put(key, error == null ? "OK" : "ERR " + describe(error))));
+    }
+    return "SENT " + n;
+  }
+
+  private static String outcomes(String prefix) throws InterruptedException {
+    Map<String, String> seen = CALLBACKS.get(prefix);
+    Map<String, Future<RecordMetadata>> futures = FUTURES.get(prefix);
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (seen.size() < futures.size() && System.nanoTime() < end) {
+      Thread.sleep(20);
+    }
+    List<String> ok = new ArrayList<>();
+    List<String> err = new ArrayList<>();
+    List<String> mismatch = new ArrayList<>();
+    for (Map.Entry<String, Future<RecordMetadata>> e : futures.entrySet()) {
+      String cb = seen.get(e.getKey());
+      if (cb == null) {
+        err.add(e.getKey() + ": no callback");
+      } else if (cb.equals("OK")) {
+        ok.add(e.getKey());
+      } else {
+        err.add(e.getKey() + ": " + cb.substring(4));
+      }
+      String f;
+      try {
+        e.getValue().get(1, TimeUnit.SECONDS);
+        f = "OK";
+      } catch (Exception x) {
+        f = "ERR " + describe(x);
+      }
+      if (cb != null && !cb.equals(f)) {
+        mismatch.add(e.getKey() + ": callback " + cb + " future " + f);
+      }
+    }
+    return "OUTCOMES ok=" + ok + " err=" + err + (mismatch.isEmpty() ? "" : " future-mismatch=" + mismatch);
+  }
+
   public static void main(String[] args) throws Exception {
-    Map<String, Object> config = Map.of("bootstrap.servers", args[0], "max.block.ms", "15000", "linger.ms", "0");
+    Map<String, Object> config = new java.util.HashMap<>(Map.of("bootstrap.servers", args[0], "max.block.ms", "15000",
+        "linger.ms", "0"));
+    for (int i = 1; i < args.length; i++) {
+      int eq = args[i].indexOf('=');
+      config.put(args[i].substring(0, eq), args[i].substring(eq + 1));
+    }
     KafkaProducer<String, String> producer = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer());
     KafkaProducer<String, String> transactional = null;
     System.out.println("APP STARTED");
@@ -139,6 +200,12 @@ public final class KafkaApp {
             break;
           case "SENDCB":
             answer = sendWithCallback(producer, p[1], p[2]);
+            break;
+          case "BURST":
+            answer = burst(producer, p[1], p[2], Integer.parseInt(p[3]));
+            break;
+          case "OUTCOMES":
+            answer = outcomes(p[1]);
             break;
           case "TXN":
             if (transactional == null) {

@@ -17,7 +17,8 @@ public final class KafkaClientsInstrumentationModule implements InstrumentationM
 
   @Override
   public List<TypeInstrumentation> typeInstrumentations() {
-    return List.of(new KafkaProducerInstrumentation(), new ConsumerRecordsInstrumentation(),
+    return List.of(new KafkaProducerInstrumentation(), new RecordAccumulatorInstrumentation(),
+        new ProducerBatchInstrumentation(), new ConsumerRecordsInstrumentation(),
         new KafkaConsumerInstrumentation());
   }
 
