@@ -35,12 +35,15 @@ public final class FencedConsumerMain {
     p.put("fencing.fence.locks", args[4]);
     p.put("fencing.fence.jdbc.url", args[3]);
     p.put("fencing.fence.metrics.micrometer", "false");
+    // A killed member's partitions move after its session times out: the broker's minimum, not 45 s.
+    p.put("session.timeout.ms", "6000");
+    p.put("heartbeat.interval.ms", "1000");
     String[] m = mode.split(":");
     if (m[0].equals("subscribe")) {
       p.put("max.poll.records", m[1]);
     }
     try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
-      System.out.println("CONSUMER STARTED");
+      System.out.println("CONSUMER STARTED kafka-clients " + org.apache.kafka.common.utils.AppInfoParser.getVersion());
       System.out.flush();
       if (m[0].equals("order")) {
         for (String part : m[1].split(",")) {

@@ -316,6 +316,7 @@ class KafkaPartitionFenceIT {
     producer.flush();
     try (AgentJvm consumer = fork("clients-" + version, clientsClasspath(version), topic, "g-" + topic, lock,
         "order:0,1")) {
+      assertThat(consumer.output()).contains("CONSUMER STARTED kafka-clients " + version);
       consumer.awaitOutput("DONE", WAIT);
       assertThat(FencedConsumerMain.delivered(consumer.output())).as(consumer.output())
           .containsExactlyElementsOf(expected);
