@@ -43,7 +43,7 @@ public final class FencedConsumerMain {
       p.put("max.poll.records", m[1]);
     }
     try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
-      System.out.println("CONSUMER STARTED kafka-clients " + org.apache.kafka.common.utils.AppInfoParser.getVersion());
+      System.out.println("CONSUMER STARTED kafka-clients " + clientsVersion());
       System.out.flush();
       if (m[0].equals("order")) {
         for (String part : m[1].split(",")) {
@@ -76,6 +76,17 @@ public final class FencedConsumerMain {
         Thread.sleep(sleep);
       }
     }
+  }
+
+  /** The kafka-clients version on the class path, from the properties file every release has. */
+  private static String clientsVersion() throws java.io.IOException {
+    Properties version = new Properties();
+    try (var in = KafkaConsumer.class.getClassLoader().getResourceAsStream("kafka/kafka-version.properties")) {
+      if (in != null) {
+        version.load(in);
+      }
+    }
+    return version.getProperty("version", "(unknown)");
   }
 
   /** The values of the DELIVERED lines of {@code output}, in order. */

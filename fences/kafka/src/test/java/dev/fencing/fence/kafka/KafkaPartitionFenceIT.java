@@ -55,9 +55,15 @@ class KafkaPartitionFenceIT {
   private static KafkaProducer<String, String> producer;
 
   @BeforeAll
-  static void start() {
+  static void start() throws Exception {
     broker = KafkaBroker.start();
     postgres = PostgresServer.start();
+    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl())) {
+      // The SQL fence's table, as `sql install` creates it: an installation has it (fence reset writes it); the Kafka
+      // fence creates its own table beside it.
+      c.createStatement().execute("CREATE TABLE fencing_fence (lock_name varchar(128) PRIMARY KEY, "
+          + "token bigint NOT NULL, updated_at timestamp)");
+    }
     producer = new KafkaProducer<>(Map.of("bootstrap.servers", broker.bootstrapServers(), "linger.ms", 0),
         new StringSerializer(), new StringSerializer());
   }
@@ -293,8 +299,6 @@ class KafkaPartitionFenceIT {
       send(topic, 1, lock, "7", "other-partition");
       assertThat(drain(consumer, 3)).containsExactlyInAnyOrder("holder", "poison", "other-partition");
       try (Connection c = DriverManager.getConnection(postgres.jdbcUrl())) {
-        c.createStatement().execute("CREATE TABLE IF NOT EXISTS fencing_fence (lock_name varchar(128) PRIMARY KEY, "
-            + "token bigint NOT NULL, updated_at timestamp)");
         FenceReset.set(c, null, lock, 7, true);
       }
       send(topic, 0, lock, "7", "after-reset");
