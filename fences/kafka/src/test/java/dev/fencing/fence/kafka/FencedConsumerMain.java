@@ -11,7 +11,8 @@ import org.apache.kafka.common.TopicPartition;
 /**
  * A plain consumer with the fence enabled by properties only, run in a child JVM by {@link KafkaPartitionFenceIT}
  * (with the kafka-clients version under test, and to be killed with SIGKILL). Prints {@code DELIVERED <partition>
- * <offset> <value>} for each record the application gets. Args: bootstrap servers, topic, group, JDBC URL, lock, mode.
+ * <offset> <value>} for each record the application gets (and, in subscribe mode, {@code BATCH <count>} before each
+ * poll's records). Args: bootstrap servers, topic, group, JDBC URL, lock, mode.
  * Modes: {@code order:0,1,...} assigns the partitions one after the other, reads each to its end, prints {@code DONE}
  * and exits; {@code subscribe:<max.poll.records>:<ms per record>} subscribes and processes slowly, committing after
  * each batch, until killed.
@@ -62,6 +63,9 @@ public final class FencedConsumerMain {
       consumer.subscribe(List.of(topic));
       while (true) {
         var batch = consumer.poll(Duration.ofMillis(200));
+        if (!batch.isEmpty()) {
+          System.out.println("BATCH " + batch.count());
+        }
         print(batch, sleep);
         consumer.commitSync();
       }

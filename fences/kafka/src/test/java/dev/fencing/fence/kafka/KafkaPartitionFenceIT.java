@@ -196,9 +196,10 @@ class KafkaPartitionFenceIT {
     String first;
     try (AgentJvm consumer = fork("crash-1", clientsClasspath(null), topic, group, lock, "subscribe:15:20")) {
       long deadline = System.nanoTime() + WAIT.toNanos();
-      while (FencedConsumerMain.delivered(consumer.output()).size() < 40) {
+      // Killed with at least 2 records of a batch handed over and 2 still to come: well before its commit.
+      while (!midBatch(consumer.output(), 40)) {
         assertThat(System.nanoTime()).as("40 records delivered\n" + consumer.output()).isLessThan(deadline);
-        Thread.sleep(20);
+        Thread.sleep(5);
       }
       consumer.process().destroyForcibly().waitFor();
       first = consumer.output();
@@ -314,6 +315,8 @@ class KafkaPartitionFenceIT {
   @ValueSource(strings = {"oldest", "latest"})
   void theFenceRunsOnTheOldestAndNewestSupportedClients(String which) throws Exception {
     String version = System.getProperty("fencing.it.kafka.clients." + which);
+    assertThat(version).as("fencing.it.kafka.clients." + which + " (set by this module's failsafe configuration: run "
+        + "the ITs through mvn verify)").isNotNull();
     String topic = topic(3);
     String lock = "clients-" + topic;
     List<String> expected = measuredScenario(topic, lock);
@@ -382,6 +385,24 @@ class KafkaPartitionFenceIT {
     }
     Map<TopicPartition, Long> end = consumer.endOffsets(assigned);
     return assigned.stream().allMatch(tp -> consumer.position(tp) >= end.get(tp));
+  }
+
+  /** At least {@code min} records delivered, the last batch has 2 of them and at least 2 more to go. */
+  private static boolean midBatch(String output, int min) {
+    String[] lines = output.split("\n");
+    int delivered = 0;
+    int batch = 0;
+    int inBatch = 0;
+    for (String line : lines) {
+      if (line.startsWith("BATCH ")) {
+        batch = Integer.parseInt(line.substring(6).trim());
+        inBatch = 0;
+      } else if (line.startsWith("DELIVERED ")) {
+        delivered++;
+        inBatch++;
+      }
+    }
+    return delivered >= min && inBatch >= 2 && batch - inBatch >= 2;
   }
 
   private static void await(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
