@@ -92,6 +92,13 @@ public final class PostgresServer implements AutoCloseable {
     }
   }
 
+  /** Starts a server {@link #stop() stopped} before again, on the same port and data directory (an outage's end). */
+  public void restart() {
+    if (!running) {
+      startServer();
+    }
+  }
+
   /** Stops the server if it runs and deletes its directory. */
   @Override
   public void close() {

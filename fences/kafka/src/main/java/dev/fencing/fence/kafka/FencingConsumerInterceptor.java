@@ -1,11 +1,6 @@
 package dev.fencing.fence.kafka;
 
-import dev.fencing.fence.http.FenceState;
-import dev.fencing.fence.http.FenceStore;
-import dev.fencing.fence.http.InMemoryFenceStore;
-import dev.fencing.fence.http.JdbcFenceStore;
 import dev.fencing.fence.http.Rejection;
-import dev.fencing.fence.http.Verdict;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.EnumMap;
@@ -27,8 +22,8 @@ import org.slf4j.LoggerFactory;
  * fencing.fence.locks=ledger
  * fencing.fence.jdbc.url=jdbc:postgresql://db/app?user=fence
  * </pre>
- * Each poll's records pass through {@link RecordFence}: records of stale lock holders (a token below the highest seen
- * for their lock), and records with a missing or malformed token, are quarantined: sent to the dead-letter topic when
+ * Each poll's records pass through {@link RecordFence}: records of stale lock holders (a token below the fence of
+ * their partition at their offset), and records with a missing or malformed token, are quarantined: sent to the dead-letter topic when
  * one is configured, else dropped; always counted. The rest reach the application unchanged. Settings: {@link
  * KafkaFenceSettings}; README.md explains the choices.
  */
@@ -36,7 +31,7 @@ public final class FencingConsumerInterceptor<K, V> implements ConsumerIntercept
 
   private static final Logger LOG = LoggerFactory.getLogger(FencingConsumerInterceptor.class);
   /** The memory store is per JVM, so that a consumer restarted in the same JVM keeps the fence. */
-  private static final InMemoryFenceStore MEMORY = new InMemoryFenceStore();
+  private static final InMemoryPartitionFenceStore MEMORY = new InMemoryPartitionFenceStore();
   private static final long WARN_INTERVAL_NANOS = 10_000_000_000L;
 
   private RecordFence fence;
@@ -48,7 +43,7 @@ public final class FencingConsumerInterceptor<K, V> implements ConsumerIntercept
   public void configure(Map<String, ?> configs) {
     KafkaFenceSettings settings = KafkaFenceSettings.from(configs);
     KafkaFenceMetrics metrics = KafkaFenceMetrics.global();
-    FenceStore store = store(settings);
+    PartitionFenceStore store = store(settings);
     try {
       this.fence = new RecordFence(settings, store, metrics);
       if (settings.micrometer() && micrometerAvailable()) {
@@ -56,6 +51,7 @@ public final class FencingConsumerInterceptor<K, V> implements ConsumerIntercept
           MicrometerBinding.bind(metrics, lock);
         }
         MicrometerBinding.bind(metrics, fence.fallbackLabel());
+        MicrometerBinding.bindStore(metrics);
       }
       this.deadLetters = DeadLetters.create(settings, configs, metrics);
     } catch (RuntimeException e) {
@@ -83,12 +79,12 @@ public final class FencingConsumerInterceptor<K, V> implements ConsumerIntercept
     }
   }
 
-  private FenceStore store(KafkaFenceSettings settings) {
+  private PartitionFenceStore store(KafkaFenceSettings settings) {
     if (settings.store() == KafkaFenceSettings.Store.MEMORY) {
       return MEMORY;
     }
     if (settings.dataSource() != null) {
-      return new JdbcFenceStore(settings.dataSource(), settings.jdbcSchema());
+      return jdbc(settings.dataSource(), settings);
     }
     if (settings.jdbcDriver() != null) {
       try {
@@ -105,19 +101,14 @@ public final class FencingConsumerInterceptor<K, V> implements ConsumerIntercept
     }
     SingleConnectionDataSource ds = new SingleConnectionDataSource(settings.jdbcUrl(), settings.jdbcUser(),
         settings.jdbcPassword());
-    JdbcFenceStore jdbc;
-    try {
-      jdbc = new JdbcFenceStore(ds, settings.jdbcSchema());
-    } catch (IllegalArgumentException e) {
-      throw new ConfigException(KafkaFenceSettings.JDBC_SCHEMA, settings.jdbcSchema(), e.getMessage());
-    }
+    PartitionFenceStore jdbc = jdbc(ds, settings);
     this.connection = ds;
-    // After any failure the single connection is dropped: the next poll starts on a fresh one.
-    return new FenceStore() {
+    // After any failure the single connection is dropped: the next attempt starts on a fresh one.
+    return new PartitionFenceStore() {
       @Override
-      public Verdict check(String lock, long token, boolean strict) {
+      public List<Advance> advances(String lock, String topic, int partition, long from, long to) {
         try {
-          return jdbc.check(lock, token, strict);
+          return jdbc.advances(lock, topic, partition, from, to);
         } catch (RuntimeException e) {
           ds.reset();
           throw e;
@@ -125,35 +116,23 @@ public final class FencingConsumerInterceptor<K, V> implements ConsumerIntercept
       }
 
       @Override
-      public Verdict check(String lock, long token, String grant, boolean strict) {
+      public Advance record(String lock, String topic, int partition, Advance advance) {
         try {
-          return jdbc.check(lock, token, grant, strict);
-        } catch (RuntimeException e) {
-          ds.reset();
-          throw e;
-        }
-      }
-
-      @Override
-      public long current(String lock) {
-        try {
-          return jdbc.current(lock);
-        } catch (RuntimeException e) {
-          ds.reset();
-          throw e;
-        }
-      }
-
-      @Override
-      public FenceState state(String lock) {
-        try {
-          return jdbc.state(lock);
+          return jdbc.record(lock, topic, partition, advance);
         } catch (RuntimeException e) {
           ds.reset();
           throw e;
         }
       }
     };
+  }
+
+  private static PartitionFenceStore jdbc(javax.sql.DataSource ds, KafkaFenceSettings settings) {
+    try {
+      return new JdbcPartitionFenceStore(ds, settings.jdbcSchema());
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException(KafkaFenceSettings.JDBC_SCHEMA, settings.jdbcSchema(), e.getMessage());
+    }
   }
 
   @Override

@@ -16,7 +16,9 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>{@code fencing_fence_rejections_total{fence="kafka",lock,reason}} (DESIGN.md section 7): records the fence
  *       quarantined, {@code reason} one of {@link #REASONS};</li>
  *   <li>{@code fencing_fence_dead_letters_total{fence="kafka",lock,outcome}}: quarantined records the dead-letter
- *       topic acknowledged ({@code sent}) or that could not be sent ({@code failed}, i.e. lost).</li>
+ *       topic acknowledged ({@code sent}) or that could not be sent ({@code failed}, i.e. lost);</li>
+ *   <li>{@code fencing_fence_store_failures_total{fence="kafka"}}: fence store calls that failed; each made the poll
+ *       wait and ask again (no record is decided without the store).</li>
  * </ul>
  * Every configured lock starts with all its series at 0. The lock label is a guarded lock's name, or {@value
  * #UNKNOWN_LOCK} for a record naming none of several guarded locks (as in the HTTP fence): never a producer's value.
@@ -27,6 +29,7 @@ public final class KafkaFenceMetrics {
 
   public static final String REJECTIONS = "fencing_fence_rejections_total";
   public static final String DEAD_LETTERS = "fencing_fence_dead_letters_total";
+  public static final String STORE_FAILURES = "fencing_fence_store_failures_total";
   public static final String FENCE = "kafka";
   public static final String UNKNOWN_LOCK = "(unknown)";
   /** The reasons this fence gives (the HTTP fence's, less its drain timeout). */
@@ -47,6 +50,7 @@ public final class KafkaFenceMetrics {
   }
 
   private final Map<String, Counters> counters = new ConcurrentHashMap<>();
+  private final LongAdder storeFailures = new LongAdder();
 
   KafkaFenceMetrics() {
   }
@@ -72,6 +76,15 @@ public final class KafkaFenceMetrics {
 
   void deadLetter(String lockLabel, boolean sent) {
     counters(lockLabel).deadLetters[sent ? 0 : 1].increment();
+  }
+
+  void storeFailure() {
+    storeFailures.increment();
+  }
+
+  /** Fence store calls that failed (and were retried while the poll waited). */
+  public long storeFailures() {
+    return storeFailures.sum();
   }
 
   /** Records quarantined for {@code lock} (a label) and {@code reason}. */
@@ -117,6 +130,9 @@ public final class KafkaFenceMetrics {
       b.append(family.equals(REJECTIONS) ? "\",reason=\"" : "\",outcome=\"").append(s.label()).append("\"} ")
           .append(s.value()).append('\n');
     }
+    b.append("# HELP ").append(STORE_FAILURES).append(" Kafka fence store calls that failed; the poll waited and "
+        + "retried.\n# TYPE ").append(STORE_FAILURES).append(" counter\n").append(STORE_FAILURES)
+        .append("{fence=\"").append(FENCE).append("\"} ").append(storeFailures.sum()).append('\n');
     return b.toString();
   }
 

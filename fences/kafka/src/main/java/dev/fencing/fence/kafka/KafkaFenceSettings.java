@@ -59,13 +59,13 @@ public final class KafkaFenceSettings {
       new Key(SIGNING_KEY_FILE, "(none)", "file holding the key the producers' agents sign tokens with (their "
           + "`fencing.signing.key-file`): a record whose token has no valid `fencing-signature` is quarantined "
           + "(`missing_signature`, `bad_signature`) before the store is asked; without it tokens are not verified"),
-      new Key(STORE, "jdbc", "where the highest token per lock lives: `jdbc` (durable, shared, the SQL fence's table) "
-          + "or `memory` (this JVM only, lost on restart)"),
-      new Key(JDBC_URL, "(none)", "JDBC URL of the database holding `fencing_fence`; required for `store=jdbc` "
+      new Key(STORE, "jdbc", "where the fence of each partition lives: `jdbc` (durable, shared by all consumers: table "
+          + "`fencing_kafka_fence`, created on first use) or `memory` (this JVM only, lost on restart)"),
+      new Key(JDBC_URL, "(none)", "JDBC URL of the database holding `fencing_kafka_fence`; required for `store=jdbc` "
           + "unless `" + JDBC_DATASOURCE + "` is given"),
       new Key(JDBC_USER, "(none)", "database user, if not in the URL"),
       new Key(JDBC_PASSWORD, "(none)", "database password, if not in the URL"),
-      new Key(JDBC_SCHEMA, "(connection default)", "schema (MariaDB/MySQL: database) of `fencing_fence`"),
+      new Key(JDBC_SCHEMA, "(connection default)", "schema (MariaDB/MySQL: database) of `fencing_kafka_fence`"),
       new Key(JDBC_DRIVER, "(none)", "JDBC driver class to load first, for class loaders DriverManager cannot see"),
       new Key(JDBC_DATASOURCE, "(none)", "a `javax.sql.DataSource` object (put in the consumer's config map in code) "
           + "used instead of the URL, e.g. the application's pool"),

@@ -28,6 +28,23 @@ final class MicrometerBinding {
     }
   }
 
+  private static volatile boolean storeBound;
+
+  /** Registers the store failure counter in Micrometer's global registry, once per JVM. */
+  static synchronized void bindStore(KafkaFenceMetrics metrics) {
+    if (!storeBound) {
+      storeBound = true;
+      bindStore(Metrics.globalRegistry, metrics);
+    }
+  }
+
+  static void bindStore(MeterRegistry registry, KafkaFenceMetrics metrics) {
+    FunctionCounter.builder(strip(KafkaFenceMetrics.STORE_FAILURES), metrics, KafkaFenceMetrics::storeFailures)
+        .description("Kafka fence store calls that failed; the poll waited and retried.")
+        .tags("fence", KafkaFenceMetrics.FENCE)
+        .register(registry);
+  }
+
   static void bind(MeterRegistry registry, KafkaFenceMetrics metrics, String lock) {
     for (Rejection r : KafkaFenceMetrics.REASONS) {
       FunctionCounter.builder(strip(KafkaFenceMetrics.REJECTIONS), metrics, m -> m.rejections(lock, r))

@@ -1,73 +1,80 @@
 package dev.fencing.fence.kafka;
 
-import dev.fencing.fence.http.FenceState;
-import dev.fencing.fence.http.FenceStore;
+import dev.fencing.fence.http.FenceStoreException;
 import dev.fencing.fence.http.Rejection;
 import dev.fencing.fence.http.TokenHeaders;
-import dev.fencing.fence.http.Verdict;
 import dev.fencing.fence.sql.TokenSignature;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The decision on one poll's records (DESIGN.md section 4): a record with a valid token for a guarded lock is accepted
- * iff its token is at least the highest seen for that lock (strict: above it); lower is stale. An equal token is
- * accepted only from the grant stored with it ({@code fencing-grant}), or when none is stored; from another grant, or
- * without one while one is stored, it is replayed. Records are judged in
- * the order the application would see them, so within the batch a higher token also raises the bar for the records
- * after it.
+ * The decision on one poll's records (DESIGN.md section 4), per (lock, topic, partition): a record with a valid token
+ * for a guarded lock is judged by {@link PartitionVerdict} against its partition's advances at its offset, read from
+ * the store once per partition and batch; a record that raises the partition's fence is stored as a new advance
+ * before the records after it are judged. Kafka orders records only within a partition, so that is the only order the
+ * fence uses: a record of the old holder is stale only if it was appended to its partition after a record of a newer
+ * token was.
  *
- * <p>The store is asked at most twice per lock and batch, not per record: one read of the highest token before the
- * walk, and, only when the batch holds a higher one, one check-and-advance to the batch's highest accepted token. If
- * that check finds the fence overtaken meanwhile (another consumer of the lock advanced it further), the batch's
- * records of the lock below the new fence token become stale too: nothing has been handed to the application yet.
- * The fence therefore only moves when a record is accepted, and never past a record the application did not get.
- *
- * <p>A store that fails quarantines the records it was needed for ({@code store_unavailable}); records whose token
- * equals the fence token read before the failure are still accepted. Nothing here throws: Kafka would log an
- * interceptor's exception and hand over the unfiltered batch, so a failure of the fence itself quarantines every
- * fenced record of the batch instead (fail closed).
+ * <p>Nothing is decided without the store: when it fails, the poll waits (backing off up to {@value #MAX_BACKOFF_MS}
+ * ms) and asks again until it answers, logging once per outage and counting each failure. Kafka hands the unfiltered
+ * batch to the application when an interceptor throws, and the consumer's position is already past the batch, so
+ * neither throwing nor dropping would be safe. A failure of the fence itself (a bug) quarantines every fenced record
+ * of the batch instead (fail closed).
  */
 final class RecordFence {
 
+  private static final Logger LOG = LoggerFactory.getLogger(RecordFence.class);
+  static final long MAX_BACKOFF_MS = 5_000;
+  private static final long FIRST_BACKOFF_MS = 100;
+
   private final KafkaFenceSettings settings;
-  private final FenceStore store;
+  private final PartitionFenceStore store;
   private final KafkaFenceMetrics metrics;
   private final Set<String> locks;
   private final String fallbackLabel;
   private final TokenSignature signingKey;
+  private final long firstBackoffMillis;
 
-  /** The batch's state of one lock. */
+  /** One partition of one lock in the batch: the offsets it spans and, once read, its advances. */
   private static final class Run {
-    long seen;
-    long running;
-    /** The grant stored with {@code seen}, then the grant of the record that raised {@code running} (null: none). */
-    String runningGrant;
-    long overtakenBy;
-    /** The check-and-advance found {@code running} stored under another grant. */
-    boolean replayed;
-    RuntimeException readFailure;
-    RuntimeException advanceFailure;
+    long from = Long.MAX_VALUE;
+    long to = -1;
+    NavigableMap<Long, PartitionFenceStore.Advance> advances;
+  }
+
+  private record RunKey(String lock, String topic, int partition) {
   }
 
   /** The records to hand to the application and those refused. */
   record Outcome<K, V>(ConsumerRecords<K, V> accepted, List<Quarantine> quarantined) {
   }
 
-  RecordFence(KafkaFenceSettings settings, FenceStore store, KafkaFenceMetrics metrics) {
+  RecordFence(KafkaFenceSettings settings, PartitionFenceStore store, KafkaFenceMetrics metrics) {
+    this(settings, store, metrics, FIRST_BACKOFF_MS);
+  }
+
+  RecordFence(KafkaFenceSettings settings, PartitionFenceStore store, KafkaFenceMetrics metrics,
+      long firstBackoffMillis) {
     this.settings = settings;
     this.store = store;
     this.metrics = metrics;
     this.locks = settings.locks();
     this.signingKey = settings.policy().signingKey();
     this.fallbackLabel = KafkaFenceMetrics.fallbackLabel(locks);
+    this.firstBackoffMillis = firstBackoffMillis;
     for (String lock : locks) {
       metrics.register(lock);
     }
@@ -99,12 +106,12 @@ final class RecordFence {
     Rejection[] reason = new Rejection[n];
     String[] detail = new String[n];
     String[] lockOf = new String[n];
-    String[] grantOf = new String[n];
     long[] token = new long[n];
     long[] current = new long[n];
-    boolean[] accepted = new boolean[n];
-    Map<String, Run> runs = new HashMap<>();
+    TokenHeaders.Result[] headers = new TokenHeaders.Result[n];
+    Map<RunKey, Run> runs = new HashMap<>();
     boolean strict = settings.strict();
+    boolean refused = false;
 
     for (int i = 0; i < n; i++) {
       ConsumerRecord<K, V> r = all.get(i);
@@ -114,90 +121,62 @@ final class RecordFence {
       TokenHeaders.Result h = FencingHeaders.read(r.headers(), locks, signingKey);
       lockOf[i] = h.lock();
       token[i] = h.token();
-      grantOf[i] = h.grant();
       if (!h.isValid()) {
         if (h.rejection() != Rejection.MISSING_TOKEN || !settings.policy().permissive()) {
           reason[i] = h.rejection();
           detail[i] = h.detail();
+          refused = true;
         }
         continue;
       }
-      Run run = runs.get(h.lock());
-      if (run == null) {
-        run = new Run();
-        try {
-          FenceState state = store.state(h.lock());
-          run.seen = state.token();
-          run.running = run.seen;
-          run.runningGrant = state.grant();
-        } catch (RuntimeException e) {
-          run.readFailure = e;
-        }
-        runs.put(h.lock(), run);
-      }
-      if (run.readFailure != null) {
-        reason[i] = Rejection.STORE_UNAVAILABLE;
-        detail[i] = storeDetail(h.lock(), run.readFailure);
-      } else if (h.token() < run.running || (strict && h.token() == run.running)) {
-        reason[i] = Rejection.STALE_TOKEN;
-        current[i] = run.running;
-        detail[i] = staleDetail(h.lock(), h.token(), run.running);
-      } else if (h.token() == run.running && run.runningGrant != null && !run.runningGrant.equals(h.grant())) {
-        reason[i] = Rejection.REPLAYED_TOKEN;
-        current[i] = run.running;
-        detail[i] = replayedDetail(h.lock(), h.token(), h.grant());
-      } else {
-        if (h.token() > run.running) {
-          run.running = h.token();
-          run.runningGrant = h.grant();
-        }
-        accepted[i] = true;
-      }
+      headers[i] = h;
+      Run run = runs.computeIfAbsent(new RunKey(h.lock(), r.topic(), r.partition()), k -> new Run());
+      run.from = Math.min(run.from, r.offset());
+      run.to = Math.max(run.to, r.offset());
     }
 
-    for (Map.Entry<String, Run> e : runs.entrySet()) {
+    for (Map.Entry<RunKey, Run> e : runs.entrySet()) {
+      RunKey k = e.getKey();
       Run run = e.getValue();
-      if (run.readFailure == null && run.running > run.seen) {
-        try {
-          Verdict v = store.check(e.getKey(), run.running, run.runningGrant, strict);
-          if (v.outcome() == Verdict.Outcome.REPLAYED) {
-            run.replayed = true; // another consumer advanced to this token first, for another grant
-          } else if (!v.isAccepted()) {
-            run.overtakenBy = v.current();
-          }
-        } catch (RuntimeException ex) {
-          run.advanceFailure = ex;
-        }
+      List<PartitionFenceStore.Advance> list = untilAnswered(k.lock(),
+          () -> store.advances(k.lock(), k.topic(), k.partition(), run.from, run.to));
+      run.advances = new TreeMap<>();
+      for (PartitionFenceStore.Advance a : list) {
+        run.advances.put(a.offset(), a);
       }
     }
 
-    boolean refused = false;
     for (int i = 0; i < n; i++) {
-      if (accepted[i]) {
-        Run run = runs.get(lockOf[i]);
-        if (run.replayed && token[i] >= run.running) {
-          accepted[i] = false;
-          reason[i] = Rejection.REPLAYED_TOKEN;
-          current[i] = run.running;
-          detail[i] = replayedDetail(lockOf[i], token[i], grantOf[i]);
-        } else if (run.replayed && token[i] > run.seen) {
-          accepted[i] = false; // below the token the fence now holds (another consumer advanced to it)
-          reason[i] = Rejection.STALE_TOKEN;
-          current[i] = run.running;
-          detail[i] = staleDetail(lockOf[i], token[i], run.running);
-        } else if (run.overtakenBy > 0
-            && (token[i] < run.overtakenBy || (strict && token[i] == run.overtakenBy))) {
-          accepted[i] = false;
-          reason[i] = Rejection.STALE_TOKEN;
-          current[i] = run.overtakenBy;
-          detail[i] = staleDetail(lockOf[i], token[i], run.overtakenBy);
-        } else if (run.advanceFailure != null && token[i] > run.seen) {
-          accepted[i] = false;
-          reason[i] = Rejection.STORE_UNAVAILABLE;
-          detail[i] = storeDetail(lockOf[i], run.advanceFailure);
+      TokenHeaders.Result h = headers[i];
+      if (h == null) {
+        continue;
+      }
+      ConsumerRecord<K, V> r = all.get(i);
+      RunKey k = new RunKey(h.lock(), r.topic(), r.partition());
+      Run run = runs.get(k);
+      PartitionVerdict.Result v = PartitionVerdict.judge(run.advances, r.offset(), h.token(), h.grant(), strict);
+      if (v.kind() == PartitionVerdict.Kind.ADVANCE) {
+        PartitionFenceStore.Advance mine = new PartitionFenceStore.Advance(r.offset(), h.token(), h.grant());
+        PartitionFenceStore.Advance stored = untilAnswered(k.lock(),
+            () -> store.record(k.lock(), k.topic(), k.partition(), mine));
+        run.advances.put(stored.offset(), stored);
+        // Normally the stored advance is this record's (or the same record's, stored by another consumer first).
+        v = PartitionVerdict.judge(run.advances, r.offset(), h.token(), h.grant(), strict);
+        if (v.kind() == PartitionVerdict.Kind.ADVANCE) {
+          v = new PartitionVerdict.Result(PartitionVerdict.Kind.STALE, stored.token()); // never loop on a bad store
         }
       }
-      refused |= reason[i] != null;
+      if (v.kind() == PartitionVerdict.Kind.STALE) {
+        reason[i] = Rejection.STALE_TOKEN;
+        current[i] = v.current();
+        detail[i] = staleDetail(h.lock(), h.token(), v.current(), r);
+        refused = true;
+      } else if (v.kind() == PartitionVerdict.Kind.REPLAYED) {
+        reason[i] = Rejection.REPLAYED_TOKEN;
+        current[i] = v.current();
+        detail[i] = replayedDetail(h.lock(), h.token(), h.grant());
+        refused = true;
+      }
     }
     if (!refused) {
       return new Outcome<>(records, List.of());
@@ -215,12 +194,56 @@ final class RecordFence {
         quarantined.add(new Quarantine(r, label, reason[i], detail[i], token[i], current[i]));
       }
     }
-    return new Outcome<>(new ConsumerRecords<>(kept, records.nextOffsets()), quarantined);
+    return new Outcome<>(Batches.of(kept, records), quarantined);
+  }
+
+  /**
+   * Runs a store call until it answers: the poll waits while the store is down (see the class comment). An interrupt
+   * does not end the wait (the records cannot be handed over undecided); the thread's interrupt status is restored
+   * when the call returns.
+   */
+  private <T> T untilAnswered(String lock, Supplier<T> call) {
+    long backoff = firstBackoffMillis;
+    long failingSince = 0;
+    int failures = 0;
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          T answer = call.get();
+          if (failures > 0) {
+            LOG.warn("fencing: the fence store answers again after {} ms and {} failed attempt(s); the poll goes on",
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - failingSince), failures);
+          }
+          return answer;
+        } catch (FenceStoreException e) {
+          metrics.storeFailure();
+          if (failures++ == 0) {
+            failingSince = System.nanoTime();
+            LOG.warn("fencing: the fence store failed ({}); the poll waits and retries until it answers: no record "
+                + "of lock '{}' is handed over or dropped undecided", e.getMessage(), lock);
+          } else {
+            LOG.debug("fencing: the fence store failed again (attempt {}): {}", failures, e.getMessage());
+          }
+        }
+        try {
+          Thread.sleep(backoff);
+        } catch (InterruptedException ie) {
+          interrupted = true;
+        }
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
   /** The fence itself failed: every fenced record is quarantined, the others pass. */
   private <K, V> Outcome<K, V> failClosed(ConsumerRecords<K, V> records, List<ConsumerRecord<K, V>> all,
       RuntimeException e) {
+    LOG.error("fencing: the fence failed to decide; the batch's fenced records are quarantined", e);
     Map<TopicPartition, List<ConsumerRecord<K, V>>> kept = new LinkedHashMap<>();
     List<Quarantine> quarantined = new ArrayList<>();
     String detail = "the fence failed to decide (" + e + "); quarantined rather than let through";
@@ -232,13 +255,14 @@ final class RecordFence {
         kept.computeIfAbsent(new TopicPartition(r.topic(), r.partition()), tp -> new ArrayList<>()).add(r);
       }
     }
-    return new Outcome<>(new ConsumerRecords<>(kept, records.nextOffsets()), quarantined);
+    return new Outcome<>(Batches.of(kept, records), quarantined);
   }
 
-  private static String staleDetail(String lock, long token, long current) {
+  private static String staleDetail(String lock, long token, long current, ConsumerRecord<?, ?> r) {
     return token < current
-        ? "token " + token + " for lock '" + lock + "' is lower than the fence token " + current
-            + ": a newer lock holder has been here, this record comes from a stale one"
+        ? "token " + token + " for lock '" + lock + "' is lower than the fence token " + current + " of " + r.topic()
+            + "-" + r.partition() + " at offset " + r.offset()
+            + ": a newer lock holder wrote to this partition before this record, which comes from a stale one"
         : "token " + token + " for lock '" + lock + "' is not above the fence token " + current
             + " (strict mode: every record needs a new token)";
   }
@@ -247,9 +271,5 @@ final class RecordFence {
     return "token " + token + " for lock '" + lock + "' was issued to another grant than this record's ("
         + (grant == null ? "none" : "'" + grant + "'") + "): the fence holds it for the grant that advanced it; a "
         + "coordinator restored from a snapshot gave the same token to a second holder";
-  }
-
-  private static String storeDetail(String lock, RuntimeException e) {
-    return "the fence store could not check the token for lock '" + lock + "': " + e.getMessage();
   }
 }

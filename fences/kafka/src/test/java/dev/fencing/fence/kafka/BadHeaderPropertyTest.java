@@ -3,7 +3,6 @@ package dev.fencing.fence.kafka;
 import dev.fencing.testing.Gen;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.fence.http.InMemoryFenceStore;
 import dev.fencing.fence.http.Rejection;
 import dev.fencing.fence.http.TokenHeaders;
 import java.math.BigInteger;
@@ -39,13 +38,13 @@ class BadHeaderPropertyTest {
   private static final Pattern TOKEN = Pattern.compile("[1-9][0-9]{0,18}");
   private static final BigInteger MAX = BigInteger.valueOf(Long.MAX_VALUE);
 
-  private InMemoryFenceStore store;
+  private MemoryStore store;
   private KafkaFenceMetrics metrics;
   private RecordFence fence;
 
   @BeforeEach
   void fenceAt5() {
-    store = new InMemoryFenceStore();
+    store = new MemoryStore();
     metrics = new KafkaFenceMetrics();
     Map<String, Object> config = new HashMap<>();
     config.put(KafkaFenceSettings.LOCKS, LOCK);

@@ -32,6 +32,9 @@ class KafkaFenceMetricsTest {
         # TYPE fencing_fence_dead_letters_total counter
         fencing_fence_dead_letters_total{fence="kafka",lock="ledger",outcome="sent"} 0
         fencing_fence_dead_letters_total{fence="kafka",lock="ledger",outcome="failed"} 1
+        # HELP fencing_fence_store_failures_total Kafka fence store calls that failed; the poll waited and retried.
+        # TYPE fencing_fence_store_failures_total counter
+        fencing_fence_store_failures_total{fence="kafka"} 0
         """);
   }
 

@@ -2,11 +2,9 @@ package dev.fencing.fence.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.fence.http.FenceStore;
 import dev.fencing.fence.http.FenceStoreException;
-import dev.fencing.fence.http.InMemoryFenceStore;
 import dev.fencing.fence.http.Rejection;
-import dev.fencing.fence.http.Verdict;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,24 +17,27 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** The fence's decisions on real ConsumerRecords, with the in-memory store (or a failing fake where said). */
+/**
+ * The fence's decisions on real ConsumerRecords, with the in-memory store (or a failing or racing fake where said).
+ * Unless a test says otherwise, its records are on partition t-0, each batch after the previous one in the log.
+ */
 class RecordFenceTest {
 
-  private final InMemoryFenceStore store = new InMemoryFenceStore();
+  private final MemoryStore store = new MemoryStore();
   private final KafkaFenceMetrics metrics = new KafkaFenceMetrics();
 
   private RecordFence fence(String... settings) {
     return fence(store, settings);
   }
 
-  private RecordFence fence(FenceStore store, String... settings) {
+  private RecordFence fence(PartitionFenceStore store, String... settings) {
     Map<String, Object> config = new HashMap<>();
     config.put(KafkaFenceSettings.LOCKS, "ledger");
     config.put(KafkaFenceSettings.STORE, "memory");
     for (int i = 0; i < settings.length; i += 2) {
       config.put(settings[i], settings[i + 1]);
     }
-    return new RecordFence(KafkaFenceSettings.from(config), store, metrics);
+    return new RecordFence(KafkaFenceSettings.from(config), store, metrics, 1);
   }
 
   @Test
@@ -109,39 +110,6 @@ class RecordFenceTest {
         "5", null, "a"), "5", "x", "b"), "5", "y", "c").build());
     assertThat(Records.values(out.accepted())).containsExactly("a", "b", "c");
     assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.http.FenceState(5, null));
-  }
-
-  @Test
-  void anAdvanceOvertakenByAnotherGrantWithTheSameTokenIsReplayed() {
-    store.check("ledger", 3, "old", false);
-    FenceStore racing = new FenceStore() {
-      @Override
-      public Verdict check(String lock, long token, boolean strict) {
-        return check(lock, token, null, strict);
-      }
-
-      @Override
-      public Verdict check(String lock, long token, String grant, boolean strict) {
-        store.check(lock, token, "theirs", strict); // another consumer advanced to this token first
-        return store.check(lock, token, grant, strict);
-      }
-
-      @Override
-      public long current(String lock) {
-        return store.current(lock);
-      }
-
-      @Override
-      public dev.fencing.fence.http.FenceState state(String lock) {
-        return store.state(lock);
-      }
-    };
-    RecordFence.Outcome<String, String> out = fence(racing).filter(granted(granted(granted(new Records(),
-        "3", "old", "equal"), "4", "mine", "between"), "5", "mine", "mine").build());
-    assertThat(Records.values(out.accepted())).containsExactly("equal");
-    assertThat(out.quarantined()).extracting(Quarantine::reason)
-        .containsExactly(Rejection.STALE_TOKEN, Rejection.REPLAYED_TOKEN);
-    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.http.FenceState(5, "theirs"));
   }
 
   @Test
@@ -294,68 +262,152 @@ class RecordFenceTest {
     assertThat(out.count()).isEqualTo(1);
   }
 
-  @Test
-  void aFailingStoreQuarantinesWhatItWasNeededFor() {
-    FenceStore down = new FenceStore() {
+  /** A store that fails its first {@code failures} calls of each kind with a FenceStoreException. */
+  private PartitionFenceStore failing(int readFailures, int writeFailures) {
+    AtomicInteger reads = new AtomicInteger();
+    AtomicInteger writes = new AtomicInteger();
+    return new PartitionFenceStore() {
       @Override
-      public Verdict check(String lock, long token, boolean strict) {
-        throw new FenceStoreException("down", null);
+      public List<Advance> advances(String lock, String topic, int partition, long from, long to) {
+        if (reads.getAndIncrement() < readFailures) {
+          throw new FenceStoreException("database down", null);
+        }
+        return store.advances(lock, topic, partition, from, to);
       }
 
       @Override
-      public long current(String lock) {
-        throw new FenceStoreException("down", null);
+      public Advance record(String lock, String topic, int partition, Advance advance) {
+        if (writes.getAndIncrement() < writeFailures) {
+          throw new FenceStoreException("lock timeout", null);
+        }
+        return store.record(lock, topic, partition, advance);
       }
     };
-    RecordFence.Outcome<String, String> out = fence(down).filter(new Records()
+  }
+
+  @Test
+  void aFailingStoreMakesThePollWaitAndNothingIsDecidedWithoutIt() {
+    RecordFence.Outcome<String, String> out = fence(failing(3, 0)).filter(new Records()
         .fenced("ledger", "5", "a").add("t", 0, "plain").build());
-    assertThat(out.accepted().isEmpty()).isTrue();
-    assertThat(out.quarantined()).extracting(Quarantine::reason)
-        .containsExactly(Rejection.STORE_UNAVAILABLE, Rejection.MISSING_TOKEN);
-    assertThat(metrics.rejections("ledger", Rejection.STORE_UNAVAILABLE)).isEqualTo(1);
+    assertThat(Records.values(out.accepted())).containsExactly("a");
+    assertThat(out.quarantined()).extracting(Quarantine::reason).containsExactly(Rejection.MISSING_TOKEN);
+    assertThat(metrics.storeFailures()).isEqualTo(3);
+    assertThat(metrics.rejections("ledger", Rejection.STORE_UNAVAILABLE)).isZero();
+    assertThat(store.current("ledger")).isEqualTo(5);
   }
 
   @Test
-  void aFailedAdvanceStillAcceptsTheTokenInForce() {
-    FenceStore advanceFails = new FenceStore() {
-      @Override
-      public Verdict check(String lock, long token, boolean strict) {
-        throw new FenceStoreException("lock timeout", null);
-      }
-
-      @Override
-      public long current(String lock) {
-        return 5;
-      }
-    };
-    RecordFence.Outcome<String, String> out = fence(advanceFails).filter(new Records()
-        .fenced("ledger", "5", "in-force").fenced("ledger", "6", "newer").build());
-    assertThat(Records.values(out.accepted())).containsExactly("in-force");
-    assertThat(out.quarantined()).singleElement()
-        .satisfies(q -> assertThat(q.reason()).isEqualTo(Rejection.STORE_UNAVAILABLE));
-  }
-
-  @Test
-  void aFenceOvertakenByAnotherConsumerDuringTheBatchMakesItsRecordsStale() {
-    // Another consumer of the lock advances the shared store to 9 between this batch's read and its advance.
-    FenceStore racing = new FenceStore() {
-      @Override
-      public Verdict check(String lock, long token, boolean strict) {
-        store.check(lock, 9);
-        return store.check(lock, token, strict);
-      }
-
-      @Override
-      public long current(String lock) {
-        return store.current(lock);
-      }
-    };
+  void aFailingAdvanceIsRetriedUntilStored() {
     store.check("ledger", 5);
+    RecordFence.Outcome<String, String> out = fence(failing(0, 2)).filter(new Records()
+        .fenced("ledger", "5", "in-force").fenced("ledger", "6", "newer").fenced("ledger", "5", "stale").build());
+    assertThat(Records.values(out.accepted())).containsExactly("in-force", "newer");
+    assertThat(out.quarantined()).extracting(Quarantine::reason).containsExactly(Rejection.STALE_TOKEN);
+    assertThat(metrics.storeFailures()).isEqualTo(2);
+    assertThat(store.current("ledger")).isEqualTo(6);
+  }
+
+  @Test
+  void anInterruptDoesNotEndTheWaitAndIsKept() {
+    Thread.currentThread().interrupt();
+    try {
+      RecordFence.Outcome<String, String> out = fence(failing(2, 0)).filter(new Records()
+          .fenced("ledger", "5", "a").build());
+      assertThat(Records.values(out.accepted())).containsExactly("a");
+      assertThat(Thread.currentThread().isInterrupted()).isTrue();
+    } finally {
+      Thread.interrupted();
+    }
+  }
+
+  /** Issue 16's measured case: the fence keeps no order across partitions, since Kafka has none. */
+  @Test
+  void aValidHoldersRecordsOnAnotherPartitionPassWhateverTheReadOrder() {
+    RecordFence fence = fence();
+    Records batch = new Records();
+    for (int i = 0; i < 3; i++) {
+      batch.add("t", 0, "b" + i, "fencing-lock", "ledger", "fencing-token", "6");
+    }
+    for (int i = 0; i < 3; i++) {
+      batch.add("t", 1, "a" + i, "fencing-lock", "ledger", "fencing-token", "5");
+    }
+    assertThat(Records.values(fence.filter(batch.build()).accepted()))
+        .containsExactly("b0", "b1", "b2", "a0", "a1", "a2");
+    // After the newer holder's record in the same partition, the old holder's records are stale.
+    RecordFence.Outcome<String, String> next = fence.filter(new Records()
+        .add("t", 0, "a-late", "fencing-lock", "ledger", "fencing-token", "5")
+        .add("t", 1, "b-on-1", "fencing-lock", "ledger", "fencing-token", "6")
+        .add("t", 1, "a-late-on-1", "fencing-lock", "ledger", "fencing-token", "5")
+        .build());
+    assertThat(Records.values(next.accepted())).containsExactly("b-on-1");
+    assertThat(next.quarantined()).extracting(q -> (Object) q.record().value()).containsExactly("a-late", "a-late-on-1");
+    assertThat(next.quarantined()).allSatisfy(q -> assertThat(q.current()).isEqualTo(6));
+  }
+
+  private static Records log(Records r, String... tokenValue) {
+    for (int i = 0; i < tokenValue.length; i += 2) {
+      r.add("t", 2, tokenValue[i + 1], "fencing-lock", "ledger", "fencing-token", tokenValue[i]);
+    }
+    return r;
+  }
+
+  @ParameterizedTest(name = "strict={0}")
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+  void aRecordReadAgainGetsTheVerdictItGotTheFirstTime(boolean strict) {
+    String[] log = strict
+        ? new String[] {"5", "a", "6", "b", "5", "a-stale", "7", "c", "6", "b-stale", "8", "d"}
+        : new String[] {"5", "a", "5", "a2", "6", "b", "5", "a-stale", "6", "b2", "7", "c", "6", "b-stale"};
+    List<String> valid = strict ? List.of("a", "b", "c", "d") : List.of("a", "a2", "b", "b2", "c");
+    long base = new Records().nextOffset("t", 2);
+    RecordFence fence = fence(KafkaFenceSettings.STRICT, Boolean.toString(strict));
+    assertThat(Records.values(fence.filter(log(new Records(), log).build()).accepted())).isEqualTo(valid);
+    // The whole batch again (a consumer restarted without committing), from the middle (a partial commit), and by
+    // another consumer of the same store (another group, or the partition's next owner after a rebalance).
+    assertThat(Records.values(fence.filter(log(new Records().at("t", 2, base), log).build()).accepted()))
+        .isEqualTo(valid);
+    RecordFence other = fence(KafkaFenceSettings.STRICT, Boolean.toString(strict));
+    String[] tail = java.util.Arrays.copyOfRange(log, 4, log.length);
+    assertThat(Records.values(other.filter(log(new Records().at("t", 2, base + 2), tail).build()).accepted()))
+        .isEqualTo(valid.subList(2, valid.size()));
+  }
+
+  @Test
+  void aRecordOlderThanThePartitionsOldestAdvanceIsJudgedByIt() {
+    RecordFence fence = fence();
+    long base = new Records().nextOffset("t", 3);
+    // A group that started at the end of the partition judged offset base+10 first.
+    assertThat(Records.values(fence.filter(new Records().at("t", 3, base + 10)
+        .add("t", 3, "b-late", "fencing-lock", "ledger", "fencing-token", "6").build()).accepted()))
+        .containsExactly("b-late");
+    // A group reading the older records later: what is older than the oldest advance is refused.
+    RecordFence.Outcome<String, String> older = fence.filter(new Records().at("t", 3, base)
+        .add("t", 3, "a", "fencing-lock", "ledger", "fencing-token", "5")
+        .add("t", 3, "b", "fencing-lock", "ledger", "fencing-token", "6")
+        .add("t", 3, "c", "fencing-lock", "ledger", "fencing-token", "7")
+        .add("t", 3, "b-after-c", "fencing-lock", "ledger", "fencing-token", "6").build());
+    assertThat(Records.values(older.accepted())).containsExactly("b", "c");
+    assertThat(older.quarantined()).extracting(q -> (Object) q.record().value()).containsExactly("a", "b-after-c");
+  }
+
+  @Test
+  void aRecordWhoseAdvanceAnotherConsumerStoredFirstIsAccepted() {
+    PartitionFenceStore racing = new PartitionFenceStore() {
+      @Override
+      public List<Advance> advances(String lock, String topic, int partition, long from, long to) {
+        return store.advances(lock, topic, partition, from, to); // read before the other consumer's advance
+      }
+
+      @Override
+      public Advance record(String lock, String topic, int partition, Advance advance) {
+        store.record(lock, topic, partition, advance); // the other consumer judged the same record first
+        return store.record(lock, topic, partition, new Advance(advance.offset(), advance.token(), "other"));
+      }
+    };
     RecordFence.Outcome<String, String> out = fence(racing).filter(new Records()
-        .fenced("ledger", "6", "a").fenced("ledger", "7", "b").build());
-    assertThat(out.accepted().isEmpty()).isTrue();
-    assertThat(out.quarantined()).extracting(Quarantine::current).containsExactly(9L, 9L);
-    assertThat(store.current("ledger")).isEqualTo(9);
+        .add("t", 0, "a", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "g1")
+        .add("t", 0, "a2", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "g1").build());
+    assertThat(Records.values(out.accepted())).containsExactly("a", "a2");
+    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.http.FenceState(5, "g1"));
   }
 
   @Test

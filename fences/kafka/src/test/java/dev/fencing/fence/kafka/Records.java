@@ -17,6 +17,11 @@ import org.apache.kafka.common.record.TimestampType;
 final class Records {
 
   private final Map<TopicPartition, List<ConsumerRecord<String, String>>> byPartition = new LinkedHashMap<>();
+  /**
+   * The next offset per partition, shared by all batches of the JVM: consecutive batches are consecutive parts of one
+   * log, as a consumer's polls are ({@link #at} rewinds, for redeliveries).
+   */
+  private static final Map<TopicPartition, Long> NEXT = new java.util.concurrent.ConcurrentHashMap<>();
   private final Map<TopicPartition, Long> next = new LinkedHashMap<>();
 
   /** A record on {@code topic}-{@code partition} with the given header name/value pairs (null value allowed). */
@@ -31,11 +36,24 @@ final class Records {
   Records add(String topic, int partition, String value, RecordHeaders headers) {
     TopicPartition tp = new TopicPartition(topic, partition);
     List<ConsumerRecord<String, String>> list = byPartition.computeIfAbsent(tp, k -> new ArrayList<>());
-    long offset = next.getOrDefault(tp, 0L);
+    long offset = next.containsKey(tp) ? next.get(tp) : NEXT.getOrDefault(tp, 0L);
     list.add(new ConsumerRecord<>(topic, partition, offset, 0L, TimestampType.CREATE_TIME, -1, -1, null, value,
         headers, Optional.empty()));
     next.put(tp, offset + 1);
+    NEXT.merge(tp, offset + 1, Math::max);
     return this;
+  }
+
+  /** The next record of {@code topic}-{@code partition} in this batch gets {@code offset} (a redelivery). */
+  Records at(String topic, int partition, long offset) {
+    next.put(new TopicPartition(topic, partition), offset);
+    return this;
+  }
+
+  /** The offset the next record of {@code topic}-{@code partition} would get. */
+  long nextOffset(String topic, int partition) {
+    TopicPartition tp = new TopicPartition(topic, partition);
+    return next.containsKey(tp) ? next.get(tp) : NEXT.getOrDefault(tp, 0L);
   }
 
   /** A record of {@code lock} with {@code token} on t-0. */

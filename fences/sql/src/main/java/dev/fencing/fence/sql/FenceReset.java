@@ -13,10 +13,52 @@ import java.sql.SQLException;
  * for transactions still running under the old fence token and no write interleaves with it. MariaDB/MySQL's stripe
  * rows carry the token too and are set with it. The grant stored with the old token is cleared (NULL: the reset token
  * is accepted from any grant until the next advance stores one).
+ *
+ * <p>The Kafka consumer fence keeps its state per partition in {@value #KAFKA_TABLE} (one row per advance); when that
+ * table exists, the lock's advances above the token are part of the fence too: they are deleted in the same transaction
+ * (with {@code lower}; without it they refuse the reset like a higher fence row), so each partition's fence falls back
+ * to its last advance at or below the token.
  */
 public final class FenceReset {
 
+  /** The Kafka consumer fence's table (fences/kafka), in the same schema. */
+  public static final String KAFKA_TABLE = "fencing_kafka_fence";
+
   private FenceReset() {
+  }
+
+  /** The qualified Kafka fence table when it exists, else null (read from the metadata: a failed query would abort). */
+  private static String kafkaTable(Connection c, String schema) throws SQLException {
+    java.sql.DatabaseMetaData md = c.getMetaData();
+    String product = md.getDatabaseProductName().toLowerCase(java.util.Locale.ROOT);
+    boolean mysql = product.contains("maria") || product.contains("mysql");
+    String where = schema != null ? schema : mysql ? c.getCatalog() : c.getSchema();
+    java.util.Set<String> variants = new java.util.LinkedHashSet<>();
+    variants.add(where);
+    if (where != null) {
+      variants.add(where.toLowerCase(java.util.Locale.ROOT));
+      variants.add(where.toUpperCase(java.util.Locale.ROOT));
+    }
+    for (String name : new String[] {KAFKA_TABLE, KAFKA_TABLE.toUpperCase(java.util.Locale.ROOT)}) {
+      for (String w : variants) {
+        try (java.sql.ResultSet rs = mysql ? md.getTables(w, null, name, null) : md.getTables(null, w, name, null)) {
+          if (rs.next()) {
+            return schema == null ? KAFKA_TABLE : schema + "." + KAFKA_TABLE;
+          }
+        }
+      }
+    }
+    return null;
+  }
+
+  private static long kafkaMax(Connection c, String table, String lock) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT MAX(token) FROM " + table + " WHERE lock_name = ?")) {
+      ps.setString(1, lock);
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        long max = rs.next() ? rs.getLong(1) : -1;
+        return rs.wasNull() ? -1 : max;
+      }
+    }
   }
 
   /** The qualified fence table, for messages: {@code schema.fencing_fence} or {@code fencing_fence}. */
@@ -64,11 +106,21 @@ public final class FenceReset {
     try {
       boolean hasStripes = FenceTable.lockForAdvance(c, dialect, schema, lock);
       long before = FenceTable.read(c, fence, lock, true);
-      if (before == token || (before > token && !lower)) {
+      String kafka = kafkaTable(c, schema);
+      long kafkaAbove = kafka == null ? -1 : kafkaMax(c, kafka, lock);
+      if (!lower && (before > token || kafkaAbove > token)) {
         c.rollback();
-        if (before > token) {
-          throw new Refused(before);
+        throw new Refused(Math.max(before, kafkaAbove));
+      }
+      if (kafkaAbove > token) {
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + kafka + " WHERE lock_name = ? AND token > ?")) {
+          ps.setString(1, lock);
+          ps.setLong(2, token);
+          ps.executeUpdate();
         }
+      }
+      if (before == token) {
+        c.commit();
         return before;
       }
       // The grant the token was issued to is unknown here: the stored one (of whoever wrote the fence) goes.

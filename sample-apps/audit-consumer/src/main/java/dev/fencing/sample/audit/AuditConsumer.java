@@ -23,8 +23,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
  * Audits the ledger workers' transfer events. Its code knows nothing of tokens: the consumer fence sits in front of
- * it by configuration alone ({@code interceptor.classes} and {@code fencing.fence.*} properties), with the highest
- * token per lock in the ledger database's {@code fencing_fence} table, the one the SQL fence uses. Records of a stale
+ * it by configuration alone ({@code interceptor.classes} and {@code fencing.fence.*} properties), with the fence of
+ * each partition in the ledger database's {@code fencing_kafka_fence} table, beside the SQL fence's. Records of a stale
  * lock holder are dropped before {@code poll} returns; the fence counts them.
  *
  * <p>Prints {@code CONSUMED <epoch ms> <key> <value>} per record and {@code POSITION <partition> <offset>} when its
