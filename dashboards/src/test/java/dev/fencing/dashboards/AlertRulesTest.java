@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 /** The Prometheus alert rules: promtool accepts them, their unit tests pass, and they follow the mixin conventions. */
 class AlertRulesTest {
   /**
-   * The alerts issue 6 asks for (the first three page: DESIGN.md section 1, "paged on stale-write rejections..."),
+   * The alerts issue 6 asks for (the first three page: docs/DESIGN.md section 1, "paged on stale-write rejections..."),
    * then issue 8's: forged (paged) and unsigned tokens at a fence, failing hooks.
    */
   static final List<String> ALERTS = List.of("FencingStaleWriteRejected", "FencingTokenReuseDetected",

@@ -5,7 +5,7 @@ package dev.fencing.agent.bootstrap;
  * only.
  */
 public interface HttpHook {
-  /** Request header carrying the token (DESIGN.md section 5). */
+  /** Request header carrying the token (docs/DESIGN.md section 5). */
   String TOKEN_HEADER = "Fencing-Token";
   /** Request header carrying the lock name. */
   String LOCK_HEADER = "Fencing-Lock";

@@ -2,10 +2,10 @@ package dev.fencing.agent.bootstrap;
 
 /**
  * What the Kafka client advice (inlined into KafkaProducer, KafkaConsumer and ConsumerRecords) calls. Implemented by the agent core; java.base types
- * only. Every record sent is a side effect (DESIGN.md section 4).
+ * only. Every record sent is a side effect (docs/DESIGN.md section 4).
  */
 public interface KafkaHook {
-  /** Record header carrying the token as decimal ASCII (DESIGN.md section 5). */
+  /** Record header carrying the token as decimal ASCII (docs/DESIGN.md section 5). */
   String TOKEN_HEADER = "fencing-token";
   /** Record header carrying the lock name as UTF-8. */
   String LOCK_HEADER = "fencing-lock";

@@ -25,7 +25,7 @@ import java.util.Set;
 /**
  * {@code java -jar fencing-agent.jar fence reset ...}: repairs a poisoned fence (a forged or buggy huge token that locks
  * every legitimate writer out) by setting the fence token of the lock in {@code fencing_fence} back to the
- * coordinator's current token: the holder's token (its lock key's create revision, DESIGN.md section 4), or, when
+ * coordinator's current token: the holder's token (its lock key's create revision, docs/DESIGN.md section 4), or, when
  * nobody holds the lock, etcd's current revision, which no past holder's token exceeds and every future holder's
  * does. Prints one audit line. Exit 0 done (or nothing to do), 1 refused or failed, 2 bad arguments.
  */

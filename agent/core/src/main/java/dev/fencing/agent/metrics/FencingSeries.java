@@ -14,7 +14,7 @@ import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 
 /**
- * The agent's series (DESIGN.md section 7), defined once: the Prometheus endpoint ({@link AgentMetrics}, Micrometer)
+ * The agent's series (docs/DESIGN.md section 7), defined once: the Prometheus endpoint ({@link AgentMetrics}, Micrometer)
  * and the OTLP export (OpenTelemetry SDK) are both built from this list, so they cannot drift apart. Every value is
  * read from the token state or the counters when collected; every known label combination is listed, so it starts at 0.
  *

@@ -13,7 +13,7 @@ import dev.fencing.agent.token.TokenState;
 import dev.fencing.agent.token.TokenView;
 
 /**
- * The decision table of DESIGN.md section 4: (token state, write?, fenced destination?) → tag, pass or block.
+ * The decision table of docs/DESIGN.md section 4: (token state, write?, fenced destination?) → tag, pass or block.
  *
  * <p>Decisions are prebuilt once per grant, so the hot path (holding, tagging) is a volatile read, a clock read, a
  * comparison and a counter increment: no lock, no allocation. Waiting for the lease ({@code fencing.standby=wait})

@@ -6,7 +6,7 @@ import dev.fencing.agent.token.LeasePhase;
 import dev.fencing.agent.token.TokenState;
 import dev.fencing.agent.token.TokenView;
 
-/** The body of GET /status (DESIGN.md section 5), written by hand: no JSON library needed for a flat object. */
+/** The body of GET /status (docs/DESIGN.md section 5), written by hand: no JSON library needed for a flat object. */
 public final class StatusJson {
   private StatusJson() {}
 

@@ -13,7 +13,7 @@ import java.util.TreeSet;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
-/** The Prometheus exposition: the names of DESIGN.md section 7, every known label combination from the start. */
+/** The Prometheus exposition: the names of docs/DESIGN.md section 7, every known label combination from the start. */
 class AgentMetricsTest {
   private final TokenState state = TokenStateFixtures.onClock("ledger", 1000, () -> 5_000_000_000L);
   private final RejectionCounters rejections = new RejectionCounters();

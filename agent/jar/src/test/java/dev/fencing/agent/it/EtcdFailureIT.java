@@ -147,7 +147,7 @@ class EtcdFailureIT {
    * etcd absent when the applications start, then up, then SIGKILLed mid-run, then back: the applications never stop
    * answering; their writes are blocked (closed) or let through untagged (open) while the agent never held a lease,
    * carry the token while it holds one, are blocked with FN003 once the lease has expired (in both fail-modes: a lost
-   * lease is no agent failure, DESIGN.md section 4), and carry a new, higher token once etcd is back.
+   * lease is no agent failure, docs/DESIGN.md section 4), and carry a new, higher token once etcd is back.
    */
   @ParameterizedTest
   @MethodSource("javaHomes")

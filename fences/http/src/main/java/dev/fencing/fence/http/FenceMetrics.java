@@ -9,7 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * {@code fencing_fence_rejections_total{fence,lock,reason}} (DESIGN.md section 7) without a metrics library, so that
+ * {@code fencing_fence_rejections_total{fence,lock,reason}} (docs/DESIGN.md section 7) without a metrics library, so that
  * the fence drops into any service: LongAdders per lock and {@link Rejection}, every combination of the guarded locks
  * starting at 0. A service exposes {@link #prometheusText()} on its metrics endpoint, or binds {@link #samples()} to
  * its own registry (README.md shows both). The lock label is a guarded lock's name, or {@value #UNKNOWN_LOCK} for a

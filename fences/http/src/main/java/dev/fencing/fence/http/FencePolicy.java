@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
 
 /**
  * Which requests the HTTP fence checks and how: path prefixes and methods that are side effects (POST, PUT, PATCH,
- * DELETE by default, DESIGN.md section 4), the locks whose tokens it accepts, strict mode (token above the fence, for
+ * DELETE by default, docs/DESIGN.md section 4), the locks whose tokens it accepts, strict mode (token above the fence, for
  * per-request tokens), permissive mode (a request without a token passes, for a gradual rollout; a malformed or stale
  * one is still refused), and how long an advancing request waits for requests with the older token to finish.
  */

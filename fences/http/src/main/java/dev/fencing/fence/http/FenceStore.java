@@ -2,7 +2,7 @@ package dev.fencing.fence.http;
 
 /**
  * The highest fencing token seen per lock, and the one operation that moves it. {@link #check} is an atomic
- * check-and-advance (DESIGN.md section 4): accept iff the token is at least the highest seen, advance when it is
+ * check-and-advance (docs/DESIGN.md section 4): accept iff the token is at least the highest seen, advance when it is
  * higher, reject a lower one with the current token. Checks of the token already in force write nothing and must not
  * wait for each other: they are every request of the lock holder.
  *

@@ -4,7 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * An RFC 9457 problem detail for a refused request (DESIGN.md section 5): type, title, status, detail, lock, token,
+ * An RFC 9457 problem detail for a refused request (docs/DESIGN.md section 5): type, title, status, detail, lock, token,
  * currentToken. All seven fields are always present, null where unknown (a malformed token has no value, a missing
  * lock no current token), so that clients parse one shape. Tokens are JSON numbers, as in the agent's /status.
  */

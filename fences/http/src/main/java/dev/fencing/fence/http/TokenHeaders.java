@@ -6,7 +6,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Reads {@code Fencing-Token} and {@code Fencing-Lock} (DESIGN.md section 5), and {@code Fencing-Grant}, strictly. A token is exactly one header
+ * Reads {@code Fencing-Token} and {@code Fencing-Lock} (docs/DESIGN.md section 5), and {@code Fencing-Grant}, strictly. A token is exactly one header
  * of 1 to 19 ASCII digits without sign or leading zero, from 1 to 2^63-1, the same rule as the SQL fence's
  * {@code [1-9][0-9]{0,18}}. Anything else is malformed rather than guessed at: a duplicated header (also the
  * comma-joined form some proxies make of two) could carry an old and a new token, and a lenient parse would let the

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The HTTP fence's contract (DESIGN.md sections 4 and 5) through a real server and the JDK's HTTP client: subclasses
+ * The HTTP fence's contract (docs/DESIGN.md sections 4 and 5) through a real server and the JDK's HTTP client: subclasses
  * bring the server and its filter. The backend records the requests that reach it, so each test also sees what the
  * fence let through.
  */

@@ -11,7 +11,7 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 
 /**
- * Reads a record's {@code fencing-token} (decimal ASCII) and {@code fencing-lock} (UTF-8) headers (DESIGN.md section
+ * Reads a record's {@code fencing-token} (decimal ASCII) and {@code fencing-lock} (UTF-8) headers (docs/DESIGN.md section
  * 5) with the HTTP fence's rule ({@link TokenHeaders}), so that one token means the same to every fence: exactly one
  * token header of 1 to 19 digits without sign or leading zero, 1 to 2^63-1, and exactly one lock header naming a
  * guarded lock. Anything else is a verdict, never a guess: a duplicated token header could carry an old and a new

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.LongAdder;
  * The Kafka fence's counters, one set per JVM: Kafka creates the interceptors, so the application has no handle on
  * them, and several consumers of one lock must add up to one series (the same labels).
  * <ul>
- *   <li>{@code fencing_fence_rejections_total{fence="kafka",lock,reason}} (DESIGN.md section 7): records the fence
+ *   <li>{@code fencing_fence_rejections_total{fence="kafka",lock,reason}} (docs/DESIGN.md section 7): records the fence
  *       quarantined, {@code reason} one of {@link #REASONS};</li>
  *   <li>{@code fencing_fence_dead_letters_total{fence="kafka",lock,outcome}}: quarantined records the dead-letter
  *       topic acknowledged ({@code sent}) or that could not be sent ({@code failed}, i.e. lost);</li>

@@ -21,7 +21,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The decision on one poll's records (DESIGN.md section 4), per (lock, topic, partition): a record with a valid token
+ * The decision on one poll's records (docs/DESIGN.md section 4), per (lock, topic, partition): a record with a valid token
  * for a guarded lock is judged by {@link PartitionVerdict} against its partition's advances at its offset, read from
  * the store once per partition and batch; a record that raises the partition's fence is stored as a new advance
  * before the records after it are judged. Kafka orders records only within a partition, so that is the only order the

@@ -5,7 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.Locale;
 
-/** How a database session is made to carry (lock, token): DESIGN.md section 5. */
+/** How a database session is made to carry (lock, token): docs/DESIGN.md section 5. */
 enum SessionDialect {
   /**
    * Custom settings fencing.lock / fencing.token (and fencing.signature, fencing.grant): session scope

@@ -2,7 +2,7 @@ package dev.fencing.agent.instrumentation.jdbc;
 
 /**
  * Read or write, from the SQL text: a cheap scan of the first keyword. Anything not recognised as a read is a write
- * (DESIGN.md section 4), so an unknown statement is fenced rather than let through. Transaction control and session
+ * (docs/DESIGN.md section 4), so an unknown statement is fenced rather than let through. Transaction control and session
  * statements are neither: they are never blocked, and they carry no token.
  */
 public final class SqlClassifier {
