@@ -84,37 +84,27 @@ public final class SendAdvice {
       byte[] signature = signatureText == null ? null : signatureText.getBytes(StandardCharsets.US_ASCII);
       String grantText = d.grant();
       byte[] grant = grantText == null ? null : grantText.getBytes(StandardCharsets.US_ASCII);
+      Headers h = record.headers();
       try {
-        Headers h = record.headers();
         h.remove(KafkaHook.TOKEN_HEADER);
-        h.remove(KafkaHook.LOCK_HEADER);
-        h.remove(KafkaHook.SIGNATURE_HEADER);
-        h.remove(KafkaHook.GRANT_HEADER);
-        h.add(KafkaHook.TOKEN_HEADER, token);
-        h.add(KafkaHook.LOCK_HEADER, lock);
-        if (signature != null) {
-          h.add(KafkaHook.SIGNATURE_HEADER, signature);
-        }
-        if (grant != null) {
-          h.add(KafkaHook.GRANT_HEADER, grant);
-        }
       } catch (IllegalStateException | UnsupportedOperationException readOnly) {
+        // Sealed by an earlier send: the copy (whose headers are a fresh copy) is what gets sent.
         ProducerRecord<Object, Object> copy = new ProducerRecord<Object, Object>(record.topic(), record.partition(),
             record.timestamp(), record.key(), record.value(), record.headers());
-        Headers h = copy.headers();
-        h.remove(KafkaHook.TOKEN_HEADER);
-        h.remove(KafkaHook.LOCK_HEADER);
-        h.remove(KafkaHook.SIGNATURE_HEADER);
-        h.remove(KafkaHook.GRANT_HEADER);
-        h.add(KafkaHook.TOKEN_HEADER, token);
-        h.add(KafkaHook.LOCK_HEADER, lock);
-        if (signature != null) {
-          h.add(KafkaHook.SIGNATURE_HEADER, signature);
-        }
-        if (grant != null) {
-          h.add(KafkaHook.GRANT_HEADER, grant);
-        }
         record = copy;
+        h = copy.headers();
+        h.remove(KafkaHook.TOKEN_HEADER);
+      }
+      h.remove(KafkaHook.LOCK_HEADER);
+      h.remove(KafkaHook.SIGNATURE_HEADER);
+      h.remove(KafkaHook.GRANT_HEADER);
+      h.add(KafkaHook.TOKEN_HEADER, token);
+      h.add(KafkaHook.LOCK_HEADER, lock);
+      if (signature != null) {
+        h.add(KafkaHook.SIGNATURE_HEADER, signature);
+      }
+      if (grant != null) {
+        h.add(KafkaHook.GRANT_HEADER, grant);
       }
     }
     return null;
