@@ -45,6 +45,11 @@ public final class SqlFenceDdl {
   /** Trigger names start with it (H2: {@value #H2_TRIGGER_PREFIX}); uninstall removes every such trigger. */
   public static final String TRIGGER_PREFIX = "fencing_";
   public static final String H2_TRIGGER_PREFIX = "fencing:";
+  /**
+   * The H2 trigger class, by name: naming {@code H2FenceTrigger.class} would load it, and it implements H2's trigger
+   * interface, which the JVMs that print or install a fence need not have (the agent jar bundles no H2).
+   */
+  static final String H2_TRIGGER_CLASS = "dev.fencing.fence.sql.H2FenceTrigger";
   /** Stripes of the H2 fence: same-token writers of different sessions rarely share one. */
   public static final int H2_STRIPES = 8;
   /** Stripes of the MariaDB/MySQL fence, chosen by CONNECTION_ID(). */
@@ -423,7 +428,7 @@ public final class SqlFenceDdl {
     }
     String name = h2TriggerName(fence);
     out.add(new Statement(Kind.TRIGGER, name, fenceSql.render("trigger", "schema", s, "trigger",
-        dialect.quote(name), "table", t, "trigger_class", literal(H2FenceTrigger.class.getName()))));
+        dialect.quote(name), "table", t, "trigger_class", literal(H2_TRIGGER_CLASS))));
     register(fence, out);
   }
 
