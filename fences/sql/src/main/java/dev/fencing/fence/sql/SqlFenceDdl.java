@@ -96,8 +96,11 @@ public final class SqlFenceDdl {
   private static final List<String> PG_FUNCTIONS =
       List.of("fencing_check", "fencing_check_row", "fencing_check_truncate");
 
-  /** What may appear inside a SQL literal here: visible ASCII and space, no quote, no backslash (MariaDB escapes). */
-  private static final Pattern LITERAL_SAFE = Pattern.compile("[ !#-&(-\\[\\]-~]*");
+  /**
+   * What may appear inside a SQL literal here: anything but a single quote, a backslash (an escape in MariaDB/MySQL)
+   * and control characters. Schema names the database reports may hold any letters.
+   */
+  private static final Pattern LITERAL_SAFE = Pattern.compile("[^'\\\\\\p{Cntrl}]*");
 
   private final SqlDialect dialect;
   /** {@code <dialect>/fence.sql}: what install creates. */
@@ -116,14 +119,15 @@ public final class SqlFenceDdl {
   }
 
   /**
-   * {@code value} as a SQL string literal. Values here are lock names, table names and fixed words, which their own
-   * rules keep to plain characters; anything that would need escaping (a quote, a backslash, which MariaDB/MySQL
-   * treat as an escape, a control character) is refused rather than escaped, as for names ({@link TableName}).
+   * {@code value} as a SQL string literal. Values here are lock names, table and schema names and fixed words, which
+   * their own rules keep to plain characters; anything that would need escaping (a quote, a backslash, which
+   * MariaDB/MySQL treat as an escape, a control character) is refused rather than escaped, as for names
+   * ({@link TableName}).
    */
   static String literal(String value) {
     if (value == null || !LITERAL_SAFE.matcher(value).matches()) {
-      throw new IllegalArgumentException("cannot put '" + value + "' in a SQL literal of the fence's DDL: expected "
-          + "visible ASCII characters or spaces, without quotes or backslashes");
+      throw new IllegalArgumentException("cannot put '" + value + "' in a SQL literal of the fence's DDL: expected no "
+          + "single quote, backslash or control character");
     }
     return "'" + value + "'";
   }

@@ -15,7 +15,7 @@ import java.util.TreeMap;
  * text keyed by the golden file's path under {@code src/test/resources/golden-ddl/}. {@link SqlFenceDdlGoldenTest}
  * compares them; {@link #main} writes them (run it after a deliberate DDL change, then review the diff):
  * {@code java -cp fences/sql/target/classes:fences/sql/target/test-classes dev.fencing.fence.sql.DdlGolden
- * fences/sql/src/test/resources/golden-ddl}.
+ * fences/sql/src/test/resources/golden-ddl} (no H2 needed).
  */
 final class DdlGolden {
 

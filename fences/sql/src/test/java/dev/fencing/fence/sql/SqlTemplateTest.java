@@ -96,9 +96,10 @@ class SqlTemplateTest {
     assertThat(SqlFenceDdl.literal("shop.Orders")).isEqualTo("'shop.Orders'");
     assertThat(SqlFenceDdl.literal("dev.fencing.fence.sql.H2FenceTrigger"))
         .isEqualTo("'dev.fencing.fence.sql.H2FenceTrigger'");
-    for (String bad : List.of("o'brien", "a\\'b", "line\nbreak", "tab\t", "\"q\"", "ä")) {
+    assertThat(SqlFenceDdl.literal("données")).as("a schema the database reports").isEqualTo("'données'");
+    for (String bad : List.of("o'brien", "a\\b", "line\nbreak", "tab\t", "nul\0")) {
       assertThatThrownBy(() -> SqlFenceDdl.literal(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
-          .hasMessageContaining("cannot put").hasMessageContaining("in a SQL literal");
+          .hasMessageContaining("cannot put").hasMessageContaining("expected no single quote, backslash or control character");
     }
     assertThat(SqlDialect.POSTGRESQL.quote("Orders")).isEqualTo("\"Orders\"");
     assertThat(SqlDialect.H2.quote("fencing:table:l:T")).isEqualTo("\"fencing:table:l:T\"");
