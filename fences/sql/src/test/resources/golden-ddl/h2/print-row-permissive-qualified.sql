@@ -1,0 +1,45 @@
+CREATE TABLE IF NOT EXISTS "SHOP".fencing_fence (
+  lock_name VARCHAR(128) PRIMARY KEY,
+  token BIGINT NOT NULL,
+  updated_at TIMESTAMP,
+  grant_id VARCHAR(64)
+);
+
+ALTER TABLE "SHOP".fencing_fence ADD COLUMN IF NOT EXISTS grant_id varchar(64);
+
+CREATE TABLE IF NOT EXISTS "SHOP".fencing_fence_stripe (
+  lock_name VARCHAR(128) NOT NULL,
+  stripe INT NOT NULL,
+  PRIMARY KEY (lock_name, stripe)
+);
+
+CREATE TABLE IF NOT EXISTS "SHOP".fencing_fenced_table (
+  table_schema varchar(128) NOT NULL,
+  table_name varchar(128) NOT NULL,
+  lock_name varchar(128) NOT NULL,
+  mode varchar(16) NOT NULL,
+  installed_at timestamp,
+  PRIMARY KEY (table_schema, table_name, lock_name)
+);
+
+INSERT INTO "SHOP".fencing_fence (lock_name, token, updated_at) SELECT 'ledger', 0, NULL WHERE NOT EXISTS (SELECT 1 FROM "SHOP".fencing_fence WHERE lock_name = 'ledger');
+
+MERGE INTO "SHOP".fencing_fence_stripe (lock_name, stripe) KEY (lock_name, stripe) VALUES ('ledger', 0), ('ledger', 1), ('ledger', 2), ('ledger', 3), ('ledger', 4), ('ledger', 5), ('ledger', 6), ('ledger', 7);
+
+ALTER TABLE "SHOP"."ORDERS" ADD COLUMN fencing_token BIGINT;
+
+COMMENT ON COLUMN "SHOP"."ORDERS".fencing_token IS 'fencing token of the last write; added by the fencing-agent SQL fence installer';
+
+CREATE TRIGGER IF NOT EXISTS "SHOP"."fencing:row-permissive:ledger:ORDERS"
+  BEFORE INSERT, UPDATE, DELETE ON "SHOP"."ORDERS" FOR EACH ROW
+  CALL 'dev.fencing.fence.sql.H2FenceTrigger';
+
+DELETE FROM "SHOP".fencing_fenced_table WHERE table_schema = 'SHOP' AND table_name = 'ORDERS' AND lock_name <> 'ledger';
+
+MERGE INTO "SHOP".fencing_fenced_table r
+  USING (SELECT 'SHOP' AS s, 'ORDERS' AS t, 'ledger' AS l, 'row' AS m) v
+  ON r.table_schema = v.s AND r.table_name = v.t AND r.lock_name = v.l
+  WHEN MATCHED AND r.mode <> v.m THEN UPDATE SET mode = v.m, installed_at = LOCALTIMESTAMP
+  WHEN NOT MATCHED THEN INSERT (table_schema, table_name, lock_name, mode, installed_at)
+    VALUES (v.s, v.t, v.l, v.m, LOCALTIMESTAMP);
+
