@@ -1,7 +1,7 @@
 package dev.fencing.fence.sql;
 
 /**
- * The SQLSTATEs of the fence contract (DESIGN.md section 5). Class {@code FN} is outside every range the SQL standard,
+ * The SQLSTATEs of the fence contract (docs/DESIGN.md section 5). Class {@code FN} is outside every range the SQL standard,
  * PostgreSQL, MariaDB/MySQL and H2 use, so an application or the agent can tell a fence rejection from any other error
  * by the SQLSTATE alone.
  */
