@@ -16,6 +16,7 @@ public final class Decision {
   private final boolean observed;
   private final String signature;
   private final String grant;
+  private final String[] httpHeaders;
 
   private Decision(Kind kind, String lock, long token, BlockReason reason, boolean observed) {
     this(kind, lock, token, reason, observed, null, null);
@@ -31,6 +32,29 @@ public final class Decision {
     this.tokenText = token > 0 ? Long.toString(token) : null;
     this.reason = reason;
     this.observed = observed;
+    this.httpHeaders = kind == Kind.TAG ? httpHeaders(lock, tokenText, signature, grant) : NO_HEADERS;
+  }
+
+  private static final String[] NO_HEADERS = new String[0];
+
+  /** Built once per decision (decisions are made once per grant and reused): no work per request. */
+  private static String[] httpHeaders(String lock, String token, String signature, String grant) {
+    int n = 4 + (signature != null ? 2 : 0) + (grant != null ? 2 : 0);
+    String[] h = new String[n];
+    int i = 0;
+    h[i++] = HttpHook.TOKEN_HEADER;
+    h[i++] = token;
+    h[i++] = HttpHook.LOCK_HEADER;
+    h[i++] = lock;
+    if (signature != null) {
+      h[i++] = HttpHook.SIGNATURE_HEADER;
+      h[i++] = signature;
+    }
+    if (grant != null) {
+      h[i++] = HttpHook.GRANT_HEADER;
+      h[i] = grant;
+    }
+    return h;
   }
 
   /** Tag the call with this lock and token. */
@@ -119,6 +143,16 @@ public final class Decision {
    */
   public String grant() {
     return grant;
+  }
+
+  /**
+   * The request headers a tagged HTTP call carries, as name, value, name, value, ...: token and lock, then the
+   * signature and the grant when the decision has them (each set so that it replaces any value already there; a
+   * client whose request may carry an older {@code Fencing-Grant} removes it when there is none here). Empty unless
+   * {@link #isTag()}. Shared: never modify it.
+   */
+  public String[] httpHeaders() {
+    return httpHeaders;
   }
 
   /** Why the call is blocked (BLOCK), or would be in enforce mode (observed); null otherwise. */

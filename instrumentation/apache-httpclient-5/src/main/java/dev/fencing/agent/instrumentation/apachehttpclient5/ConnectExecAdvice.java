@@ -37,14 +37,11 @@ public final class ConnectExecAdvice {
         throw new FencingBlockedException(Channel.HTTP, d);
       }
       if (d.isTag()) {
-        r.setHeader(HttpHook.TOKEN_HEADER, d.tokenText());
-        r.setHeader(HttpHook.LOCK_HEADER, d.lock());
-        if (d.signature() != null) {
-          r.setHeader(HttpHook.SIGNATURE_HEADER, d.signature());
+        String[] h = d.httpHeaders();
+        for (int i = 0; i < h.length; i += 2) {
+          r.setHeader(h[i], h[i + 1]);
         }
-        if (d.grant() != null) {
-          r.setHeader(HttpHook.GRANT_HEADER, d.grant());
-        } else {
+        if (d.grant() == null) {
           r.removeHeaders(HttpHook.GRANT_HEADER); // a copied request's grant is not this token's
         }
       }

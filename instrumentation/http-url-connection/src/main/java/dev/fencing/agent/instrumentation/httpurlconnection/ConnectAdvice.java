@@ -4,7 +4,6 @@ import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.FencingBlockedException;
-import dev.fencing.agent.bootstrap.HttpHook;
 import dev.fencing.agent.bootstrap.ReentryGuard;
 import java.net.HttpURLConnection;
 import java.net.URL;
@@ -41,13 +40,9 @@ public final class ConnectAdvice {
         throw new FencingBlockedException(Channel.HTTP, d);
       }
       if (d.isTag()) {
-        connection.setRequestProperty(HttpHook.TOKEN_HEADER, d.tokenText()); // set replaces: carried exactly once
-        connection.setRequestProperty(HttpHook.LOCK_HEADER, d.lock());
-        if (d.signature() != null) {
-          connection.setRequestProperty(HttpHook.SIGNATURE_HEADER, d.signature());
-        }
-        if (d.grant() != null) {
-          connection.setRequestProperty(HttpHook.GRANT_HEADER, d.grant());
+        String[] h = d.httpHeaders();
+        for (int i = 0; i < h.length; i += 2) {
+          connection.setRequestProperty(h[i], h[i + 1]); // set replaces: carried exactly once
         }
       }
       return true;

@@ -4,7 +4,6 @@ import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.FencingBlockedException;
-import dev.fencing.agent.bootstrap.HttpHook;
 import dev.fencing.agent.bootstrap.WithoutFencingHeaders;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -32,14 +31,11 @@ public final class SendAsyncAdvice {
       return CompletableFuture.failedFuture(new FencingBlockedException(Channel.HTTP, d));
     }
     if (d.isTag()) {
-      HttpRequest.Builder b = HttpRequest.newBuilder(request, WithoutFencingHeaders.INSTANCE)
-          .header(HttpHook.TOKEN_HEADER, d.tokenText())
-          .header(HttpHook.LOCK_HEADER, d.lock());
-      if (d.signature() != null) {
-        b.header(HttpHook.SIGNATURE_HEADER, d.signature());
-      }
-      if (d.grant() != null) {
-        b.header(HttpHook.GRANT_HEADER, d.grant());
+      // The copy starts without any Fencing-* header of the caller's, so each is carried exactly once.
+      HttpRequest.Builder b = HttpRequest.newBuilder(request, WithoutFencingHeaders.INSTANCE);
+      String[] h = d.httpHeaders();
+      for (int i = 0; i < h.length; i += 2) {
+        b.header(h[i], h[i + 1]);
       }
       request = b.build();
     }

@@ -46,15 +46,12 @@ public final class ProceedAdvice {
         throw new FencingBlockedException(Channel.HTTP, d);
       }
       if (d.isTag()) {
-        Request.Builder b = r.newBuilder()
-            .header(HttpHook.TOKEN_HEADER, d.tokenText())
-            .header(HttpHook.LOCK_HEADER, d.lock());
-        if (d.signature() != null) {
-          b.header(HttpHook.SIGNATURE_HEADER, d.signature());
+        Request.Builder b = r.newBuilder();
+        String[] h = d.httpHeaders();
+        for (int i = 0; i < h.length; i += 2) {
+          b.header(h[i], h[i + 1]);
         }
-        if (d.grant() != null) {
-          b.header(HttpHook.GRANT_HEADER, d.grant());
-        } else {
+        if (d.grant() == null) {
           b.removeHeader(HttpHook.GRANT_HEADER); // a copied request's grant is not this token's
         }
         request = b.build();
