@@ -160,10 +160,12 @@ public final class TokenContext {
    * untagged; nothing breaks).
    */
   public static Runnable wrap(Runnable task, Object executor) {
-    if (CURRENT.get() == null || task == null || task instanceof Comparable || ordersTasks(executor)) {
+    Decision d = CURRENT.get();
+    if (d == null || task == null || task instanceof PropagatingRunnable || task instanceof Comparable
+        || ordersTasks(executor)) {
       return task;
     }
-    return wrap(task);
+    return new PropagatingRunnable(task, d);
   }
 
   /** A ThreadPoolExecutor whose queue is not one of the JDK's FIFO queues (a priority queue, a custom one). */

@@ -129,7 +129,6 @@ public final class LeaseKeeper implements AutoCloseable {
     ScheduledFuture<?> check = scheduler.scheduleWithFixedDelay(s::checkDeadline, CHECK_MILLIS, CHECK_MILLIS, TimeUnit.MILLISECONDS);
     AutoCloseable watch = null;
     Grant g = null;
-    boolean ended = false;
     try {
       CompletableFuture<LeaseProvider.Acquired> campaign = p.campaign(lock, lease.id, holderId);
       CompletableFuture.anyOf(campaign, s.ended).get();
@@ -151,15 +150,15 @@ public final class LeaseKeeper implements AutoCloseable {
           + Long.toHexString(lease.id) + ", etcd cluster " + Long.toHexString(acquired.clusterId) + ")");
       watch = p.watchDeletion(acquired, () -> s.end(LossReason.KEY_DELETED));
       LossReason reason = s.ended.get();
-      ended = true;
       if (reason != null) {
         state.lost(g, reason);
       }
       return g;
     } finally {
-      if (g != null && !ended) {
+      if (g != null) {
         // Held, then an error before the lease could be watched (or this thread was interrupted): the lease is
-        // revoked below, so this JVM must stop claiming the lock now, not when someone notices.
+        // revoked below, so this JVM must stop claiming the lock now, not when someone notices. A no-op when the
+        // grant already ended (lost, released): lost() only acts on the grant still held.
         state.lost(g, LossReason.LEASE_REVOKED);
       }
       keepalive.cancel(false);
