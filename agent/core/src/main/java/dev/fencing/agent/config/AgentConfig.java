@@ -169,6 +169,31 @@ public final class AgentConfig {
     return get(ConfigKey.FENCED_KAFKA);
   }
 
+  /** JDBC URL prefixes of databases that are never a lock-protected side effect (fencing.exempt.jdbc). */
+  public List<String> exemptJdbc() {
+    return get(ConfigKey.EXEMPT_JDBC);
+  }
+
+  /** HTTP destinations that are never a lock-protected side effect: host, host:port, *.suffix[:port]. */
+  public List<String> exemptHttp() {
+    return get(ConfigKey.EXEMPT_HTTP);
+  }
+
+  /** Kafka topics (names and globs) that are never a lock-protected side effect. */
+  public List<String> exemptKafka() {
+    return get(ConfigKey.EXEMPT_KAFKA);
+  }
+
+  /** Class-name prefixes whose writes pass where they would be blocked (fencing.exempt.callers). */
+  public List<String> exemptCallers() {
+    return get(ConfigKey.EXEMPT_CALLERS);
+  }
+
+  /** Whether the built-in caller exemptions (telemetry exporters, discovery clients) apply. */
+  public boolean exemptBuiltin() {
+    return (Boolean) get(ConfigKey.EXEMPT_BUILTIN);
+  }
+
   /** HTTP methods that are side effects, upper case. */
   public List<String> unsafeHttpMethods() {
     return get(ConfigKey.UNSAFE_HTTP_METHODS);

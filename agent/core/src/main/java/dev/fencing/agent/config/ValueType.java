@@ -203,6 +203,25 @@ abstract class ValueType<T> {
         + " * for any run of characters", false);
   }
 
+  /** host, host:port or *.suffix (with an optional :port); a bare * would exempt every destination. */
+  private static final Pattern EXEMPT_HOST =
+      Pattern.compile("(\\*\\.)?[A-Za-z0-9._-]*[A-Za-z0-9_-](:[0-9]{1,5})?|\\[[0-9A-Fa-f:.]+\\](:[0-9]{1,5})?");
+  /** A Java package or class name prefix, e.g. org.flywaydb. */
+  private static final Pattern CALLER_PREFIX = Pattern.compile("[A-Za-z_$][A-Za-z0-9_$]*(\\.[A-Za-z_$][A-Za-z0-9_$]*)*\\.?");
+
+  /** fencing.exempt.http entries; an invalid entry invalidates the list (nothing exempt). */
+  static ValueType<List<String>> exemptHosts() {
+    return list(EXEMPT_HOST, "host, host:port or *.suffix entries separated by commas, e.g. metrics.internal:8080,"
+        + "*.telemetry.svc", false);
+  }
+
+  /** fencing.exempt.callers: package prefixes, or the single word none (no caller exempt). */
+  static ValueType<List<String>> callerPrefixes() {
+    ValueType<List<String>> entries = list(CALLER_PREFIX, "Java package prefixes separated by commas, e.g. "
+        + "org.flywaydb.,liquibase. (or none)", false);
+    return of(value -> value.trim().equalsIgnoreCase("none") ? List.of() : entries.parse(value, Map.of()), List.of());
+  }
+
   /** HTTP methods, upper case; an entry that is not an RFC 9110 token invalidates the list (default used). */
   static ValueType<List<String>> methods() {
     return list(METHOD, "HTTP method names separated by commas, e.g. POST,PUT", true);

@@ -16,7 +16,12 @@ public final class SideEffectCounters {
     /** Sent untagged: fail-mode open, or observe mode with no token to carry. */
     PASSED("passed"),
     /** Observe mode let through what enforce mode would have blocked (tagged with the last token when there is one). */
-    WOULD_BLOCK("would_block");
+    WOULD_BLOCK("would_block"),
+    /**
+     * Sent untagged because it is no lock-protected side effect (fencing.exempt.*): an exempt destination, or, where it
+     * would have been blocked, an exempt caller (a schema migration, a telemetry exporter).
+     */
+    EXEMPT("exempt");
 
     private final String label;
 
@@ -65,6 +70,11 @@ public final class SideEffectCounters {
 
   void record(Channel channel, boolean fenced, Decision d) {
     adders[index(channel, fenced, outcomeOf(d))].increment();
+  }
+
+  /** A side effect passed as exempt (fencing.exempt.*); lock-free, allocation-free. */
+  public void recordExempt(Channel channel, boolean fenced) {
+    adders[index(channel, fenced, Outcome.EXEMPT)].increment();
   }
 
   public long count(Channel channel, boolean fenced, Outcome outcome) {

@@ -7,6 +7,7 @@ import dev.fencing.agent.bootstrap.ReentryGuard;
 import dev.fencing.agent.bootstrap.SideEffectGate;
 import dev.fencing.agent.bootstrap.TokenContext;
 import dev.fencing.agent.config.AgentConfig;
+import dev.fencing.agent.exempt.CallerExemptions;
 import dev.fencing.agent.token.Grant;
 import dev.fencing.agent.token.LeasePhase;
 import dev.fencing.agent.token.TokenState;
@@ -51,12 +52,15 @@ public final class SideEffectPolicy implements SideEffectGate {
   private final long standbyTimeoutNanos;
   private final SideEffectCounters counters;
   private final SideEffectEvents events;
+  /** fencing.exempt.callers and the built-in callers: asked only where a write would be blocked. */
+  private final CallerExemptions exemptCallers;
   private volatile Decisions decisions;
 
   public SideEffectPolicy(AgentConfig config, TokenState state, SideEffectCounters counters, SideEffectEvents events) {
     this(state, counters, events, config.mode() == AgentConfig.Mode.OBSERVE,
         config.failMode() == AgentConfig.FailMode.OPEN, config.expiredFenced() == AgentConfig.ExpiredFenced.TAG,
-        config.standby() == AgentConfig.Standby.WAIT, config.standbyTimeout().toNanos(), !config.leaseEnabled());
+        config.standby() == AgentConfig.Standby.WAIT, config.standbyTimeout().toNanos(), !config.leaseEnabled(),
+        CallerExemptions.of(config.exemptCallers(), config.exemptBuiltin()));
   }
 
   SideEffectPolicy(TokenState state, SideEffectCounters counters, boolean observe, boolean failOpen, boolean expiredTag,
@@ -71,6 +75,14 @@ public final class SideEffectPolicy implements SideEffectGate {
 
   SideEffectPolicy(TokenState state, SideEffectCounters counters, SideEffectEvents events, boolean observe,
       boolean failOpen, boolean expiredTag, boolean standbyWait, long standbyTimeoutNanos, boolean noLease) {
+    this(state, counters, events, observe, failOpen, expiredTag, standbyWait, standbyTimeoutNanos, noLease,
+        new CallerExemptions(java.util.List.of()));
+  }
+
+  SideEffectPolicy(TokenState state, SideEffectCounters counters, SideEffectEvents events, boolean observe,
+      boolean failOpen, boolean expiredTag, boolean standbyWait, long standbyTimeoutNanos, boolean noLease,
+      CallerExemptions exemptCallers) {
+    this.exemptCallers = exemptCallers;
     this.noLease = noLease;
     this.state = state;
     this.counters = counters;
@@ -93,6 +105,9 @@ public final class SideEffectPolicy implements SideEffectGate {
       return inbound; // work done for an inbound token: its fence judges it, as when it was done
     }
     Decision d = evaluate(true, fenced);
+    if (d.reason() != null && exemptCaller(channel, fenced)) {
+      return decisions.pass;
+    }
     if (d.reason() != null) {
       counters.record(channel, fenced, d);
       events.blocked(channel, fenced, d);
@@ -115,6 +130,9 @@ public final class SideEffectPolicy implements SideEffectGate {
       return inbound;
     }
     Decision d = evaluate(write, fenced);
+    if (d.reason() != null && exemptCaller(channel, fenced)) {
+      return decisions.pass; // before waiting: a migration on a standby must not wait for a lease it does not need
+    }
     if (d.isBlock() && standbyWait && waitable(d.reason())) {
       d = awaitLease(write, fenced, d);
     }
@@ -194,6 +212,19 @@ public final class SideEffectPolicy implements SideEffectGate {
    */
   private Decision inbound() {
     return noLease ? TokenContext.current() : null;
+  }
+
+  /**
+   * Whether a write that would be blocked (or, in observe mode, would have been) comes from exempt code
+   * (fencing.exempt.callers): then it passes untagged and is counted as exempt. Off the tagging path: only a
+   * decision with a block reason gets here, and only then is the stack walked.
+   */
+  private boolean exemptCaller(Channel channel, boolean fenced) {
+    if (exemptCallers.none() || !exemptCallers.onStack()) {
+      return false;
+    }
+    counters.recordExempt(channel, fenced);
+    return true;
   }
 
   /** The table itself, without waiting or counting. */

@@ -48,7 +48,7 @@ public final class AgentStarter {
     // Hooks go in now, so classes the application loads from here on are fenced; even a misconfigured agent
     // installs them: fail-mode decides what they do.
     try {
-      InstrumentationInstaller.install(inst, new AgentContext(config, rejections, inst), dynamic);
+      InstrumentationInstaller.install(inst, new AgentContext(config, rejections, counters, inst), dynamic);
     } catch (Throwable t) {
       LOG.error("could not install the instrumentation; side effects are not fenced", t);
     }

@@ -6,7 +6,10 @@ import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.HttpHook;
 import dev.fencing.agent.bootstrap.ReentryGuard;
 import dev.fencing.agent.config.AgentConfig;
+import dev.fencing.agent.exempt.HostExemptions;
+import dev.fencing.agent.instrumentation.AgentContext;
 import dev.fencing.agent.policy.RejectionCounters;
+import dev.fencing.agent.policy.SideEffectCounters;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Locale;
@@ -15,7 +18,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The HTTP side of the policy, shared by every HTTP client instrumentation: is the method a side effect, is the
- * destination fenced (fencing.fenced.http), and counting the 409s fences answer with.
+ * destination fenced (fencing.fenced.http) or exempt (fencing.exempt.http), and counting the 409s fences answer with.
  */
 public final class HttpFencing implements HttpHook {
   private final Set<String> unsafeMethods;
@@ -38,17 +41,29 @@ public final class HttpFencing implements HttpHook {
 
   private final List<Destination> fencedDestinations;
   private final RejectionCounters rejections;
+  /** fencing.exempt.http, answered once per host. */
+  private final HostExemptions exempt;
+  private final SideEffectCounters sideEffects;
+  /** What an exempt request gets: untagged, never blocked. Built once. */
+  private final Decision exemptPass;
 
   HttpFencing(AgentConfig config, RejectionCounters rejections) {
+    this(config, rejections, new SideEffectCounters());
+  }
+
+  HttpFencing(AgentConfig config, RejectionCounters rejections, SideEffectCounters sideEffects) {
     this.unsafeMethods = Set.copyOf(config.unsafeHttpMethods());
     this.fencedDestinations = config.fencedHttp().stream().map(Destination::parse).toList();
     this.rejections = rejections;
+    this.exempt = new HostExemptions(config.exemptHttp());
+    this.sideEffects = sideEffects;
+    this.exemptPass = Decision.pass(config.lock());
   }
 
   /** Installs the hook once, whichever HTTP client module comes first. */
-  public static synchronized void install(AgentConfig config, RejectionCounters rejections) {
+  public static synchronized void install(AgentContext context) {
     if (!(Fencing.http() instanceof HttpFencing)) {
-      Fencing.installHttp(new HttpFencing(config, rejections));
+      Fencing.installHttp(new HttpFencing(context.config(), context.rejections(), context.sideEffects()));
     }
   }
 
@@ -57,6 +72,13 @@ public final class HttpFencing implements HttpHook {
     boolean write = true;
     try {
       write = unsafe(method);
+      if (exempt.exempt(scheme, host, port)) {
+        // Not a lock-protected side effect (fencing.exempt.http): untagged, never blocked, under any lease state.
+        if (write && !ReentryGuard.isAgentThread()) {
+          sideEffects.recordExempt(Channel.HTTP, false);
+        }
+        return exemptPass;
+      }
       return Fencing.decide(Channel.HTTP, write, fenced(scheme, host, port));
     } catch (Throwable t) {
       return Fencing.hookFailed(Channel.HTTP, write, t); // never an error the request would not have had

@@ -4,14 +4,19 @@ import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.KafkaHook;
+import dev.fencing.agent.bootstrap.ReentryGuard;
 import dev.fencing.agent.config.AgentConfig;
+import dev.fencing.agent.instrumentation.AgentContext;
+import dev.fencing.agent.policy.SideEffectCounters;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The Kafka side of the policy: every record sent is a side effect; its topic is fenced when it matches
- * {@code fencing.fenced.kafka}. Matching allocates nothing: a hash lookup for exact names, then each glob, split at
+ * {@code fencing.fenced.kafka}, exempt (never a lock-protected side effect: untagged, never blocked) when it matches
+ * {@code fencing.exempt.kafka}. Matching allocates nothing: a hash lookup for exact names, then each glob, split at
  * configuration time into its literal parts (prefix, suffix, middles in order): the per-record test is a
  * {@code startsWith}/{@code endsWith}/{@code indexOf} over them, not a character-by-character backtracking match.
  * Each topic's answer is then remembered (an application sends to a bounded set of topics), so every later record
@@ -21,38 +26,84 @@ public final class KafkaFencing implements KafkaHook {
   /** Topics answered so far, beyond which answers are computed each time (a runaway set of topic names). */
   static final int MAX_REMEMBERED = 1024;
 
-  private final ConcurrentHashMap<String, Boolean> known = new ConcurrentHashMap<>();
-  private final Glob[] globs;
+  /** What a topic is to the policy. */
+  enum Route {
+    /** Neither fenced nor exempt: blocked after expiry. */
+    OPEN,
+    /** fencing.fenced.kafka: its consumers check tokens. */
+    FENCED,
+    /** fencing.exempt.kafka: never a lock-protected side effect (wins over FENCED when both match). */
+    EXEMPT
+  }
+
+  private final ConcurrentHashMap<String, Route> known = new ConcurrentHashMap<>();
+  private final Set<String> fencedNames;
+  private final Glob[] fencedGlobs;
+  private final Set<String> exemptNames;
+  private final Glob[] exemptGlobs;
+  private final SideEffectCounters sideEffects;
+  /** What a record to an exempt topic gets: untagged, never blocked. */
+  private final Decision exemptPass;
   private final BufferedBatches buffered;
   private final java.util.concurrent.atomic.AtomicBoolean fieldsFailureReported =
       new java.util.concurrent.atomic.AtomicBoolean();
 
   KafkaFencing(List<String> fencedTopics) {
-    this(fencedTopics, new BufferedBatches(
+    this(fencedTopics, List.of(), new SideEffectCounters(), "(unset)");
+  }
+
+  KafkaFencing(List<String> fencedTopics, List<String> exemptTopics, SideEffectCounters sideEffects, String lock) {
+    this(fencedTopics, exemptTopics, sideEffects, lock, new BufferedBatches(
         (taggedWith, count) -> Fencing.recheck(Channel.KAFKA, false, taggedWith, count), System::currentTimeMillis));
   }
 
   KafkaFencing(List<String> fencedTopics, BufferedBatches buffered) {
+    this(fencedTopics, List.of(), new SideEffectCounters(), "(unset)", buffered);
+  }
+
+  KafkaFencing(List<String> fencedTopics, List<String> exemptTopics, SideEffectCounters sideEffects, String lock,
+      BufferedBatches buffered) {
     this.buffered = buffered;
+    this.sideEffects = sideEffects;
+    this.exemptPass = Decision.pass(lock);
+    this.fencedNames = names(fencedTopics);
+    this.fencedGlobs = globs(fencedTopics);
+    this.exemptNames = names(exemptTopics);
+    this.exemptGlobs = globs(exemptTopics);
+  }
+
+  private static Set<String> names(List<String> topics) {
+    return topics.stream().filter(t -> t.indexOf('*') < 0).collect(java.util.stream.Collectors.toUnmodifiableSet());
+  }
+
+  private static Glob[] globs(List<String> topics) {
     List<Glob> g = new ArrayList<>();
-    for (String t : fencedTopics) {
+    for (String t : topics) {
       if (t.indexOf('*') >= 0) {
         g.add(new Glob(t));
-      } else {
-        known.put(t, Boolean.TRUE);
       }
     }
-    globs = g.toArray(new Glob[0]);
+    return g.toArray(new Glob[0]);
   }
 
   /** Installs the hook; called once by the kafka-clients instrumentation module. */
-  public static void install(AgentConfig config) {
-    Fencing.installKafka(new KafkaFencing(config.fencedKafka()));
+  public static void install(AgentContext context) {
+    AgentConfig config = context.config();
+    Fencing.installKafka(new KafkaFencing(config.fencedKafka(), config.exemptKafka(), context.sideEffects(),
+        config.lock()));
   }
 
   @Override
   public Decision decide(String topic) {
-    boolean fenced = fenced(topic);
+    Route route = route(topic);
+    if (route == Route.EXEMPT) {
+      // fencing.exempt.kafka: untagged, never blocked (nor judged again while buffered), under any lease state.
+      if (!ReentryGuard.isAgentThread()) {
+        sideEffects.recordExempt(Channel.KAFKA, false);
+      }
+      return exemptPass;
+    }
+    boolean fenced = route == Route.FENCED;
     Decision d = Fencing.decide(Channel.KAFKA, true, fenced);
     if (!fenced && d.isTag() && d.reason() == null) {
       buffered.tagged(d); // which grant buffered records toward unfenced topics were tagged under
@@ -70,8 +121,8 @@ public final class KafkaFencing implements KafkaHook {
       return null;
     }
     try {
-      if (fenced(a.topic(batch))) {
-        return null; // the consumer's fence judges the token the records carry
+      if (route(a.topic(batch)) != Route.OPEN) {
+        return null; // fenced: the consumer's fence judges the token the records carry; exempt: never judged
       }
       return buffered.check(a.createdMs(batch), a.recordCount(batch), fail);
     } catch (Throwable t) {
@@ -97,7 +148,7 @@ public final class KafkaFencing implements KafkaHook {
       return null;
     }
     try {
-      if (fenced(a.topic(batch))) {
+      if (route(a.topic(batch)) != Route.OPEN) {
         return null;
       }
       return buffered.expireHeld(batch, a.createdMs(batch), a.recordCount(batch));
@@ -143,18 +194,28 @@ public final class KafkaFencing implements KafkaHook {
   }
 
   boolean fenced(String topic) {
+    return route(topic) == Route.FENCED;
+  }
+
+  boolean exempt(String topic) {
+    return route(topic) == Route.EXEMPT;
+  }
+
+  /** The topic's route, remembered per topic: after the first record, one lock-free hash lookup. */
+  Route route(String topic) {
     if (topic == null) {
-      return false;
+      return Route.OPEN;
     }
-    Boolean answer = known.get(topic);
+    Route answer = known.get(topic);
     if (answer != null) {
       return answer;
     }
-    boolean fenced = matchesAnyGlob(topic);
+    Route r = exemptNames.contains(topic) || matchesAny(exemptGlobs, topic) ? Route.EXEMPT
+        : fencedNames.contains(topic) || matchesAny(fencedGlobs, topic) ? Route.FENCED : Route.OPEN;
     if (known.size() < MAX_REMEMBERED) {
-      known.putIfAbsent(topic, fenced);
+      known.putIfAbsent(topic, r);
     }
-    return fenced;
+    return r;
   }
 
   /** How many topics have a remembered answer (tests). */
@@ -162,7 +223,7 @@ public final class KafkaFencing implements KafkaHook {
     return known.size();
   }
 
-  private boolean matchesAnyGlob(String topic) {
+  private static boolean matchesAny(Glob[] globs, String topic) {
     for (Glob g : globs) {
       if (g.matches(topic)) {
         return true;

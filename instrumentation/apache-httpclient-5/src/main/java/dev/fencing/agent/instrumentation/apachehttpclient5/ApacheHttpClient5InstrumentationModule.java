@@ -29,6 +29,6 @@ public final class ApacheHttpClient5InstrumentationModule implements Instrumenta
 
   @Override
   public void install(AgentContext context) {
-    HttpFencing.install(context.config(), context.rejections());
+    HttpFencing.install(context);
   }
 }

@@ -23,7 +23,7 @@ public final class HttpUrlConnectionInstrumentationModule implements Instrumenta
 
   @Override
   public void install(AgentContext context) {
-    HttpFencing.install(context.config(), context.rejections());
+    HttpFencing.install(context);
     // The advice, inlined into java.base, refers to the bootstrap part in the boot loader's unnamed module.
     context.instrumentation().redefineModule(Object.class.getModule(), Set.of(Fencing.class.getModule()),
         Map.of(), Map.of(), Set.of(), Map.of());

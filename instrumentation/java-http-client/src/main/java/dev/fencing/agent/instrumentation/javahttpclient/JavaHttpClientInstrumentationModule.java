@@ -23,7 +23,7 @@ public final class JavaHttpClientInstrumentationModule implements Instrumentatio
 
   @Override
   public void install(AgentContext context) {
-    HttpFencing.install(context.config(), context.rejections());
+    HttpFencing.install(context);
     // Advice inlined into java.net.http refers to the bootstrap part, which lives in the boot loader's unnamed
     // module: a named module must be told to read it.
     // (Looked up by name: loading HttpClient itself in premain is not needed, and a jlinked runtime may lack it.)

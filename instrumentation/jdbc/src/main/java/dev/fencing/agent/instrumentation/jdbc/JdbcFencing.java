@@ -9,6 +9,7 @@ import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.instrumentation.WeakIdentityCache;
 import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.policy.RejectionCounters;
+import dev.fencing.agent.policy.SideEffectCounters;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -92,8 +93,16 @@ final class JdbcFencing implements JdbcHook {
     volatile String carriedGrant;
     /** The open transaction wrote where no fence judges: its commit is a side effect of its own. */
     volatile boolean unjudged;
+    /** A database of fencing.exempt.jdbc: nothing on this session is a lock-protected side effect. */
+    final boolean exempt;
 
     SessionState(SessionDialect dialect, DatabaseFences fences, boolean perTransaction, String schema) {
+      this(dialect, fences, perTransaction, schema, false);
+    }
+
+    SessionState(SessionDialect dialect, DatabaseFences fences, boolean perTransaction, String schema,
+        boolean exempt) {
+      this.exempt = exempt;
       this.dialect = dialect;
       this.fences = fences;
       this.perTransaction = perTransaction;
@@ -139,6 +148,9 @@ final class JdbcFencing implements JdbcHook {
   /** Milliseconds, or -1: leave the database's setting. */
   private final long idleTimeoutMillis;
   private final RejectionCounters rejections;
+  /** fencing.exempt.jdbc: URL prefixes of databases whose statements are never a lock-protected side effect. */
+  private final List<String> exemptUrlPrefixes;
+  private final SideEffectCounters sideEffects;
 
   JdbcFencing(List<String> fencedUrlPrefixes, RejectionCounters rejections) {
     this(fencedUrlPrefixes, AgentConfig.JdbcPooler.AUTO, List.of(), Duration.ZERO, rejections);
@@ -146,6 +158,15 @@ final class JdbcFencing implements JdbcHook {
 
   JdbcFencing(List<String> fencedUrlPrefixes, AgentConfig.JdbcPooler pooler, List<String> writeFunctions,
       Duration idleInTransactionTimeout, RejectionCounters rejections) {
+    this(fencedUrlPrefixes, pooler, writeFunctions, idleInTransactionTimeout, rejections, List.of(),
+        new SideEffectCounters());
+  }
+
+  JdbcFencing(List<String> fencedUrlPrefixes, AgentConfig.JdbcPooler pooler, List<String> writeFunctions,
+      Duration idleInTransactionTimeout, RejectionCounters rejections, List<String> exemptUrlPrefixes,
+      SideEffectCounters sideEffects) {
+    this.exemptUrlPrefixes = exemptUrlPrefixes;
+    this.sideEffects = sideEffects;
     this.fencedUrlPrefixes = fencedUrlPrefixes;
     this.pooler = pooler;
     this.writeFunctions = writeFunctions.toArray(new String[0]);
@@ -219,6 +240,13 @@ final class JdbcFencing implements JdbcHook {
       }
       Connection physical = physical(connectionOf(statement, kind));
       SessionState session = session(physical);
+      if (session.exempt) {
+        // fencing.exempt.jdbc: untagged, never blocked, its commits unjudged; decided once, when the session was met.
+        if (write) {
+          sideEffects.recordExempt(Channel.JDBC, false);
+        }
+        return OUTERMOST;
+      }
       DatabaseFences fences = session.fences;
       boolean fenced;
       if (!write || fences.allFenced()) {
@@ -547,6 +575,12 @@ final class JdbcFencing implements JdbcHook {
     if (s == null) {
       String url = physical.getMetaData().getURL();
       SessionDialect dialect = SessionDialect.of(url);
+      if (exempt(url)) {
+        // No catalog query, no session setting: the agent leaves this database alone.
+        s = new SessionState(dialect, DatabaseFences.NONE, false, null, true);
+        sessions.put(physical, s);
+        return s;
+      }
       DatabaseFences fences = fences(url, physical, dialect);
       boolean perTransaction = dialect == SessionDialect.POSTGRESQL && pooled(url, physical);
       String schema = fences.tableCount() > 0 ? currentSchema(physical, dialect) : null;
@@ -561,6 +595,19 @@ final class JdbcFencing implements JdbcHook {
       sessions.put(physical, s);
     }
     return s;
+  }
+
+  /** Whether the URL starts with one of fencing.exempt.jdbc's prefixes. */
+  boolean exempt(String url) {
+    if (url == null) {
+      return false;
+    }
+    for (String prefix : exemptUrlPrefixes) {
+      if (url.startsWith(prefix)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Configured as fenced as a whole (fencing.fenced.jdbc), or read once per URL from the database's catalogs. */

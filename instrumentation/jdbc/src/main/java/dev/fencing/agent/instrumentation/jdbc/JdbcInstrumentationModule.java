@@ -22,6 +22,6 @@ public final class JdbcInstrumentationModule implements InstrumentationModule {
   public void install(AgentContext context) {
     Fencing.installJdbc(new JdbcFencing(context.config().fencedJdbc(), context.config().jdbcPooler(),
         context.config().jdbcWriteFunctions(), context.config().jdbcIdleInTransactionTimeout(),
-        context.rejections()));
+        context.rejections(), context.config().exemptJdbc(), context.sideEffects()));
   }
 }

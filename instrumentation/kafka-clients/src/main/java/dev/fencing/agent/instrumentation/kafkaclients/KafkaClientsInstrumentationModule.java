@@ -24,6 +24,6 @@ public final class KafkaClientsInstrumentationModule implements InstrumentationM
 
   @Override
   public void install(AgentContext context) {
-    KafkaFencing.install(context.config());
+    KafkaFencing.install(context);
   }
 }

@@ -20,6 +20,6 @@ public final class OkHttpInstrumentationModule implements InstrumentationModule 
 
   @Override
   public void install(AgentContext context) {
-    HttpFencing.install(context.config(), context.rejections());
+    HttpFencing.install(context);
   }
 }
