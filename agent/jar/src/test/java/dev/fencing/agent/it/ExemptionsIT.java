@@ -1,0 +1,192 @@
+package dev.fencing.agent.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.fencing.agent.it.apps.ExemptionsApp;
+import dev.fencing.testing.AgentJvm;
+import dev.fencing.testing.EtcdCluster;
+import dev.fencing.testing.Http;
+import dev.fencing.testing.KafkaBroker;
+import dev.fencing.testing.PostgresServer;
+import dev.fencing.testing.Ports;
+import java.io.File;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * fencing.exempt.*: a standby (another JVM holds the lock) whose writes to exempt destinations (a JDBC URL, an HTTP
+ * host:port, a Kafka topic glob) go through untagged while the same kinds of write elsewhere are blocked, and whose
+ * Flyway migration (an exempt caller, by default) runs to the end on the database whose other writes it blocks.
+ */
+class ExemptionsIT {
+  private static KafkaBroker broker;
+
+  @BeforeAll
+  static void startBroker() {
+    broker = KafkaBroker.start();
+  }
+
+  @AfterAll
+  static void stopBroker() {
+    if (broker != null) {
+      broker.close();
+    }
+  }
+
+  static List<Path> javaHomes() {
+    return AgentProcesses.javaHomes();
+  }
+
+  /** A receiver that records each request's method and whether it carried a Fencing-Token header. */
+  private static HttpServer receiver(List<String> seen) throws Exception {
+    HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", Ports.freePort()), 0);
+    server.createContext("/", exchange -> {
+      seen.add(exchange.getRequestMethod() + " token=" + exchange.getRequestHeaders().getFirst("Fencing-Token"));
+      exchange.sendResponseHeaders(200, -1);
+      exchange.close();
+    });
+    server.start();
+    return server;
+  }
+
+  @ParameterizedTest(name = "on {0}")
+  @MethodSource("javaHomes")
+  void aStandbysExemptWritesAndItsFlywayMigrationGoThroughWhileItsOtherWritesAreBlocked(Path javaHome,
+      @TempDir Path dir) throws Exception {
+    String run = "java" + AgentProcesses.javaVersion(javaHome);
+    String heartbeats = "heartbeats-" + run;
+    String orders = "orders-" + run;
+    broker.createTopic(heartbeats, 1);
+    broker.createTopic(orders, 1);
+    Path migrations = Files.createDirectories(dir.resolve("db"));
+    Files.writeString(migrations.resolve("V1__account.sql"), "CREATE TABLE account (id INT PRIMARY KEY, balance INT);");
+    Files.writeString(migrations.resolve("V2__seed.sql"), "INSERT INTO account VALUES (1, 100), (2, 0);");
+    List<String> exemptSeen = new CopyOnWriteArrayList<>();
+    List<String> otherSeen = new CopyOnWriteArrayList<>();
+    HttpServer exemptServer = receiver(exemptSeen);
+    HttpServer otherServer = receiver(otherSeen);
+    try (EtcdCluster etcd = EtcdCluster.single(); PostgresServer pg = PostgresServer.start()) {
+      try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+        s.execute("CREATE DATABASE app");
+        s.execute("CREATE DATABASE telemetry");
+      }
+      String appUrl = pg.jdbcUrl("app");
+      String telemetryUrl = pg.jdbcUrl("telemetry");
+      try (Connection c = DriverManager.getConnection(telemetryUrl); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE sample (v INT)");
+      }
+      String lock = "exempt-" + run;
+      try (AgentProcesses.Agent holder = AgentProcesses.start(javaHome, "holder", "lock=" + lock + ",etcd.endpoints="
+          + etcd.endpoints())) {
+        Http.awaitStatus(holder.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
+        int port = Ports.freePort();
+        String telemetryPrefix = telemetryUrl.substring(0, telemetryUrl.indexOf('?'));
+        String classpath = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty(
+            "fencing.it.postgresql.jar") + File.pathSeparator + KafkaProducerIT.clientsJar(System.getProperty(
+            "fencing.it.kafka.clients.latest")) + File.pathSeparator + System.getProperty("fencing.it.slf4j.jar")
+            + File.pathSeparator + AgentProcesses.libraries("flyway-");
+        try (AgentJvm app = AgentJvm.builder().javaHome(javaHome).name("exemptions-" + run)
+            .agentArgs("lock=" + lock + ",http.port=" + port + ",etcd.endpoints=" + etcd.endpoints()
+                + ",exempt.jdbc=" + telemetryPrefix + ",exempt.http=127.0.0.1:" + exemptServer.getAddress().getPort()
+                + ",exempt.kafka=heartbeats-*")
+            .classpath(classpath).mainClass(ExemptionsApp.class.getName()).args(broker.bootstrapServers()).start()) {
+          app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+          AppStdin stdin = AppStdin.marked(app, "> ");
+          Http.awaitStatus(port, "\"state\":\"STANDBY\"", Duration.ofSeconds(15));
+
+          // JDBC: the exempt database takes the write (and a transaction's commit); the other one is refused.
+          assertThat(stdin.run("SQL " + telemetryUrl + " INSERT INTO sample VALUES (1)")).isEqualTo("OK 1");
+          assertThat(stdin.run("TXN " + telemetryUrl + " INSERT INTO sample VALUES (2);INSERT INTO sample VALUES (3)"))
+              .isEqualTo("OK committed");
+          assertThat(stdin.run("SQL " + appUrl + " CREATE TABLE audit (note TEXT)")).startsWith("ERR FN003");
+
+          // Flyway (an exempt caller by default) migrates the database whose other writes the standby may not make.
+          assertThat(stdin.run("FLYWAY " + appUrl + " " + migrations)).isEqualTo("OK 2");
+          assertThat(stdin.run("SQL " + appUrl + " UPDATE account SET balance = 0 WHERE id = 1")).startsWith("ERR FN003");
+
+          // HTTP: the exempt host:port gets the POST untagged; another destination's is blocked before it leaves.
+          assertThat(stdin.run("HTTP POST http://127.0.0.1:" + exemptServer.getAddress().getPort() + "/v1/metrics"))
+              .isEqualTo("OK 200");
+          assertThat(stdin.run("HTTP POST http://127.0.0.1:" + otherServer.getAddress().getPort() + "/orders"))
+              .startsWith("ERR").contains("Fencing Agent blocked");
+
+          // Kafka: a record to an exempt topic is sent untagged; one to another topic fails through send().
+          assertThat(stdin.run("KAFKA " + heartbeats + " alive")).isEqualTo("OK sent");
+          assertThat(stdin.run("KAFKA " + orders + " order-1")).startsWith("ERR").contains("Fencing Agent blocked");
+
+          String metrics = Http.get("http://127.0.0.1:" + port + "/metrics");
+          String labels = ",fenced=\"false\",lock=\"" + lock + "\",outcome=\"exempt\"} ";
+          assertThat(metrics)
+              .contains("fencing_side_effects_total{channel=\"http\"" + labels + "1.0")
+              .contains("fencing_side_effects_total{channel=\"kafka\"" + labels + "1.0");
+          // 3 inserts into the exempt database, and Flyway's writes that would have been blocked (DDL, history rows).
+          assertThat(exemptCount(metrics, "jdbc")).isGreaterThan(3);
+          assertThat(metrics).contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"" + lock
+              + "\",outcome=\"blocked\"} 2.0");
+        }
+      }
+      assertThat(query(telemetryUrl, "SELECT count(*) FROM sample")).isEqualTo("3");
+      assertThat(query(appUrl, "SELECT count(*) FROM flyway_schema_history WHERE success")).isEqualTo("2");
+      assertThat(query(appUrl, "SELECT balance FROM account WHERE id = 1")).isEqualTo("100");
+      assertThat(query(appUrl, "SELECT count(*) FROM pg_tables WHERE tablename = 'audit'")).isEqualTo("0");
+      assertThat(exemptSeen).containsExactly("POST token=null");
+      assertThat(otherSeen).isEmpty();
+      List<ConsumerRecord<String, String>> beats = readAll(heartbeats);
+      assertThat(beats).extracting(ConsumerRecord::value).containsExactly("alive");
+      assertThat(beats.get(0).headers().toArray()).isEmpty();
+      assertThat(readAll(orders)).isEmpty();
+    } finally {
+      exemptServer.stop(0);
+      otherServer.stop(0);
+    }
+  }
+
+  private static double exemptCount(String metrics, String channel) {
+    String prefix = "fencing_side_effects_total{channel=\"" + channel + "\",fenced=\"false\",";
+    return metrics.lines().filter(l -> l.startsWith(prefix) && l.contains("outcome=\"exempt\""))
+        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+  }
+
+  private static String query(String url, String sql) throws Exception {
+    try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      return rs.next() ? rs.getString(1) : null;
+    }
+  }
+
+  private static List<ConsumerRecord<String, String>> readAll(String topic) {
+    TopicPartition tp = new TopicPartition(topic, 0);
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(Map.of("bootstrap.servers",
+        broker.bootstrapServers(), "enable.auto.commit", "false"), new StringDeserializer(), new StringDeserializer())) {
+      consumer.assign(List.of(tp));
+      consumer.seekToBeginning(List.of(tp));
+      long end = consumer.endOffsets(List.of(tp)).get(tp);
+      List<ConsumerRecord<String, String>> records = new ArrayList<>();
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (consumer.position(tp) < end && System.nanoTime() < deadline) {
+        consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+      }
+      return records;
+    }
+  }
+}
