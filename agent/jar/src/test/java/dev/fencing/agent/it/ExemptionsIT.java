@@ -69,18 +69,62 @@ class ExemptionsIT {
     return server;
   }
 
+  /** A standby JVM: another JVM holds {@code lock}; the app runs with {@code exemptArgs} and waits in STANDBY. */
+  private record Standby(AgentProcesses.Agent holder, AgentJvm app, AppStdin stdin, int port) implements AutoCloseable {
+    static Standby start(Path javaHome, EtcdCluster etcd, String lock, String exemptArgs) throws Exception {
+      AgentProcesses.Agent holder = AgentProcesses.start(javaHome, "holder", "lock=" + lock + ",etcd.endpoints="
+          + etcd.endpoints());
+      try {
+        Http.awaitStatus(holder.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
+        int port = Ports.freePort();
+        String classpath = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty(
+            "fencing.it.postgresql.jar") + File.pathSeparator + KafkaProducerIT.clientsJar(System.getProperty(
+            "fencing.it.kafka.clients.latest")) + File.pathSeparator + System.getProperty("fencing.it.slf4j.jar")
+            + File.pathSeparator + AgentProcesses.libraries("flyway-");
+        AgentJvm app = AgentJvm.builder().javaHome(javaHome).name(lock)
+            .agentArgs("lock=" + lock + ",http.port=" + port + ",etcd.endpoints=" + etcd.endpoints() + exemptArgs)
+            .classpath(classpath).mainClass(ExemptionsApp.class.getName()).args(broker.bootstrapServers()).start();
+        try {
+          app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+          Http.awaitStatus(port, "\"state\":\"STANDBY\"", Duration.ofSeconds(15));
+          return new Standby(holder, app, AppStdin.marked(app, "> "), port);
+        } catch (RuntimeException | Error e) {
+          app.close();
+          throw e;
+        }
+      } catch (Exception | Error e) {
+        holder.close();
+        throw e;
+      }
+    }
+
+    String run(String command) throws Exception {
+      return stdin.run(command);
+    }
+
+    String metrics() {
+      return Http.get("http://127.0.0.1:" + port + "/metrics");
+    }
+
+    @Override
+    public void close() {
+      try {
+        app.close();
+      } finally {
+        holder.close();
+      }
+    }
+  }
+
   @ParameterizedTest(name = "on {0}")
   @MethodSource("javaHomes")
-  void aStandbysExemptWritesAndItsFlywayMigrationGoThroughWhileItsOtherWritesAreBlocked(Path javaHome,
-      @TempDir Path dir) throws Exception {
+  void aStandbysWritesToExemptDestinationsGoThroughUntaggedWhileTheSameKindsOfWriteElsewhereAreBlocked(Path javaHome)
+      throws Exception {
     String run = "java" + AgentProcesses.javaVersion(javaHome);
     String heartbeats = "heartbeats-" + run;
     String orders = "orders-" + run;
     broker.createTopic(heartbeats, 1);
     broker.createTopic(orders, 1);
-    Path migrations = Files.createDirectories(dir.resolve("db"));
-    Files.writeString(migrations.resolve("V1__account.sql"), "CREATE TABLE account (id INT PRIMARY KEY, balance INT);");
-    Files.writeString(migrations.resolve("V2__seed.sql"), "INSERT INTO account VALUES (1, 100), (2, 0);");
     List<String> exemptSeen = new CopyOnWriteArrayList<>();
     List<String> otherSeen = new CopyOnWriteArrayList<>();
     HttpServer exemptServer = receiver(exemptSeen);
@@ -96,58 +140,37 @@ class ExemptionsIT {
         s.execute("CREATE TABLE sample (v INT)");
       }
       String lock = "exempt-" + run;
-      try (AgentProcesses.Agent holder = AgentProcesses.start(javaHome, "holder", "lock=" + lock + ",etcd.endpoints="
-          + etcd.endpoints())) {
-        Http.awaitStatus(holder.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
-        int port = Ports.freePort();
-        String telemetryPrefix = telemetryUrl.substring(0, telemetryUrl.indexOf('?'));
-        String classpath = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty(
-            "fencing.it.postgresql.jar") + File.pathSeparator + KafkaProducerIT.clientsJar(System.getProperty(
-            "fencing.it.kafka.clients.latest")) + File.pathSeparator + System.getProperty("fencing.it.slf4j.jar")
-            + File.pathSeparator + AgentProcesses.libraries("flyway-");
-        try (AgentJvm app = AgentJvm.builder().javaHome(javaHome).name("exemptions-" + run)
-            .agentArgs("lock=" + lock + ",http.port=" + port + ",etcd.endpoints=" + etcd.endpoints()
-                + ",exempt.jdbc=" + telemetryPrefix + ",exempt.http=127.0.0.1:" + exemptServer.getAddress().getPort()
-                + ",exempt.kafka=heartbeats-*")
-            .classpath(classpath).mainClass(ExemptionsApp.class.getName()).args(broker.bootstrapServers()).start()) {
-          app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
-          AppStdin stdin = AppStdin.marked(app, "> ");
-          Http.awaitStatus(port, "\"state\":\"STANDBY\"", Duration.ofSeconds(15));
+      String telemetryPrefix = telemetryUrl.substring(0, telemetryUrl.indexOf('?'));
+      try (Standby app = Standby.start(javaHome, etcd, lock, ",exempt.jdbc=" + telemetryPrefix
+          + ",exempt.http=127.0.0.1:" + exemptServer.getAddress().getPort() + ",exempt.kafka=heartbeats-*")) {
+        // JDBC: the exempt database takes the write (and a transaction's commit); the other one is refused.
+        assertThat(app.run("SQL " + telemetryUrl + " INSERT INTO sample VALUES (1)")).isEqualTo("OK 1");
+        assertThat(app.run("TXN " + telemetryUrl + " INSERT INTO sample VALUES (2);INSERT INTO sample VALUES (3)"))
+            .isEqualTo("OK committed");
+        assertThat(app.run("SQL " + appUrl + " CREATE TABLE audit (note TEXT)")).startsWith("ERR FN003");
 
-          // JDBC: the exempt database takes the write (and a transaction's commit); the other one is refused.
-          assertThat(stdin.run("SQL " + telemetryUrl + " INSERT INTO sample VALUES (1)")).isEqualTo("OK 1");
-          assertThat(stdin.run("TXN " + telemetryUrl + " INSERT INTO sample VALUES (2);INSERT INTO sample VALUES (3)"))
-              .isEqualTo("OK committed");
-          assertThat(stdin.run("SQL " + appUrl + " CREATE TABLE audit (note TEXT)")).startsWith("ERR FN003");
+        // HTTP: the exempt host:port gets the POST untagged; another destination's is blocked before it leaves.
+        assertThat(app.run("HTTP POST http://127.0.0.1:" + exemptServer.getAddress().getPort() + "/v1/metrics"))
+            .isEqualTo("OK 200");
+        assertThat(app.run("HTTP POST http://127.0.0.1:" + otherServer.getAddress().getPort() + "/orders"))
+            .startsWith("ERR").contains("Fencing Agent blocked");
 
-          // Flyway (an exempt caller by default) migrates the database whose other writes the standby may not make.
-          assertThat(stdin.run("FLYWAY " + appUrl + " " + migrations)).isEqualTo("OK 2");
-          assertThat(stdin.run("SQL " + appUrl + " UPDATE account SET balance = 0 WHERE id = 1")).startsWith("ERR FN003");
+        // Kafka: a record to an exempt topic is sent untagged; one to another topic fails through send().
+        assertThat(app.run("KAFKA " + heartbeats + " alive")).isEqualTo("OK sent");
+        assertThat(app.run("KAFKA " + orders + " order-1")).startsWith("ERR").contains("Fencing Agent blocked");
 
-          // HTTP: the exempt host:port gets the POST untagged; another destination's is blocked before it leaves.
-          assertThat(stdin.run("HTTP POST http://127.0.0.1:" + exemptServer.getAddress().getPort() + "/v1/metrics"))
-              .isEqualTo("OK 200");
-          assertThat(stdin.run("HTTP POST http://127.0.0.1:" + otherServer.getAddress().getPort() + "/orders"))
-              .startsWith("ERR").contains("Fencing Agent blocked");
-
-          // Kafka: a record to an exempt topic is sent untagged; one to another topic fails through send().
-          assertThat(stdin.run("KAFKA " + heartbeats + " alive")).isEqualTo("OK sent");
-          assertThat(stdin.run("KAFKA " + orders + " order-1")).startsWith("ERR").contains("Fencing Agent blocked");
-
-          String metrics = Http.get("http://127.0.0.1:" + port + "/metrics");
-          String labels = ",fenced=\"false\",lock=\"" + lock + "\",outcome=\"exempt\"} ";
-          assertThat(metrics)
-              .contains("fencing_side_effects_total{channel=\"http\"" + labels + "1.0")
-              .contains("fencing_side_effects_total{channel=\"kafka\"" + labels + "1.0");
-          // 3 inserts into the exempt database, and Flyway's writes that would have been blocked (DDL, history rows).
-          assertThat(exemptCount(metrics, "jdbc")).isGreaterThan(3);
-          assertThat(metrics).contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"" + lock
-              + "\",outcome=\"blocked\"} 2.0");
-        }
+        String metrics = app.metrics();
+        String exempt = ",fenced=\"false\",lock=\"" + lock + "\",outcome=\"exempt\"} ";
+        String blocked = ",fenced=\"false\",lock=\"" + lock + "\",outcome=\"blocked\"} ";
+        assertThat(metrics)
+            .contains("fencing_side_effects_total{channel=\"jdbc\"" + exempt + "3.0")
+            .contains("fencing_side_effects_total{channel=\"http\"" + exempt + "1.0")
+            .contains("fencing_side_effects_total{channel=\"kafka\"" + exempt + "1.0")
+            .contains("fencing_side_effects_total{channel=\"jdbc\"" + blocked + "1.0")
+            .contains("fencing_side_effects_total{channel=\"http\"" + blocked + "1.0")
+            .contains("fencing_side_effects_total{channel=\"kafka\"" + blocked + "1.0");
       }
       assertThat(query(telemetryUrl, "SELECT count(*) FROM sample")).isEqualTo("3");
-      assertThat(query(appUrl, "SELECT count(*) FROM flyway_schema_history WHERE success")).isEqualTo("2");
-      assertThat(query(appUrl, "SELECT balance FROM account WHERE id = 1")).isEqualTo("100");
       assertThat(query(appUrl, "SELECT count(*) FROM pg_tables WHERE tablename = 'audit'")).isEqualTo("0");
       assertThat(exemptSeen).containsExactly("POST token=null");
       assertThat(otherSeen).isEmpty();
@@ -158,6 +181,36 @@ class ExemptionsIT {
     } finally {
       exemptServer.stop(0);
       otherServer.stop(0);
+    }
+  }
+
+  /** fencing.exempt.callers by default: Flyway migrates on a standby, the standby's own writes stay blocked. */
+  @ParameterizedTest(name = "on {0}")
+  @MethodSource("javaHomes")
+  void aFlywayMigrationOnAStandbyCompletesWhileTheStandbysOwnWritesToTheSameDatabaseAreBlocked(Path javaHome,
+      @TempDir Path dir) throws Exception {
+    String run = "java" + AgentProcesses.javaVersion(javaHome);
+    Path migrations = Files.createDirectories(dir.resolve("db"));
+    Files.writeString(migrations.resolve("V1__account.sql"), "CREATE TABLE account (id INT PRIMARY KEY, balance INT);");
+    Files.writeString(migrations.resolve("V2__seed.sql"), "INSERT INTO account VALUES (1, 100), (2, 0);");
+    try (EtcdCluster etcd = EtcdCluster.single(); PostgresServer pg = PostgresServer.start()) {
+      try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+        s.execute("CREATE DATABASE app");
+      }
+      String appUrl = pg.jdbcUrl("app");
+      String lock = "flyway-" + run;
+      try (Standby app = Standby.start(javaHome, etcd, lock, "")) {
+        assertThat(app.run("FLYWAY " + appUrl + " " + migrations)).isEqualTo("OK 2");
+        assertThat(app.run("SQL " + appUrl + " UPDATE account SET balance = 0 WHERE id = 1")).startsWith("ERR FN003");
+
+        String metrics = app.metrics();
+        // Flyway's writes that would have been blocked (its history table, the DDL, the rows, the commits).
+        assertThat(exemptCount(metrics, "jdbc")).isGreaterThanOrEqualTo(4);
+        assertThat(metrics).contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"" + lock
+            + "\",outcome=\"blocked\"} 1.0");
+      }
+      assertThat(query(appUrl, "SELECT count(*) FROM flyway_schema_history WHERE success")).isEqualTo("2");
+      assertThat(query(appUrl, "SELECT balance FROM account WHERE id = 1")).isEqualTo("100");
     }
   }
 
