@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Side effects by channel, fenced-ness, outcome and, for blocked (and would-be blocked) ones, the block reason: the
- * source of fencing_side_effects_total. Plain adders indexed by ordinal, so counting on the hot path takes no lock and
+ * source of fencing_side_effects_total and fencing_side_effects_blocked_total. Plain adders indexed by ordinal, so counting on the hot path takes no lock and
  * allocates nothing.
  */
 public final class SideEffectCounters {
@@ -30,9 +30,6 @@ public final class SideEffectCounters {
       return label;
     }
   }
-
-  /** The {@code reason} label of outcomes without a block reason (tagged, passed). */
-  public static final String NO_REASON = "none";
 
   /** Cached: values() clones its array on every call, which the hot path must not pay for. */
   private static final int REASONS = BlockReason.values().length;

@@ -44,7 +44,7 @@ class AgentMetricsTest {
         "fencing_lease_losses_total counter", "fencing_side_effects_total counter", "fencing_rejections_total counter",
         "fencing_token_reuse_total counter", "fencing_token_overflow_total counter",
         "fencing_hook_failures_total counter", "fencing_agent_state gauge", "fencing_build_info gauge",
-        "fencing_coordinator_request_duration_seconds histogram");
+        "fencing_coordinator_request_duration_seconds histogram", "fencing_side_effects_blocked_total counter");
     for (FencingSeries.Series s : metrics.series()) {
       assertThat(samples(s.prometheusName())).as(s.prometheusName()).hasSize(s.points().size());
     }
@@ -53,16 +53,23 @@ class AgentMetricsTest {
   @Test
   void everyKnownLabelCombinationStartsAtZero() {
     List<String> effects = samples("fencing_side_effects_total");
-    // tagged and passed once each (reason "none"), blocked and would_block once per block reason
-    assertThat(effects).hasSize(Channel.values().length * 2 * (2 + 2 * BlockReason.values().length))
+    assertThat(effects).hasSize(Channel.values().length * 2 * SideEffectCounters.Outcome.values().length)
+        .allMatch(l -> l.endsWith(" 0.0"));
+    List<String> blocked = samples("fencing_side_effects_blocked_total");
+    // blocked and would_block, once per block reason
+    assertThat(blocked).hasSize(Channel.values().length * 2 * 2 * BlockReason.values().length)
         .allMatch(l -> l.endsWith(" 0.0"));
     for (String channel : List.of("jdbc", "http", "kafka")) {
       for (String fenced : List.of("true", "false")) {
-        assertThat(effects).contains("fencing_side_effects_total{channel=\"" + channel + "\",fenced=\"" + fenced
-            + "\",lock=\"ledger\",outcome=\"tagged\",reason=\"none\"} 0.0");
-        for (BlockReason r : BlockReason.values()) {
+        for (String outcome : List.of("tagged", "blocked")) {
           assertThat(effects).contains("fencing_side_effects_total{channel=\"" + channel + "\",fenced=\"" + fenced
-              + "\",lock=\"ledger\",outcome=\"blocked\",reason=\"" + r.label() + "\"} 0.0");
+              + "\",lock=\"ledger\",outcome=\"" + outcome + "\"} 0.0");
+        }
+        for (BlockReason r : BlockReason.values()) {
+          for (String outcome : List.of("blocked", "would_block")) {
+            assertThat(blocked).contains("fencing_side_effects_blocked_total{channel=\"" + channel + "\",fenced=\""
+                + fenced + "\",lock=\"ledger\",outcome=\"" + outcome + "\",reason=\"" + r.label() + "\"} 0.0");
+          }
         }
       }
       for (String reason : List.of("stale_token", "missing_token", "replayed_token")) {
@@ -131,10 +138,13 @@ class AgentMetricsTest {
     state.failed("invalid configuration");
     policy.decide(Channel.JDBC, true, true);
     policy.decide(Channel.JDBC, true, true);
+    String b = "fencing_side_effects_blocked_total";
     assertThat(metrics.scrape()).contains(
-        "fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"ledger\",outcome=\"blocked\",reason=\"standby\"} 1.0",
-        "fencing_side_effects_total{channel=\"jdbc\",fenced=\"true\",lock=\"ledger\",outcome=\"blocked\",reason=\"agent_failed\"} 2.0",
-        "fencing_side_effects_total{channel=\"jdbc\",fenced=\"true\",lock=\"ledger\",outcome=\"blocked\",reason=\"standby\"} 0.0");
+        b + "{channel=\"http\",fenced=\"false\",lock=\"ledger\",outcome=\"blocked\",reason=\"standby\"} 1.0",
+        b + "{channel=\"jdbc\",fenced=\"true\",lock=\"ledger\",outcome=\"blocked\",reason=\"agent_failed\"} 2.0",
+        b + "{channel=\"jdbc\",fenced=\"true\",lock=\"ledger\",outcome=\"blocked\",reason=\"standby\"} 0.0",
+        // the totals without the reason are unchanged: the same side effects, counted once there
+        "fencing_side_effects_total{channel=\"jdbc\",fenced=\"true\",lock=\"ledger\",outcome=\"blocked\"} 2.0");
     assertThat(counters.count(Channel.JDBC, true, SideEffectCounters.Outcome.BLOCKED)).isEqualTo(2);
   }
 

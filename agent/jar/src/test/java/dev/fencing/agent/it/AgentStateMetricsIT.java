@@ -42,9 +42,9 @@ class AgentStateMetricsIT {
 
         String f = failed.metrics();
         assertThat(oneHot(f)).as("failed agent's state").isEqualTo("failed");
-        assertThat(value(f, "fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"cfg\","
+        assertThat(value(f, "fencing_side_effects_blocked_total{channel=\"http\",fenced=\"false\",lock=\"cfg\","
             + "outcome=\"blocked\",reason=\"agent_failed\"}")).isPositive();
-        assertThat(value(f, "fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"cfg\","
+        assertThat(value(f, "fencing_side_effects_blocked_total{channel=\"http\",fenced=\"false\",lock=\"cfg\","
             + "outcome=\"blocked\",reason=\"standby\"}")).isZero();
         assertBuildInfo(f, version, javaHome);
         assertThat(failed.jvm.output()).as(java + " startup line")
@@ -62,9 +62,9 @@ class AgentStateMetricsIT {
 
         String s = standby.metrics();
         assertThat(oneHot(s)).as("standby's state").isEqualTo("standby");
-        assertThat(value(s, "fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"cfg\","
+        assertThat(value(s, "fencing_side_effects_blocked_total{channel=\"http\",fenced=\"false\",lock=\"cfg\","
             + "outcome=\"blocked\",reason=\"standby\"}")).isPositive();
-        assertThat(value(s, "fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"cfg\","
+        assertThat(value(s, "fencing_side_effects_blocked_total{channel=\"http\",fenced=\"false\",lock=\"cfg\","
             + "outcome=\"blocked\",reason=\"agent_failed\"}")).isZero();
       }
     }
