@@ -54,7 +54,8 @@ final class AgentRuntime {
       LOG.debug("the lease is released at shutdown " + when);
       // Metrics even for a misconfigured agent: what it blocks is what the operator needs to see.
       BuildInfo build = BuildInfo.current("etcd");
-      // First line of the running agent, also when misconfigured: which agent this is decides what to read next.
+      // Also when misconfigured: which build this is decides what to read next. Here, off premain: reading the
+      // version costs premain nothing.
       LOG.info(build.describe());
       List<FencingSeries.Series> series = FencingSeries.of(state, counters, rejections, build, config.leaseEnabled());
       if (config.httpPort() >= 0) {
