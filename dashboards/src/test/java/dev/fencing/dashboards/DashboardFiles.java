@@ -16,9 +16,14 @@ final class DashboardFiles {
   static final Path ALERT_RULES = DIR.resolve("prometheus/fencing-alerts.yaml");
   static final Path ALERT_TESTS = DIR.resolve("prometheus/fencing-alerts.test.yaml");
   static final Path GRAFANA_ALERTS = DIR.resolve("grafana/provisioning/alerting/fencing-alerts.yaml");
+  static final Path PROMETHEUS_RULE = DIR.resolve("prometheus/fencing-prometheusrule.yaml");
+  static final Path RENDER = DIR.resolve("render-alerts.sh");
   static final Path RUNBOOK = DIR.resolve("RUNBOOK.md");
-  /** Where RUNBOOK.md is published; every runbook_url is this plus an anchor (README.md says how to change it). */
-  static final String RUNBOOK_URL = "https://fencing.example/dashboards/RUNBOOK.md";
+  /**
+   * Where RUNBOOK.md is published: a placeholder that render-alerts.sh replaces (and Grafana, from the environment);
+   * every runbook_url is this plus an anchor (README.md).
+   */
+  static final String RUNBOOK_URL = "${FENCING_RUNBOOK_URL}";
 
   static final ObjectMapper JSON = new ObjectMapper();
   static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());

@@ -21,10 +21,11 @@ import java.util.regex.Pattern;
 
 /**
  * The metrics the agent and the HTTP fence really export, scraped from their real registries: what the dashboards
- * and rules may refer to. Scrape jobs add {@code job} and {@code instance}.
+ * and rules may refer to. Scrape jobs add {@code job} and {@code instance}; deployments add {@code cluster} and
+ * {@code namespace} (Kubernetes relabelling, or Prometheus' external labels), which the alert rules keep.
  */
 final class Exposition {
-  static final Set<String> SCRAPE_LABELS = Set.of("job", "instance");
+  static final Set<String> SCRAPE_LABELS = Set.of("job", "instance", "cluster", "namespace");
 
   record Sample(String name, Map<String, String> labels, double value) {
   }
@@ -42,7 +43,8 @@ final class Exposition {
     if (token > 0) {
       state.granted(token, 1, 7, System.nanoTime() + TimeUnit.HOURS.toNanos(1));
     }
-    return new AgentMetrics(FencingSeries.of(state, new SideEffectCounters(), new RejectionCounters())).scrape();
+    return new AgentMetrics(FencingSeries.of(state, new SideEffectCounters(), new RejectionCounters()),
+        new dev.fencing.agent.metrics.CoordinatorLatency(lock)).scrape();
   }
 
   /** The HTTP fence's exposition for one guarded lock. */
@@ -85,7 +87,8 @@ final class Exposition {
     return Collections.unmodifiableMap(names);
   }
 
+  /** Counters, and the cumulative parts of a histogram (which grow like counters). */
   static boolean isCounter(String name) {
-    return name.endsWith("_total");
+    return name.endsWith("_total") || name.endsWith("_bucket") || name.endsWith("_count") || name.endsWith("_sum");
   }
 }

@@ -64,12 +64,15 @@ class GrafanaAlertingTest {
     }
   }
 
-  /** Grafana substitutes $NAME in provisioning files: the placeholder must be the only $ in a value. */
+  /**
+   * Grafana substitutes $NAME in provisioning files: the data source and runbook placeholders must be the only $ in
+   * a value.
+   */
   @Test
-  void theDataSourcePlaceholderIsTheOnlyDollarSign() {
+  void theDataSourceAndRunbookPlaceholdersAreTheOnlyDollarSigns() {
     List<String> dollars = new ArrayList<>();
     collect(DashboardFiles.yaml(DashboardFiles.GRAFANA_ALERTS), dollars);
-    assertThat(dollars).containsExactly(DATASOURCE_UID);
+    assertThat(dollars).containsExactly(DATASOURCE_UID, Runbook.urlFor("FencingStaleWriteRejected"));
   }
 
   @Test

@@ -53,8 +53,8 @@ public final class Demo {
       checks.addAll(EndStateChecks.run(facts));
       if (story.prometheus() != null) {
         List<String> firing = story.prometheus().firing();
-        checks.add(new EndStateChecks.Check("Prometheus fired FencingStaleWriteRejected, seen by the stale worker's"
-            + " agent and by a fence", firing.stream().anyMatch(s -> s.contains("observed_by=agent"))
+        checks.add(new EndStateChecks.Check("Prometheus fired FencingStaleWriteRejected (seen by the stale worker's"
+            + " agent) and FencingStaleWriteRejectedAtFence (by a fence)", firing.stream().anyMatch(s -> s.contains("observed_by=agent"))
                 && firing.stream().anyMatch(s -> s.contains("observed_by=fence")), firing.size()
                 + " alerts firing, listed above"));
       }

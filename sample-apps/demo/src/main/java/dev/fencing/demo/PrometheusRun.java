@@ -22,7 +22,9 @@ import java.util.stream.Stream;
  */
 final class PrometheusRun implements AutoCloseable {
   static final Path BINARY = Path.of("/usr/bin/prometheus");
+  /** The stale-write alerts: as the writer's agent saw the rejections, and as the fences counted them. */
   private static final String ALERT = "FencingStaleWriteRejected";
+  private static final String FENCE_ALERT = "FencingStaleWriteRejectedAtFence";
   private static final Pattern FIRING = Pattern.compile("\\{\"metric\":\\{([^}]*)\\}");
   private static final Pattern LABEL = Pattern.compile("\"(\\w+)\":\"([^\"]*)\"");
 
@@ -85,7 +87,8 @@ final class PrometheusRun implements AutoCloseable {
    * saw it, and prints the firing alerts.
    */
   void awaitStaleWriteAlerts() {
-    console.say("Waiting for Prometheus to fire " + ALERT + " (it evaluates the rules every second) ...");
+    console.say("Waiting for Prometheus to fire " + ALERT + " and " + FENCE_ALERT
+        + " (it evaluates the rules every second) ...");
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
     List<String> alerts = List.of();
     while (System.nanoTime() < deadline) {
@@ -98,10 +101,10 @@ final class PrometheusRun implements AutoCloseable {
     }
     firing.addAll(alerts);
     if (alerts.isEmpty()) {
-      console.say(ALERT + " did not fire within 45 s; see " + dir.resolve("prometheus.log"));
+      console.say(ALERT + " and " + FENCE_ALERT + " did not fire within 45 s; see " + dir.resolve("prometheus.log"));
       return;
     }
-    console.say(ALERT + " is firing (http://127.0.0.1:" + port + "/alerts):");
+    console.say("Firing (http://127.0.0.1:" + port + "/alerts):");
     alerts.forEach(s -> console.line("          " + s));
   }
 
@@ -111,7 +114,7 @@ final class PrometheusRun implements AutoCloseable {
   }
 
   private List<String> firingAlerts() {
-    String query = "ALERTS{alertname=\"" + ALERT + "\",alertstate=\"firing\"}";
+    String query = "ALERTS{alertname=~\"" + ALERT + "|" + FENCE_ALERT + "\",alertstate=\"firing\"}";
     String body;
     try {
       body = Http.get("http://127.0.0.1:" + port + "/api/v1/query?query="

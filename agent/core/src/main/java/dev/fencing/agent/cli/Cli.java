@@ -10,7 +10,7 @@ import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.Optional;
 
-/** {@code java -jar fencing-agent.jar <command>}: doctor, sql, fence, config, --help. Returns the process exit code. */
+/** {@code java -jar fencing-agent.jar <command>}: doctor, sql, fence, config, --version, --help. Returns the process exit code. */
 public final class Cli {
   private Cli() {}
 
@@ -28,6 +28,10 @@ public final class Cli {
         return dev.fencing.fence.sql.SqlFenceCli.run(rest, out);
       case "fence":
         return FenceResetCli.run(rest, out);
+      case "--version":
+      case "version":
+        out.println(dev.fencing.agent.status.BuildInfo.current("etcd").describe());
+        return 0;
       case "config":
         out.print(ConfigKey.markdownTable());
         return 0;
@@ -54,6 +58,7 @@ public final class Cli {
     out.println("  sql         print, install or uninstall the SQL fence on a table: sql print|install|uninstall --help");
     out.println("  fence       fence reset: set a poisoned fence back to the coordinator's token, with an audit line: fence --help");
     out.println("  config      print the configuration reference (Markdown)");
+    out.println("  --version   print the agent's version (as in the jar's manifest), the Java and the coordinator");
     out.println("  --help      this text");
     out.println();
     out.println("key=value arguments use the agent's keys (lock=ledger etcd.endpoints=http://etcd:2379); system properties,");

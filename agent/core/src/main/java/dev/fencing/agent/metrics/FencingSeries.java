@@ -1,8 +1,10 @@
 package dev.fencing.agent.metrics;
 
+import dev.fencing.agent.bootstrap.BlockReason;
 import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.policy.RejectionCounters;
 import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.agent.status.BuildInfo;
 import dev.fencing.agent.token.Grant;
 import dev.fencing.agent.token.LeasePhase;
 import dev.fencing.agent.token.LossReason;
@@ -10,6 +12,7 @@ import dev.fencing.agent.token.TokenState;
 import dev.fencing.agent.token.TokenView;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 
@@ -77,9 +80,38 @@ public final class FencingSeries {
 
   private FencingSeries() {}
 
+  /** The {@code state} label of {@code fencing_agent_state}: the lease phases, and {@code no_lease}. */
+  public static final List<String> STATES = states();
+
+  /** The {@code state} of an agent with {@code fencing.lease.enabled=false}: it never campaigns (nor fails to). */
+  public static final String NO_LEASE = "no_lease";
+
+  /** An etcd agent with a lease (tests, tools). */
   public static List<Series> of(TokenState state, SideEffectCounters sideEffects, RejectionCounters rejections) {
+    return of(state, sideEffects, rejections, BuildInfo.current("etcd"), true);
+  }
+
+  /**
+   * @param build what {@code fencing_build_info} says
+   * @param leaseEnabled false for {@code fencing.lease.enabled=false}: its state is {@code no_lease}
+   */
+  public static List<Series> of(TokenState state, SideEffectCounters sideEffects, RejectionCounters rejections,
+      BuildInfo build, boolean leaseEnabled) {
     String lock = state.lock();
     List<Series> all = new ArrayList<>();
+    // One-hot over a fixed set, so "state=failed == 1" is an alert and every state starts at 0 (no stale series
+    // when the state changes).
+    List<Point> states = new ArrayList<>();
+    for (String st : STATES) {
+      states.add(Point.ofLong(() -> st.equals(stateLabel(state, leaseEnabled)) ? 1 : 0, "lock", lock, "state", st));
+    }
+    all.add(new Series("fencing_agent_state", Kind.GAUGE, null,
+        "1 for the agent's current state (holding, standby, expired, lost, starting, failed, no_lease), 0 for the others",
+        List.copyOf(states)));
+    all.add(new Series("fencing_build_info", Kind.GAUGE, null,
+        "Always 1: the agent's version, the Java it runs on and its coordinator, as labels",
+        List.of(Point.ofLong(() -> 1, "lock", lock, "version", build.version(), "java", build.java(),
+            "coordinator", build.coordinator()))));
     all.add(new Series("fencing_lease_held", Kind.GAUGE, null, "1 while this JVM holds a valid lease on the lock",
         List.of(Point.ofLong(() -> state.phase() == LeasePhase.HOLDING ? 1 : 0, "lock", lock))));
     all.add(new Series("fencing_lease_remaining", Kind.GAUGE, "seconds",
@@ -97,16 +129,28 @@ public final class FencingSeries {
     }
     all.add(new Series("fencing_lease_losses", Kind.COUNTER, null, "Leases lost, by reason", List.copyOf(losses)));
     List<Point> effects = new ArrayList<>();
+    List<Point> blocked = new ArrayList<>();
     for (Channel c : Channel.values()) {
       for (boolean fenced : new boolean[] {false, true}) {
         for (SideEffectCounters.Outcome o : SideEffectCounters.Outcome.values()) {
           effects.add(Point.ofLong(() -> sideEffects.count(c, fenced, o),
               "lock", lock, "channel", c.label(), "fenced", Boolean.toString(fenced), "outcome", o.label()));
+          if (SideEffectCounters.hasReason(o)) {
+            for (BlockReason r : BlockReason.values()) {
+              blocked.add(Point.ofLong(() -> sideEffects.count(c, fenced, o, r), "lock", lock, "channel", c.label(),
+                  "fenced", Boolean.toString(fenced), "outcome", o.label(), "reason", r.label()));
+            }
+          }
         }
       }
     }
     all.add(new Series("fencing_side_effects", Kind.COUNTER, null,
         "Side effects seen by the hooks, by channel, destination and outcome", List.copyOf(effects)));
+    // The blocked and would_block side effects again, by why: a series of its own, so the label sets of
+    // fencing_side_effects_total stay as they are (queries and alerts on it keep working).
+    all.add(new Series("fencing_side_effects_blocked", Kind.COUNTER, null,
+        "Side effects blocked (or, in observe mode, that would have been), by channel, destination and block reason",
+        List.copyOf(blocked)));
     List<Point> rejected = new ArrayList<>();
     for (Channel c : Channel.values()) {
       for (RejectionCounters.Reason r : RejectionCounters.Reason.values()) {
@@ -127,6 +171,20 @@ public final class FencingSeries {
     all.add(new Series("fencing_token_overflow", Kind.COUNTER, null, "Grants whose token was above fencing.token.max",
         List.of(Point.ofLong(state::overflowCount, "lock", lock))));
     return List.copyOf(all);
+  }
+
+  /** The {@code state} label now: the lease phase in lower case, or {@link #NO_LEASE}. */
+  public static String stateLabel(TokenState s, boolean leaseEnabled) {
+    return leaseEnabled ? s.phase().name().toLowerCase(Locale.ROOT) : NO_LEASE;
+  }
+
+  private static List<String> states() {
+    List<String> out = new ArrayList<>();
+    for (LeasePhase p : LeasePhase.values()) {
+      out.add(p.name().toLowerCase(Locale.ROOT));
+    }
+    out.add(NO_LEASE);
+    return List.copyOf(out);
   }
 
   static double remainingSeconds(TokenState s) {

@@ -1,12 +1,14 @@
 package dev.fencing.agent.policy;
 
+import dev.fencing.agent.bootstrap.BlockReason;
 import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Side effects by channel, fenced-ness and outcome: the source of fencing_side_effects_total. Plain adders indexed by
- * ordinal, so counting on the hot path takes no lock and allocates nothing.
+ * Side effects by channel, fenced-ness, outcome and, for blocked (and would-be blocked) ones, the block reason: the
+ * source of fencing_side_effects_total and fencing_side_effects_blocked_total. Plain adders indexed by ordinal, so counting on the hot path takes no lock and
+ * allocates nothing.
  */
 public final class SideEffectCounters {
   /** The {@code outcome} label. */
@@ -35,9 +37,11 @@ public final class SideEffectCounters {
   }
 
   /** Cached: values() clones its array on every call, which the hot path must not pay for. */
-  private static final int OUTCOMES = Outcome.values().length;
+  private static final int REASONS = BlockReason.values().length;
+  /** Per (channel, fenced): tagged, passed, then blocked and would_block by reason. */
+  private static final int SLOTS = 2 + 2 * REASONS;
 
-  private final LongAdder[] adders = new LongAdder[Channel.values().length * 2 * OUTCOMES];
+  private final LongAdder[] adders = new LongAdder[Channel.values().length * 2 * SLOTS];
   /** fencing_hook_failures_total, by channel. */
   private final LongAdder[] hookFailures = new LongAdder[Channel.values().length];
 
@@ -50,8 +54,28 @@ public final class SideEffectCounters {
     }
   }
 
-  private static int index(Channel channel, boolean fenced, Outcome outcome) {
-    return (channel.ordinal() * 2 + (fenced ? 1 : 0)) * OUTCOMES + outcome.ordinal();
+  /**
+   * The adder of one label combination. {@code reason} is ignored for tagged and passed; a blocked outcome without a
+   * reason (no decision makes one) is counted under {@link BlockReason#HOOK_FAILED}, so it is still counted.
+   */
+  private static int index(Channel channel, boolean fenced, Outcome outcome, BlockReason reason) {
+    int base = (channel.ordinal() * 2 + (fenced ? 1 : 0)) * SLOTS;
+    int r = reason == null ? BlockReason.HOOK_FAILED.ordinal() : reason.ordinal();
+    switch (outcome) {
+      case TAGGED:
+        return base;
+      case PASSED:
+        return base + 1;
+      case BLOCKED:
+        return base + 2 + r;
+      default:
+        return base + 2 + REASONS + r;
+    }
+  }
+
+  /** Whether the outcome carries a block reason (blocked, would_block). */
+  public static boolean hasReason(Outcome outcome) {
+    return outcome == Outcome.BLOCKED || outcome == Outcome.WOULD_BLOCK;
   }
 
   public static Outcome outcomeOf(Decision d) {
@@ -69,16 +93,30 @@ public final class SideEffectCounters {
   }
 
   void record(Channel channel, boolean fenced, Decision d) {
-    adders[index(channel, fenced, outcomeOf(d))].increment();
+    adders[index(channel, fenced, outcomeOf(d), d.reason())].increment();
   }
 
   /** A side effect passed as exempt (fencing.exempt.*); lock-free, allocation-free. */
   public void recordExempt(Channel channel, boolean fenced) {
-    adders[index(channel, fenced, Outcome.EXEMPT)].increment();
+    adders[index(channel, fenced, Outcome.EXEMPT, null)].increment();
   }
 
+
+  /** All side effects of this outcome, whatever the reason. */
   public long count(Channel channel, boolean fenced, Outcome outcome) {
-    return adders[index(channel, fenced, outcome)].sum();
+    if (!hasReason(outcome)) {
+      return adders[index(channel, fenced, outcome, null)].sum();
+    }
+    long n = 0;
+    for (BlockReason r : BlockReason.values()) {
+      n += adders[index(channel, fenced, outcome, r)].sum();
+    }
+    return n;
+  }
+
+  /** Blocked or would-be-blocked side effects for {@code reason}; for tagged and passed, the reason is ignored. */
+  public long count(Channel channel, boolean fenced, Outcome outcome, BlockReason reason) {
+    return adders[index(channel, fenced, outcome, reason)].sum();
   }
 
   void recordHookFailure(Channel channel) {

@@ -5,12 +5,15 @@ import dev.fencing.agent.config.ConfigKey;
 import dev.fencing.agent.lease.EtcdLeaseProvider;
 import dev.fencing.agent.lease.LeaseKeeper;
 import dev.fencing.agent.log.AgentLog;
+import dev.fencing.agent.lease.TimedLeaseProvider;
 import dev.fencing.agent.metrics.AgentMetrics;
+import dev.fencing.agent.metrics.CoordinatorLatency;
 import dev.fencing.agent.metrics.FencingSeries;
 import dev.fencing.agent.metrics.otlp.OtlpExport;
 import dev.fencing.agent.metrics.otlp.OtlpSettings;
 import dev.fencing.agent.policy.RejectionCounters;
 import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.agent.status.BuildInfo;
 import dev.fencing.agent.status.StatusJson;
 import dev.fencing.agent.status.StatusServer;
 import dev.fencing.agent.threads.AgentThreads;
@@ -32,6 +35,7 @@ final class AgentRuntime {
   private volatile LeaseKeeper keeper;
   private volatile StatusServer server;
   private volatile OtlpExport otlp;
+  private final CoordinatorLatency latency;
 
   AgentRuntime(AgentConfig config, TokenState state, SideEffectCounters counters, RejectionCounters rejections,
       long premainNanos, java.lang.instrument.Instrumentation inst) {
@@ -41,6 +45,7 @@ final class AgentRuntime {
     this.counters = counters;
     this.rejections = rejections;
     this.premainNanos = premainNanos;
+    this.latency = new CoordinatorLatency(config.lock());
   }
 
   void start() {
@@ -48,7 +53,11 @@ final class AgentRuntime {
       String when = ShutdownOrder.afterApplicationHooks(inst, this::shutdown, "fencing-agent-shutdown");
       LOG.debug("the lease is released at shutdown " + when);
       // Metrics even for a misconfigured agent: what it blocks is what the operator needs to see.
-      List<FencingSeries.Series> series = FencingSeries.of(state, counters, rejections);
+      BuildInfo build = BuildInfo.current("etcd");
+      // Also when misconfigured: which build this is decides what to read next. Here, off premain: reading the
+      // version costs premain nothing.
+      LOG.info(build.describe());
+      List<FencingSeries.Series> series = FencingSeries.of(state, counters, rejections, build, config.leaseEnabled());
       if (config.httpPort() >= 0) {
         startEndpoint(series);
       }
@@ -61,7 +70,7 @@ final class AgentRuntime {
         return;
       }
       state.loadPersisted();
-      keeper = new LeaseKeeper(config, state, () -> new EtcdLeaseProvider(config));
+      keeper = new LeaseKeeper(config, state, () -> new TimedLeaseProvider(new EtcdLeaseProvider(config), latency));
       keeper.start();
       LOG.info("started: lock '" + config.lock() + "', etcd " + config.display(ConfigKey.ETCD_ENDPOINTS)
           + ", lease ttl " + config.display(ConfigKey.LEASE_TTL) + ", mode " + config.display(ConfigKey.MODE)
@@ -74,7 +83,7 @@ final class AgentRuntime {
 
   private void startEndpoint(List<FencingSeries.Series> series) {
     try {
-      AgentMetrics metrics = new AgentMetrics(series);
+      AgentMetrics metrics = new AgentMetrics(series, latency);
       server = new StatusServer(config.httpHost(), config.httpPort(),
           () -> StatusJson.render(state, config, premainNanos), metrics::scrape);
       LOG.info("status endpoint on http://" + config.httpHost() + ":" + server.port() + "/status and /metrics");
@@ -92,7 +101,7 @@ final class AgentRuntime {
       if (s == null) {
         return;
       }
-      otlp = OtlpExport.start(s, series, OtlpExport.resource(System.getProperties(), System.getenv(), config.holderId()));
+      otlp = OtlpExport.start(s, series, latency, OtlpExport.resource(System.getProperties(), System.getenv(), config.holderId()));
       LOG.info("OTLP metrics export to " + s.endpoint() + " every " + s.interval().toMillis() + " ms (from "
           + s.origin() + ")");
     } catch (Throwable t) {

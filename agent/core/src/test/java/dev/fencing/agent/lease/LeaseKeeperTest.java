@@ -67,6 +67,28 @@ class LeaseKeeperTest {
     }
   }
 
+  @Test
+  void theLeaseCyclesRequestsAreTimedByOperation() throws Exception {
+    ScriptedProvider etcd = new ScriptedProvider();
+    etcd.grants.add(new LeaseProvider.Acquired(10, 1, "k1"));
+    TokenState state = new TokenState("l", Long.MAX_VALUE, HighestTokenStore.none());
+    dev.fencing.agent.metrics.CoordinatorLatency latency = new dev.fencing.agent.metrics.CoordinatorLatency("l");
+    try (LeaseKeeper keeper = new LeaseKeeper(ConfigLoader.load("lock=l,lease.ttl=2s", new Properties(), Map.of()),
+        state, () -> new TimedLeaseProvider(etcd, latency))) {
+      keeper.start();
+      await(state, v -> v.storedPhase() == LeasePhase.HOLDING);
+      long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (latency.count(dev.fencing.agent.metrics.CoordinatorLatency.Op.KEEPALIVE) == 0 && System.nanoTime() < end) {
+        Thread.sleep(20); // keepalives go out every third of the TTL
+      }
+    }
+    assertThat(latency.count(dev.fencing.agent.metrics.CoordinatorLatency.Op.GRANT)).isEqualTo(1);
+    assertThat(latency.count(dev.fencing.agent.metrics.CoordinatorLatency.Op.CAMPAIGN)).isEqualTo(1);
+    assertThat(latency.count(dev.fencing.agent.metrics.CoordinatorLatency.Op.KEEPALIVE)).isPositive();
+    // the scripted coordinator answers at once: everything in the first bucket (5 ms)
+    assertThat(latency.counts(dev.fencing.agent.metrics.CoordinatorLatency.Op.GRANT)[0]).isEqualTo(1);
+  }
+
   private static TokenView await(TokenState state, Predicate<TokenView> p) throws InterruptedException {
     long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     while (System.nanoTime() < end) {

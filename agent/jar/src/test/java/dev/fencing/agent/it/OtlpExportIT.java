@@ -149,7 +149,18 @@ class OtlpExportIT {
       assertThat(holding.metrics().keySet()).containsExactlyInAnyOrder("fencing_lease_held",
           "fencing_lease_remaining_seconds", "fencing_token", "fencing_token_headroom_ratio",
           "fencing_lease_acquisitions", "fencing_lease_losses", "fencing_side_effects", "fencing_rejections",
-          "fencing_token_reuse", "fencing_token_overflow", "fencing_hook_failures");
+          "fencing_token_reuse", "fencing_token_overflow", "fencing_hook_failures", "fencing_agent_state",
+          "fencing_build_info", "fencing_coordinator_request_duration_seconds", "fencing_side_effects_blocked");
+      assertThat(holding.value("fencing_agent_state", "lock=otlp,state=holding")).isEqualTo(1);
+      assertThat(holding.value("fencing_agent_state", "lock=otlp,state=failed")).isZero();
+      assertThat(holding.metrics().get("fencing_build_info").getGauge().getDataPoints(0).getAsInt()).isEqualTo(1);
+      assertThat(attributes(holding.metrics().get("fencing_build_info").getGauge().getDataPoints(0).getAttributesList()))
+          .matches("coordinator=etcd,java=\\d+[^,]*,lock=otlp,version=\\d+\\.\\d+\\.\\d+.*");
+      Metric latency = holding.metrics().get("fencing_coordinator_request_duration_seconds");
+      assertThat(latency.getUnit()).isEqualTo("s");
+      assertThat(latency.getHistogram().getDataPointsList())
+          .filteredOn(p -> attributes(p.getAttributesList()).equals("lock=otlp,op=grant"))
+          .singleElement().satisfies(p -> assertThat(p.getCount()).isGreaterThanOrEqualTo(1));
       assertThat(holding.value("fencing_token", "lock=otlp")).isEqualTo(Long.parseLong(token));
       assertThat(holding.value("fencing_lease_remaining_seconds", "lock=otlp")).isBetween(0.1, 3.0);
       assertThat(holding.metrics().get("fencing_lease_remaining_seconds").getUnit()).isEqualTo("s");
@@ -183,6 +194,8 @@ class OtlpExportIT {
       // The agent's own POSTs: never tagged, even while the lease was held, and never counted.
       assertThat(receiver.exports).allSatisfy(e -> assertThat(e.headers()).doesNotContainKeys("Fencing-Token", "Fencing-Lock"));
       assertThat(last.value("fencing_side_effects", "channel=http,fenced=false,lock=otlp,outcome=blocked")).isZero();
+      assertThat(last.value("fencing_side_effects_blocked",
+          "channel=http,fenced=false,lock=otlp,outcome=blocked,reason=standby")).isZero();
       assertThat(receiver.errors).isEmpty();
     }
   }

@@ -2,11 +2,13 @@ package dev.fencing.agent.metrics.otlp;
 
 import dev.fencing.agent.config.NameValueList;
 import dev.fencing.agent.log.AgentLog;
+import dev.fencing.agent.metrics.CoordinatorLatency;
 import dev.fencing.agent.metrics.FencingSeries;
 import dev.fencing.agent.threads.AgentThreads;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;
+import io.opentelemetry.api.metrics.DoubleHistogram;
 import io.opentelemetry.api.metrics.MeterProvider;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.exporter.otlp.http.metrics.OtlpHttpMetricExporter;
@@ -53,6 +55,12 @@ public final class OtlpExport {
 
   /** Starts the periodic export; call on an agent thread, never in premain. */
   public static OtlpExport start(OtlpSettings settings, List<FencingSeries.Series> series, Resource resource) {
+    return start(settings, series, null, resource);
+  }
+
+  /** As above, with the coordinator latency histogram ({@code latency} may be null). */
+  public static OtlpExport start(OtlpSettings settings, List<FencingSeries.Series> series, CoordinatorLatency latency,
+      Resource resource) {
     routeSdkLogging();
     ExecutorService sender = Executors.newSingleThreadExecutor(AgentThreads.factory("fencing-agent-otlp-send"));
     OtlpHttpMetricExporterBuilder exporter = OtlpHttpMetricExporter.builder()
@@ -73,6 +81,9 @@ public final class OtlpExport {
         .build();
     SdkMeterProvider provider = SdkMeterProvider.builder().setResource(resource).registerMetricReader(reader).build();
     register(provider.get("dev.fencing.agent"), series);
+    if (latency != null) {
+      register(provider.get("dev.fencing.agent"), latency);
+    }
     return new OtlpExport(provider, sender);
   }
 
@@ -103,6 +114,26 @@ public final class OtlpExport {
         });
       }
     }
+  }
+
+  /**
+   * A histogram has no asynchronous form in OpenTelemetry: each recorded duration is recorded again into an SDK
+   * histogram with the same bucket bounds (seconds, unit "s", so Prometheus' OTLP receiver names it
+   * fencing_coordinator_request_duration_seconds). Only requests from the export's start on are in it; the agent
+   * starts the export before its first coordinator request.
+   */
+  private static void register(Meter meter, CoordinatorLatency latency) {
+    List<Double> bounds = new java.util.ArrayList<>();
+    for (double b : CoordinatorLatency.bounds()) {
+      bounds.add(b);
+    }
+    DoubleHistogram h = meter.histogramBuilder(CoordinatorLatency.NAME).setDescription(CoordinatorLatency.HELP)
+        .setUnit("s").setExplicitBucketBoundariesAdvice(bounds).build();
+    Attributes[] byOp = new Attributes[CoordinatorLatency.Op.values().length];
+    for (CoordinatorLatency.Op op : CoordinatorLatency.Op.values()) {
+      byOp[op.ordinal()] = Attributes.builder().put("lock", latency.lock()).put("op", op.label()).build();
+    }
+    latency.listener((op, seconds) -> h.record(seconds, byOp[op.ordinal()]));
   }
 
   private static Attributes attributes(List<String> labels) {
