@@ -114,7 +114,13 @@ public final class LibraryCheck {
           continue;
         }
         TypeDescription td = pool.describe(name).resolve();
-        if (!type.typeMatcher().matches(td)) {
+        try {
+          if (!type.typeMatcher().matches(td)) {
+            continue;
+          }
+        } catch (TypePool.Resolution.NoSuchTypeException optional) {
+          // a supertype from an optional dependency not given here (a driver's OSGi activator, its servlet
+          // listener): without it the JVM cannot load this class at all, so the agent never meets it
           continue;
         }
         advised.merge(name, weave(type, td, locator, pool, advicePool, agentClasses), Integer::sum);
