@@ -12,7 +12,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The hooks against java.base of Java 17 and Java 25: the JDK's http(s) implementation class
  * sun.net.www.protocol.http.HttpURLConnection gets connect, getOutputStream and getInputStream (where a request leaves),
- * java.net.HttpURLConnection getResponseCode (where a 409 is read), and every advice weaves.
+ * java.net.HttpURLConnection getResponseCode (where a 409 is read), and every advice weaves, including the reads of
+ * the private fields connected, connecting (sun.net.www.protocol.http.HttpURLConnection) and responseCode
+ * (java.net.HttpURLConnection). A JDK that renames one of them fails here, not in production.
  */
 class HttpUrlConnectionRangeTest {
   /** The JDK of this build (17) and the newest supported one (fencing.test.java25, set by the root pom). */
