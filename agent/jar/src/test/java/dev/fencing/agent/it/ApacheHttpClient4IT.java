@@ -113,4 +113,24 @@ class ApacheHttpClient4IT {
           .contains("fencing_rejections_total{channel=\"http\",lock=\"apache4\",reason=\"stale_token\"} 2.0");
     }
   }
+
+  /** fencing.instrumentation.apache-httpclient-4.enabled=false: the client runs as without the agent. */
+  @org.junit.jupiter.api.Test
+  void theSwitchLeavesTheClientAlone() throws Exception {
+    Path latest = libraryDirs().get(libraryDirs().size() - 1);
+    String v = latest.getFileName().toString();
+    int port = Ports.freePort();
+    try (EtcdCluster etcd = EtcdCluster.single(); RecordingServer open = new RecordingServer();
+        AgentJvm app = AgentJvm.builder().name("apache4-off")
+            .agentArgs("lock=apache4,instrumentation.apache-httpclient-4.enabled=false,http.port=" + port
+                + ",etcd.endpoints=" + etcd.endpoints())
+            .classpath(AgentProcesses.appClasspath()).mainClass(ApacheHttpApp.class.getName())
+            .args("driver=" + ApacheHttp4Driver.class.getName(), v + "=" + latest).start()) {
+      app.awaitOutput("APP STARTED", Duration.ofSeconds(30));
+      AppStdin stdin = AppStdin.http(app);
+      Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
+      assertThat(stdin.run(v + " SYNC POST " + open.base() + "/ok")).isEqualTo("STATUS 200 callerHeaders=[X-App]");
+      assertThat(open.received).containsExactly("POST /ok token=null lock=null");
+    }
+  }
 }
