@@ -93,7 +93,7 @@ public enum ConfigKey {
       ValueType.duration(Duration.ZERO)),
   CONFIG_FILE("config.file", "path", "(none)", "A properties file with more fencing.* keys (lowest precedence).",
       ValueType.path()),
-  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, okhttp, kafka-clients; inbound tokens: servlet, jdk-http-server, executors; class-loaders: makes every class loader delegate the agent's bootstrap package, see Safety) on or off.",
+  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, apache-httpclient-4, okhttp, kafka-clients; inbound tokens: servlet, jdk-http-server, executors; class-loaders: makes every class loader delegate the agent's bootstrap package, see Safety) on or off.",
       ValueType.flag());
 
   public static final String PREFIX = "fencing.";

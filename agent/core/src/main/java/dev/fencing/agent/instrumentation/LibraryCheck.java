@@ -1,7 +1,11 @@
 package dev.fencing.agent.instrumentation;
 
 import java.io.IOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystem;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Enumeration;
@@ -10,6 +14,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
+import java.util.stream.Stream;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.description.type.TypeDescription;
@@ -24,7 +29,7 @@ import net.bytebuddy.pool.TypePool;
  * be woven into them at all. Weaving fails when advice relies on a field or method the library no longer has (an
  * {@code @Advice.FieldValue} of a renamed private field, say): in a production JVM that class would load unfenced,
  * with one warning; here the module's test fails on the library release that changed it. Used by the instrumentation
- * modules' tests, at the oldest and the latest version each supports.
+ * modules' tests, at the oldest and the latest version each supports (for the JDK's own classes: Java 17 and 25).
  */
 public final class LibraryCheck {
   private LibraryCheck() {}
@@ -43,37 +48,109 @@ public final class LibraryCheck {
         locators.add(new ClassFileLocator.ForJarFile(jar));
       }
       locators.add(ClassFileLocator.ForClassLoader.ofSystemLoader()); // java.* supertypes
-      ClassFileLocator locator = new ClassFileLocator.Compound(locators);
-      TypePool pool = TypePool.Default.WithLazyResolution.of(locator);
-      ClassFileLocator agentClasses = ClassFileLocator.ForClassLoader.of(LibraryCheck.class.getClassLoader());
-      TypePool advicePool = TypePool.Default.WithLazyResolution.of(agentClasses);
-      Map<String, Integer> advised = new TreeMap<>();
+      Map<String, byte[]> classes = new TreeMap<>();
       for (JarFile jar : open) {
         for (Enumeration<JarEntry> e = jar.entries(); e.hasMoreElements(); ) {
           String file = e.nextElement().getName();
-          if (!file.endsWith(".class") || file.contains("module-info") || file.startsWith("META-INF/")) {
-            continue;
-          }
-          byte[] bytes = jar.getInputStream(jar.getEntry(file)).readAllBytes();
-          String name = file.substring(0, file.length() - ".class".length()).replace('/', '.');
-          for (TypeInstrumentation type : module.typeInstrumentations()) {
-            if (!FencingTransformer.contains(bytes, type.classFileMarker().getBytes(StandardCharsets.US_ASCII))) {
-              continue;
-            }
-            TypeDescription td = pool.describe(name).resolve();
-            if (!type.typeMatcher().matches(td)) {
-              continue;
-            }
-            advised.merge(name, weave(type, td, locator, pool, advicePool, agentClasses), Integer::sum);
+          if (file.endsWith(".class") && !file.contains("module-info") && !file.startsWith("META-INF/")) {
+            classes.put(file, jar.getInputStream(jar.getEntry(file)).readAllBytes());
           }
         }
       }
-      return advised;
+      return advised(module, classes, new ClassFileLocator.Compound(locators));
     } finally {
       for (JarFile jar : open) {
         jar.close();
       }
     }
+  }
+
+  /**
+   * The same for the JDK's own classes: every class of the named modules ({@code java.base}, {@code java.net.http},
+   * ...) of the JDK installed at {@code javaHome}, read from that JDK's run-time image (not the one running the test),
+   * supertypes included, so one build can check the module against each JDK it supports.
+   */
+  public static Map<String, Integer> advisedInJdk(InstrumentationModule module, Path javaHome, String... jdkModules)
+      throws IOException {
+    if (!Files.isRegularFile(javaHome.resolve("lib/modules"))) {
+      throw new IllegalArgumentException("not a JDK home (no lib/modules): " + javaHome);
+    }
+    try (FileSystem jrt = FileSystems.newFileSystem(URI.create("jrt:/"), Map.of("java.home", javaHome.toString()))) {
+      List<Path> roots;
+      try (Stream<Path> s = Files.list(jrt.getPath("/modules"))) {
+        roots = s.toList();
+      }
+      Map<String, byte[]> classes = new TreeMap<>();
+      for (String name : jdkModules) {
+        Path root = jrt.getPath("/modules", name);
+        if (!Files.isDirectory(root)) {
+          throw new IllegalArgumentException("no module " + name + " in " + javaHome);
+        }
+        try (Stream<Path> files = Files.walk(root)) {
+          for (Path f : (Iterable<Path>) files::iterator) {
+            String file = root.relativize(f).toString();
+            if (file.endsWith(".class") && !file.contains("module-info")) {
+              classes.put(file, Files.readAllBytes(f));
+            }
+          }
+        }
+      }
+      return advised(module, classes, new JrtLocator(roots));
+    }
+  }
+
+  /** Over {@code classes} (class file path → bytes), as the transformer would meet them. */
+  private static Map<String, Integer> advised(InstrumentationModule module, Map<String, byte[]> classes,
+      ClassFileLocator locator) {
+    TypePool pool = TypePool.Default.WithLazyResolution.of(locator);
+    ClassFileLocator agentClasses = ClassFileLocator.ForClassLoader.of(LibraryCheck.class.getClassLoader());
+    TypePool advicePool = TypePool.Default.WithLazyResolution.of(agentClasses);
+    Map<String, Integer> advised = new TreeMap<>();
+    for (Map.Entry<String, byte[]> c : classes.entrySet()) {
+      String file = c.getKey();
+      String name = file.substring(0, file.length() - ".class".length()).replace('/', '.');
+      for (TypeInstrumentation type : module.typeInstrumentations()) {
+        if (!FencingTransformer.contains(c.getValue(), type.classFileMarker().getBytes(StandardCharsets.US_ASCII))) {
+          continue;
+        }
+        TypeDescription td = pool.describe(name).resolve();
+        try {
+          if (!type.typeMatcher().matches(td)) {
+            continue;
+          }
+        } catch (TypePool.Resolution.NoSuchTypeException optional) {
+          // a supertype from an optional dependency not given here (a driver's OSGi activator, its servlet
+          // listener): without it the JVM cannot load this class at all, so the agent never meets it
+          continue;
+        }
+        advised.merge(name, weave(type, td, locator, pool, advicePool, agentClasses), Integer::sum);
+      }
+    }
+    return advised;
+  }
+
+  /** Class files of a JDK run-time image, by class name, over its module directories. */
+  private static final class JrtLocator implements ClassFileLocator {
+    private final List<Path> moduleRoots;
+
+    JrtLocator(List<Path> moduleRoots) {
+      this.moduleRoots = moduleRoots;
+    }
+
+    @Override
+    public Resolution locate(String name) throws IOException {
+      String file = name.replace('.', '/') + ".class";
+      for (Path root : moduleRoots) {
+        Path p = root.resolve(file);
+        if (Files.isRegularFile(p)) {
+          return new Resolution.Explicit(Files.readAllBytes(p));
+        }
+      }
+      return new Resolution.Illegal(name);
+    }
+
+    @Override
+    public void close() {}
   }
 
   /** Weaves every advice of {@code type} into {@code td} as the agent does; returns the number of advised methods. */

@@ -12,9 +12,10 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * An ordinary Apache HttpClient 5 application (no fencing code) that runs several versions of the library side by
- * side, each in its own class loader: arguments {@code <label>=<dir of jars>}. Driven over stdin with
- * {@code <label> SYNC|ASYNC <method> <url>} (see {@link ApacheHttpDriver}); prints {@code STATUS ...} or {@code ERR ...}.
+ * An ordinary Apache HttpClient application (no fencing code) that runs several versions of the library side by
+ * side, each in its own class loader: arguments {@code <label>=<dir of jars>}, optionally after
+ * {@code driver=<class>} (default {@link ApacheHttpDriver}, HttpClient 5; {@link ApacheHttp4Driver} for 4.x). Driven
+ * over stdin with {@code <label> SYNC|ASYNC <method> <url>}; prints {@code STATUS ...} or {@code ERR ...}.
  * This class itself never touches the library (it is not on the application class path).
  */
 public final class ApacheHttpApp {
@@ -24,7 +25,12 @@ public final class ApacheHttpApp {
   public static void main(String[] args) throws Exception {
     URL appClasses = ApacheHttpApp.class.getProtectionDomain().getCodeSource().getLocation();
     Map<String, Function<String, String>> drivers = new LinkedHashMap<>();
+    String driverClass = ApacheHttpDriver.class.getName();
     for (String arg : args) {
+      if (arg.startsWith("driver=")) {
+        driverClass = arg.substring("driver=".length());
+        continue;
+      }
       String label = arg.substring(0, arg.indexOf('='));
       File[] jars = new File(arg.substring(arg.indexOf('=') + 1)).listFiles((d, n) -> n.endsWith(".jar"));
       if (jars == null || jars.length == 0) {
@@ -38,7 +44,7 @@ public final class ApacheHttpApp {
       // Parent: the platform loader, so the driver and the library load here, not from the application class path.
       ClassLoader loader = new URLClassLoader(urls.toArray(new URL[0]), ClassLoader.getPlatformClassLoader());
       Function<String, String> driver = (Function<String, String>) Class
-          .forName(ApacheHttpDriver.class.getName(), true, loader).getConstructor().newInstance();
+          .forName(driverClass, true, loader).getConstructor().newInstance();
       drivers.put(label, driver);
       System.out.println("LOADED " + label + " " + driver.apply("VERSION"));
     }
