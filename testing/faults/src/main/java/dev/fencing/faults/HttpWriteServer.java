@@ -1,12 +1,12 @@
 package dev.fencing.faults;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.fencing.fence.http.FenceHttpFilter;
-import dev.fencing.fence.http.FencePolicy;
-import dev.fencing.fence.http.HttpFence;
-import dev.fencing.fence.http.InMemoryFenceStore;
-import dev.fencing.fence.http.Rejection;
 import dev.fencing.faults.History.Accepted;
+import dev.fencing.fence.http.FenceHttpFilter;
+import dev.fencing.fence.http.HttpFence;
+import dev.fencing.fence.store.FencePolicy;
+import dev.fencing.fence.store.InMemoryFenceStore;
+import dev.fencing.protocol.Rejection;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;

@@ -1,9 +1,9 @@
 package dev.fencing.faults;
 
-import dev.fencing.fence.http.Rejection;
+import dev.fencing.faults.History.Accepted;
 import dev.fencing.fence.kafka.FencingConsumerInterceptor;
 import dev.fencing.fence.kafka.KafkaFenceMetrics;
-import dev.fencing.faults.History.Accepted;
+import dev.fencing.protocol.Rejection;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
