@@ -45,7 +45,7 @@ public final class TokenGrammar {
 
   /** 43 characters of base64url: the shape of a signature (HMAC-SHA256, no padding); header-safe. */
   public static boolean wellFormedSignature(String s) {
-    if (s == null || s.length() != 43) {
+    if (s == null || s.length() != TokenSignature.SIGNATURE_CHARS) {
       return false;
     }
     for (int i = 0; i < s.length(); i++) {
