@@ -1,11 +1,13 @@
 package dev.fencing.bench;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.fencing.protocol.HttpHeaderNames;
+import dev.fencing.protocol.SqlStates;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
-import java.lang.management.ThreadInfo;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -202,7 +204,7 @@ public final class LoadApp {
           HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url))
               .POST(HttpRequest.BodyPublishers.ofString(JSON));
           if (FENCING_HEADERS) {
-            b.header("Fencing-Token", "1234").header("Fencing-Lock", "bench-http");
+            b.header(HttpHeaderNames.TOKEN, "1234").header(HttpHeaderNames.LOCK, "bench-http");
           }
           HttpRequest request = b.build();
           op = () -> status(c.send(request, HttpResponse.BodyHandlers.discarding()).statusCode());
@@ -213,7 +215,7 @@ public final class LoadApp {
           okhttp3.Request.Builder b = new okhttp3.Request.Builder().url(url)
               .post(RequestBody.create(JSON, MediaType.get("application/json")));
           if (FENCING_HEADERS) {
-            b.header("Fencing-Token", "1234").header("Fencing-Lock", "bench-http");
+            b.header(HttpHeaderNames.TOKEN, "1234").header(HttpHeaderNames.LOCK, "bench-http");
           }
           okhttp3.Request request = b.build();
           op = () -> {
@@ -233,8 +235,8 @@ public final class LoadApp {
             HttpPost post = new HttpPost(url);
             post.setEntity(new StringEntity(JSON, ContentType.APPLICATION_JSON));
             if (FENCING_HEADERS) {
-              post.setHeader("Fencing-Token", "1234");
-              post.setHeader("Fencing-Lock", "bench-http");
+              post.setHeader(HttpHeaderNames.TOKEN, "1234");
+              post.setHeader(HttpHeaderNames.LOCK, "bench-http");
             }
             status(c.execute(post, r -> {
               EntityUtils.consume(r.getEntity());
@@ -472,7 +474,7 @@ public final class LoadApp {
           System.out.println("refused " + e.getSQLState() + " " + e.getMessage().replace('\n', ' '));
           System.out.flush();
         }
-        if (!"FN003".equals(e.getSQLState())) {
+        if (!SqlStates.BLOCKED_BY_AGENT.equals(e.getSQLState())) {
           // The fence refused a write (FN001/FN002): the transaction is gone, the connection still works.
           c.isValid(1);
         }

@@ -3,6 +3,7 @@ package dev.fencing.bench;
 import dev.fencing.fence.sql.SqlFence;
 import dev.fencing.fence.sql.SqlFenceInstaller;
 import dev.fencing.fence.sql.TableName;
+import dev.fencing.protocol.SessionVariables;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -42,7 +43,8 @@ public final class TriggerProfile {
       new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("trig_fence"), LOCK, false, false));
       s.execute("CREATE FUNCTION trig_empty() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$");
       s.execute("CREATE FUNCTION trig_minimal() RETURNS trigger LANGUAGE plpgsql AS $$\n"
-          + "DECLARE v_token bigint := current_setting('fencing.token', true)::bigint; v_fence bigint;\n"
+          + "DECLARE v_token bigint := current_setting('" + SessionVariables.PG_TOKEN + "', true)::bigint;"
+          + " v_fence bigint;\n"
           + "BEGIN\n"
           + "  PERFORM pg_advisory_xact_lock_shared(1, hashtext(TG_ARGV[0]));\n"
           + "  SELECT f.token INTO v_fence FROM fencing_fence f WHERE f.lock_name = TG_ARGV[0];\n"
@@ -52,7 +54,8 @@ public final class TriggerProfile {
       s.execute("CREATE TRIGGER t BEFORE UPDATE ON trig_empty FOR EACH STATEMENT EXECUTE FUNCTION trig_empty()");
       s.execute("CREATE TRIGGER t BEFORE UPDATE ON trig_minimal FOR EACH STATEMENT EXECUTE FUNCTION trig_minimal('"
           + LOCK + "')");
-      s.execute("SELECT set_config('fencing.lock', '" + LOCK + "', false), set_config('fencing.token', '7', false)");
+      s.execute("SELECT set_config('" + SessionVariables.PG_LOCK + "', '" + LOCK + "', false), set_config('"
+          + SessionVariables.PG_TOKEN + "', '7', false)");
       s.execute("UPDATE trig_fence SET v = v + 1 WHERE id = 1"); // advances the fence to 7: later writes are same-token
       List<List<Double>> times = new ArrayList<>();
       for (String t : TABLES) {

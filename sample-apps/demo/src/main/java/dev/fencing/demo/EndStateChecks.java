@@ -1,6 +1,8 @@
 package dev.fencing.demo;
 
 import dev.fencing.demo.DatabaseState.Row;
+import dev.fencing.protocol.Rejection;
+import dev.fencing.protocol.SqlStates;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -162,7 +164,7 @@ final class EndStateChecks {
     MetricsSnapshot before = f.before();
     MetricsSnapshot after = f.after();
     List<SideEffect> stale = stale();
-    long fn001 = stale.stream().filter(e -> "FN001".equals(e.sqlState())).count();
+    long fn001 = stale.stream().filter(e -> SqlStates.STALE_TOKEN.equals(e.sqlState())).count();
     long http409 = stale.stream().filter(e -> e.httpStatus() == 409).count();
     long dropped = stale.stream().filter(e -> Verdict.of(e, f).kind() == Verdict.Kind.DROPPED_BY_CONSUMER).count();
     long webhook = stale.stream().filter(e -> e.is(SideEffect.WEBHOOK)).count();
@@ -173,15 +175,15 @@ final class EndStateChecks {
         && Verdict.of(inFlight, f).kind() == Verdict.Kind.IN_FLIGHT ? 1 : 0;
     String outcome = f.observe() ? "would_block" : "blocked";
     long agentJdbc = delta(before, after, Facts.WORKER_A, "fencing_rejections_total", "channel", "jdbc",
-        "reason", "stale_token");
+        "reason", Rejection.STALE_TOKEN.label());
     long agentHttp = delta(before, after, Facts.WORKER_A, "fencing_rejections_total", "channel", "http",
-        "reason", "stale_token");
+        "reason", Rejection.STALE_TOKEN.label());
     long agentBlocked = delta(before, after, Facts.WORKER_A, "fencing_side_effects_total", "channel", "http",
         "fenced", "false", "outcome", outcome);
     long httpFence = delta(before, after, "inventory-service HTTP fence", "fencing_fence_rejections_total",
-        "fence", "http", "reason", "stale_token");
+        "fence", "http", "reason", Rejection.STALE_TOKEN.label());
     long kafkaFence = delta(before, after, "audit-consumer Kafka fence", "fencing_fence_rejections_total",
-        "fence", "kafka", "reason", "stale_token");
+        "fence", "kafka", "reason", Rejection.STALE_TOKEN.label());
     check("the counters agree with what happened",
         agentJdbc == fn001 && agentHttp == http409 && agentBlocked >= webhook
             && agentBlocked <= webhook + maybeCounted && httpFence == http409

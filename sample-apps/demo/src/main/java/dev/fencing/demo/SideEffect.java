@@ -1,5 +1,6 @@
 package dev.fencing.demo;
 
+import dev.fencing.protocol.SqlStates;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -47,7 +48,7 @@ record SideEffect(String worker, long at, long transfer, String channel, String 
   /** Stopped by the agent before it left the JVM (FencingBlockedException, or SQLSTATE FN003 for JDBC). */
   boolean blockedByAgent() {
     return outcome.startsWith("ERR") && (outcome.contains("Fencing Agent blocked")
-        || outcome.contains("FencingBlockedException") || "FN003".equals(sqlState()));
+        || outcome.contains("FencingBlockedException") || SqlStates.BLOCKED_BY_AGENT.equals(sqlState()));
   }
 
   /** The SQLSTATE of a failed JDBC transaction, or null. */

@@ -1,5 +1,6 @@
 package dev.fencing.demo;
 
+import dev.fencing.protocol.SqlStates;
 /**
  * What became of one side effect, in words: a short category (for the per-phase counts) and a sentence (for the
  * list of the stale holder's attempts). Kafka events and webhook calls are followed to their receivers: an event
@@ -67,12 +68,12 @@ record Verdict(Kind kind, String sentence) {
       return new Verdict(Kind.ACCEPTED, "committed");
     }
     String state = e.sqlState();
-    if ("FN001".equals(state)) {
+    if (SqlStates.STALE_TOKEN.equals(state)) {
       String detail = e.staleDetail();
       return new Verdict(Kind.REJECTED_BY_DATABASE, "REJECTED by the fence on bank.account: SQLSTATE FN001, stale "
           + (detail == null ? "token" : detail) + "; rolled back, no money moved");
     }
-    if ("FN002".equals(state)) {
+    if (SqlStates.MISSING_TOKEN.equals(state)) {
       return new Verdict(Kind.REJECTED_BY_DATABASE, "REJECTED by the fence on bank.account: SQLSTATE FN002, no token;"
           + " rolled back");
     }

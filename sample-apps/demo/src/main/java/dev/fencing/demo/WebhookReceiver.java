@@ -2,6 +2,7 @@ package dev.fencing.demo;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.fencing.protocol.HttpHeaderNames;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -55,7 +56,7 @@ final class WebhookReceiver implements AutoCloseable {
     Matcher m = FORM.matcher(body);
     if (m.find()) {
       calls.add(new Call(System.currentTimeMillis(), m.group(1), Long.parseLong(m.group(2)),
-          ex.getRequestHeaders().getFirst("Fencing-Token")));
+          ex.getRequestHeaders().getFirst(HttpHeaderNames.TOKEN)));
     }
     ex.sendResponseHeaders(204, -1);
     ex.close();

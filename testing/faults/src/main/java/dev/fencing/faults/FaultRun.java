@@ -1,10 +1,11 @@
 package dev.fencing.faults;
 
+import dev.fencing.faults.History.Accepted;
+import dev.fencing.faults.History.Attempt;
 import dev.fencing.fence.sql.SqlFence;
 import dev.fencing.fence.sql.SqlFenceInstaller;
 import dev.fencing.fence.sql.TableName;
-import dev.fencing.faults.History.Accepted;
-import dev.fencing.faults.History.Attempt;
+import dev.fencing.protocol.SessionVariables;
 import dev.fencing.testing.EtcdCluster;
 import dev.fencing.testing.EtcdNode;
 import dev.fencing.testing.KafkaBroker;
@@ -516,7 +517,8 @@ public final class FaultRun {
       s.execute("CREATE TABLE pg_total (id int PRIMARY KEY, n bigint NOT NULL)");
       s.execute("INSERT INTO pg_total VALUES (1, 0)");
       s.execute("CREATE TABLE pg_write (id bigserial PRIMARY KEY, write_id text NOT NULL UNIQUE, worker text NOT"
-          + " NULL, token bigint DEFAULT nullif(current_setting('fencing.token', true), '')::bigint,"
+          + " NULL, token bigint DEFAULT nullif(current_setting('" + SessionVariables.PG_TOKEN + "', true),"
+          + " '')::bigint,"
           + " accepted_at timestamptz NOT NULL DEFAULT clock_timestamp(),"
           + " backend int NOT NULL DEFAULT pg_backend_pid())");
       SqlFenceInstaller installer = new SqlFenceInstaller(c);
@@ -531,7 +533,7 @@ public final class FaultRun {
           + " accepted_at DATETIME(6) NOT NULL DEFAULT NOW(6)) ENGINE=InnoDB");
       // MariaDB assigns the AUTO_INCREMENT value after the BEFORE triggers, the fence's included.
       s.execute("CREATE TRIGGER faults_record_token BEFORE INSERT ON maria_write FOR EACH ROW"
-          + " SET NEW.token = CAST(@fencing_token AS SIGNED)");
+          + " SET NEW.token = CAST(" + SessionVariables.USER_TOKEN + " AS SIGNED)");
       new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("maria_write"), LOCK, false, false));
     } catch (SQLException e) {
       throw new IllegalStateException("cannot prepare MariaDB: " + e.getMessage(), e);

@@ -1,12 +1,13 @@
 package dev.fencing.faults;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.fencing.fence.http.FenceHttpFilter;
-import dev.fencing.fence.http.FencePolicy;
-import dev.fencing.fence.http.HttpFence;
-import dev.fencing.fence.http.InMemoryFenceStore;
-import dev.fencing.fence.http.Rejection;
 import dev.fencing.faults.History.Accepted;
+import dev.fencing.fence.http.FenceHttpFilter;
+import dev.fencing.fence.http.HttpFence;
+import dev.fencing.fence.store.FencePolicy;
+import dev.fencing.fence.store.InMemoryFenceStore;
+import dev.fencing.protocol.HttpHeaderNames;
+import dev.fencing.protocol.Rejection;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -40,7 +41,7 @@ final class HttpWriteServer implements AutoCloseable {
     server.createContext("/writes", exchange -> {
       try (exchange) {
         String id = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8).strip();
-        String token = exchange.getRequestHeaders().getFirst("Fencing-Token");
+        String token = exchange.getRequestHeaders().getFirst(HttpHeaderNames.TOKEN);
         sleep(5);
         synchronized (accepted) {
           accepted.add(new Accepted("http", accepted.size() + 1, id, Long.parseLong(token),

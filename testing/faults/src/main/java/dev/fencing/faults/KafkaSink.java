@@ -1,9 +1,10 @@
 package dev.fencing.faults;
 
-import dev.fencing.fence.http.Rejection;
+import dev.fencing.faults.History.Accepted;
 import dev.fencing.fence.kafka.FencingConsumerInterceptor;
 import dev.fencing.fence.kafka.KafkaFenceMetrics;
-import dev.fencing.faults.History.Accepted;
+import dev.fencing.protocol.KafkaHeaderNames;
+import dev.fencing.protocol.Rejection;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -157,7 +158,7 @@ final class KafkaSink implements AutoCloseable {
   }
 
   private static long token(ConsumerRecord<String, String> record) {
-    Header h = record.headers().lastHeader("fencing-token");
+    Header h = record.headers().lastHeader(KafkaHeaderNames.TOKEN);
     return h == null ? 0 : Long.parseLong(new String(h.value(), StandardCharsets.UTF_8).strip());
   }
 

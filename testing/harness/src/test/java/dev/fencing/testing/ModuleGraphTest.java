@@ -26,12 +26,13 @@ class ModuleGraphTest {
 
   /** module -> the project modules it depends on outside test scope (provided included: advice is compiled on it). */
   private static final Map<String, Set<String>> ALLOWED = Map.ofEntries(
-      Map.entry("fencing-agent-bootstrap", Set.of()),
-      Map.entry("fencing-fence-sql", Set.of()),
-      // to go away with the protocol module (docs/DESIGN.md section 3, "Intended to go away")
-      Map.entry("fencing-fence-http", Set.of("fencing-fence-sql")),
-      Map.entry("fencing-fence-kafka", Set.of("fencing-fence-http")),
-      Map.entry("fencing-agent-core", Set.of("fencing-agent-bootstrap", "fencing-fence-sql")),
+      Map.entry("fencing-protocol", Set.of()),
+      Map.entry("fencing-agent-bootstrap", Set.of("fencing-protocol")),
+      Map.entry("fencing-fence-store", Set.of("fencing-protocol")),
+      Map.entry("fencing-fence-sql", Set.of("fencing-protocol", "fencing-fence-store")),
+      Map.entry("fencing-fence-http", Set.of("fencing-protocol", "fencing-fence-store")),
+      Map.entry("fencing-fence-kafka", Set.of("fencing-protocol", "fencing-fence-store")),
+      Map.entry("fencing-agent-core", Set.of("fencing-agent-bootstrap", "fencing-protocol", "fencing-fence-sql")),
       Map.entry("fencing-agent-otel-extension", Set.of()),
       Map.entry("fencing-test-harness", Set.of()),
       Map.entry("fencing-isolation-app", Set.of()),
@@ -49,7 +50,7 @@ class ModuleGraphTest {
   void everyProductionDependencyBetweenModulesIsOneTheDesignMeans() throws IOException {
     Map<String, Set<String>> graph = graph();
     assertThat(graph).as("modules found").containsKeys("fencing-agent-core", "fencing-fence-kafka",
-        "fencing-instrumentation-jdbc");
+        "fencing-instrumentation-jdbc", "fencing-protocol", "fencing-fence-store");
     for (Map.Entry<String, Set<String>> e : graph.entrySet()) {
       String module = e.getKey();
       Set<String> deps = e.getValue();
@@ -66,6 +67,12 @@ class ModuleGraphTest {
       if (module.startsWith("fencing-fence-")) {
         assertThat(deps).as(module + ": a fence stands alone, without the agent")
             .noneMatch(d -> d.startsWith("fencing-agent") || d.startsWith("fencing-instrumentation-"));
+        // each fence builds on the protocol and the shared store only, never on another fence
+        assertThat(deps).as(module + ": a fence depends on no other fence")
+            .allMatch(d -> d.equals("fencing-protocol") || d.equals("fencing-fence-store"));
+      }
+      if (module.equals("fencing-protocol")) {
+        assertThat(deps).as("the protocol depends on nothing of ours").isEmpty();
       }
     }
   }

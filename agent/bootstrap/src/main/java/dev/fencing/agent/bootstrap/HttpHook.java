@@ -1,23 +1,25 @@
 package dev.fencing.agent.bootstrap;
 
+import dev.fencing.protocol.HttpHeaderNames;
+
 /**
  * What HTTP client advice (inlined into JDK and library classes) calls. Implemented by the agent core; java.base types
  * only.
  */
 public interface HttpHook {
   /** Request header carrying the token (docs/DESIGN.md section 5). */
-  String TOKEN_HEADER = "Fencing-Token";
+  String TOKEN_HEADER = HttpHeaderNames.TOKEN;
   /** Request header carrying the lock name. */
-  String LOCK_HEADER = "Fencing-Lock";
+  String LOCK_HEADER = HttpHeaderNames.LOCK;
   /** Request header carrying the token's signature when fencing.signing.key-file is set (absent otherwise). */
-  String SIGNATURE_HEADER = "Fencing-Signature";
+  String SIGNATURE_HEADER = HttpHeaderNames.SIGNATURE;
   /**
    * Request header carrying the id of the grant that issued the token (the etcd lease id in lower-case hex), when the
    * decision has one ({@link Decision#grant()}): a fence tells two grants with the same token apart by it.
    */
-  String GRANT_HEADER = "Fencing-Grant";
+  String GRANT_HEADER = HttpHeaderNames.GRANT;
   /** Response header a fence sets on a 409 for a stale token. */
-  String REJECTED_HEADER = "Fencing-Rejected";
+  String REJECTED_HEADER = HttpHeaderNames.REJECTED;
 
   /**
    * Decides for one request to {@code scheme://host:port} ({@code port} -1: the scheme's default). Never null;

@@ -1,18 +1,20 @@
 package dev.fencing.agent.bootstrap;
 
+import dev.fencing.protocol.KafkaHeaderNames;
+
 /**
  * What the Kafka client advice (inlined into KafkaProducer, KafkaConsumer and ConsumerRecords) calls. Implemented by the agent core; java.base types
  * only. Every record sent is a side effect (docs/DESIGN.md section 4).
  */
 public interface KafkaHook {
   /** Record header carrying the token as decimal ASCII (docs/DESIGN.md section 5). */
-  String TOKEN_HEADER = "fencing-token";
+  String TOKEN_HEADER = KafkaHeaderNames.TOKEN;
   /** Record header carrying the lock name as UTF-8. */
-  String LOCK_HEADER = "fencing-lock";
+  String LOCK_HEADER = KafkaHeaderNames.LOCK;
   /** Record header carrying the token's signature (ASCII) when fencing.signing.key-file is set (absent otherwise). */
-  String SIGNATURE_HEADER = "fencing-signature";
+  String SIGNATURE_HEADER = KafkaHeaderNames.SIGNATURE;
   /** Record header carrying the id of the grant that issued the token (ASCII), when the decision has one. */
-  String GRANT_HEADER = "fencing-grant";
+  String GRANT_HEADER = KafkaHeaderNames.GRANT;
 
   /**
    * Decides for one record sent to {@code topic}. Never null; a block decision is turned into the producer's own error

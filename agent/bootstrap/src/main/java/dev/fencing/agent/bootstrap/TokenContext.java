@@ -1,5 +1,6 @@
 package dev.fencing.agent.bootstrap;
 
+import dev.fencing.protocol.TokenGrammar;
 import java.util.concurrent.Callable;
 
 /**
@@ -12,7 +13,7 @@ import java.util.concurrent.Callable;
  */
 public final class TokenContext {
   /** Longest lock name accepted (the agent's own lock names are limited the same way). */
-  static final int MAX_LOCK_LENGTH = 128;
+  static final int MAX_LOCK_LENGTH = TokenGrammar.MAX_LOCK_LENGTH;
 
   private static final ThreadLocal<Decision> CURRENT = new ThreadLocal<>();
   /** {@link #enter} set a context on a thread that had none: {@link #exit} removes it. */
@@ -197,76 +198,27 @@ public final class TokenContext {
     return previous == null ? NONE : previous;
   }
 
-  /** A decimal int64 above 0 with no sign, spaces or leading '+'; -1 for anything else. */
+  /** A decimal int64 above 0 with no sign, spaces or leading '+'; -1 for anything else ({@link TokenGrammar}). */
   public static long parseToken(String text) {
-    if (text == null) {
-      return -1;
-    }
-    int n = text.length();
-    if (n == 0 || n > 19) {
-      return -1;
-    }
-    long value = 0;
-    for (int i = 0; i < n; i++) {
-      char c = text.charAt(i);
-      if (c < '0' || c > '9') {
-        return -1;
-      }
-      int digit = c - '0';
-      if (value > (Long.MAX_VALUE - digit) / 10) {
-        return -1; // above 2^63-1
-      }
-      value = value * 10 + digit;
-    }
-    return value > 0 ? value : -1;
+    return TokenGrammar.parseToken(text);
   }
 
-  /** 43 characters of base64url: the shape of a signature (HMAC-SHA256, no padding); header-safe. */
+  /** 43 characters of base64url: the shape of a signature ({@link TokenGrammar}). */
   static boolean wellFormedSignature(String s) {
-    if (s == null || s.length() != 43) {
-      return false;
-    }
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
-      if (!ok) {
-        return false;
-      }
-    }
-    return true;
+    return TokenGrammar.wellFormedSignature(s);
   }
 
   /** Longest grant id carried (the fences refuse longer ones as malformed). */
-  public static final int MAX_GRANT_LENGTH = 64;
+  public static final int MAX_GRANT_LENGTH = TokenGrammar.MAX_GRANT_LENGTH;
 
-  /** 1 to 64 visible ASCII characters (0x21 to 0x7e): the shape of a grant id the fences accept; header-safe. */
+  /** 1 to 64 visible ASCII characters: the shape of a grant id the fences accept ({@link TokenGrammar}). */
   public static boolean wellFormedGrant(String g) {
-    if (g == null || g.isEmpty() || g.length() > MAX_GRANT_LENGTH) {
-      return false;
-    }
-    for (int i = 0; i < g.length(); i++) {
-      char c = g.charAt(i);
-      if (c < 0x21 || c > 0x7e) {
-        return false;
-      }
-    }
-    return true;
+    return TokenGrammar.wellFormedGrant(g);
   }
 
-  /** The lock-name rule of fencing.lock: 1..128 of [A-Za-z0-9._-]. */
+  /** The lock-name rule of fencing.lock: 1..128 of [A-Za-z0-9._-] ({@link TokenGrammar}). */
   public static boolean validLock(String lock) {
-    if (lock == null || lock.isEmpty() || lock.length() > MAX_LOCK_LENGTH) {
-      return false;
-    }
-    for (int i = 0; i < lock.length(); i++) {
-      char c = lock.charAt(i);
-      boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
-          || c == '-';
-      if (!ok) {
-        return false;
-      }
-    }
-    return true;
+    return TokenGrammar.validLock(lock);
   }
 
   /** A task handed to an executor under an inbound token. */

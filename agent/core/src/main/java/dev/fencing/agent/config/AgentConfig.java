@@ -132,7 +132,7 @@ public final class AgentConfig {
   }
 
   /** The key tokens are signed with (fencing.signing.key-file); null when tokens go unsigned. */
-  public dev.fencing.fence.sql.TokenSignature signingKey() {
+  public dev.fencing.protocol.TokenSignature signingKey() {
     return get(ConfigKey.SIGNING_KEY_FILE);
   }
 

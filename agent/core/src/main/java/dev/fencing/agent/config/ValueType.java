@@ -1,6 +1,6 @@
 package dev.fencing.agent.config;
 
-import dev.fencing.fence.sql.TokenSignature;
+import dev.fencing.protocol.TokenSignature;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;

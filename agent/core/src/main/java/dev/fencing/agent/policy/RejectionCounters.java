@@ -1,19 +1,20 @@
 package dev.fencing.agent.policy;
 
 import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.protocol.Rejection;
 import java.util.concurrent.atomic.LongAdder;
 
 /** Stale writes rejected by fences, as the agent sees the rejections come back: fencing_rejections_total. */
 public final class RejectionCounters {
-  /** The {@code reason} label. */
+  /** The {@code reason} label: the fences' own labels ({@link Rejection#label()}). */
   public enum Reason {
-    STALE_TOKEN("stale_token"),
-    MISSING_TOKEN("missing_token"),
+    STALE_TOKEN(Rejection.STALE_TOKEN.label()),
+    MISSING_TOKEN(Rejection.MISSING_TOKEN.label()),
     /**
      * The fence holds this token under another grant (HTTP 409 {@code Fencing-Rejected: replayed-token}): a restored
      * coordinator reissued the token to a second holder.
      */
-    REPLAYED_TOKEN("replayed_token");
+    REPLAYED_TOKEN(Rejection.REPLAYED_TOKEN.label());
 
     private final String label;
 

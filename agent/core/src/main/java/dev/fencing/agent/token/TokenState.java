@@ -1,7 +1,7 @@
 package dev.fencing.agent.token;
 
 import dev.fencing.agent.log.AgentLog;
-import dev.fencing.fence.sql.TokenSignature;
+import dev.fencing.protocol.TokenSignature;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;

@@ -6,7 +6,7 @@ import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.token.TokenState;
 import dev.fencing.agent.token.TokenStateFixtures;
-import dev.fencing.fence.sql.TokenSignature;
+import dev.fencing.protocol.TokenSignature;
 import java.lang.management.ManagementFactory;
 import org.junit.jupiter.api.Test;
 

@@ -1,6 +1,6 @@
 package dev.fencing.agent.token;
 
-import dev.fencing.fence.sql.TokenSignature;
+import dev.fencing.protocol.TokenSignature;
 import java.util.function.LongSupplier;
 
 /** Gives tests outside this package a {@link TokenState} on a fake clock (its clock constructor is package-private). */

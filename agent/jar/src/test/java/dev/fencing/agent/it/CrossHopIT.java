@@ -54,7 +54,8 @@ class CrossHopIT {
           .name("downstream-java" + AgentProcesses.javaVersion(javaHome))
           .agentArgs("lease.enabled=false,http.port=" + servicePort)
           .classpath(AgentProcesses.appClasspath() + File.pathSeparator + AgentProcesses.libraries("jetty-",
-              "jakarta.servlet-api", "slf4j-api", "HikariCP", "postgresql", "fencing-fence-http", "fencing-fence-sql"))
+              "jakarta.servlet-api", "slf4j-api", "HikariCP", "postgresql", "fencing-fence-http",
+                  "fencing-fence-store", "fencing-protocol", "fencing-fence-sql"))
           .mainClass(DownstreamServiceApp.class.getName()).args(url).start()) {
         Matcher m = PORTS.matcher(service.awaitOutput("APP STARTED", Duration.ofSeconds(30)));
         assertThat(m.find()).as(service.output()).isTrue();

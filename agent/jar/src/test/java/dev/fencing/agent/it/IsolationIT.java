@@ -6,9 +6,12 @@ import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.EtcdCluster;
 import dev.fencing.testing.Http;
 import dev.fencing.testing.Ports;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Enumeration;
 import java.util.List;
 import java.util.jar.JarEntry;
@@ -56,9 +59,10 @@ class IsolationIT {
   }
 
   @Test
-  void agentJarShowsNoUnrelocatedThirdPartyPackage() throws Exception {
+  void agentJarShowsNoUnrelocatedThirdPartyPackageNorProtocol() throws Exception {
     try (JarFile jar = new JarFile(System.getProperty("fencing.agent.jar"))) {
       int classes = 0;
+      List<String> bootPath = new ArrayList<>();
       for (Enumeration<JarEntry> e = jar.entries(); e.hasMoreElements(); ) {
         String name = e.nextElement().getName();
         if (name.startsWith("inst/")) {
@@ -68,13 +72,38 @@ class IsolationIT {
           }
           assertThat(name).doesNotEndWith(".class");
         } else {
-          // Besides the bootstrap part: the OpenTelemetry agent extension, a nested jar (never on a class path of its own).
+          // Besides the bootstrap part and the relocated protocol it uses: the OpenTelemetry agent extension, a nested
+          // jar (never on a class path of its own).
           assertThat(name).as("visible entry").matches("META-INF/(MANIFEST\\.MF)?|dev/(fencing/(agent/(bootstrap/)?)?)?|"
               + "dev/fencing/agent/[A-Za-z]+\\.class|dev/fencing/agent/bootstrap/[A-Za-z0-9$]+\\.class|"
+              + "dev/fencing/agent/shaded/(protocol/([A-Za-z0-9$]+\\.class)?)?|"
               + "otel/(fencing-otel-extension\\.jar)?");
+          if (name.endsWith(".class")) {
+            bootPath.add(name);
+          }
         }
+        // An application with the fence libraries has its own dev.fencing.protocol: the agent's copy must never be
+        // the one it gets, from the boot class path or anywhere else in the jar.
+        assertThat(name).as("unrelocated protocol class").doesNotContain("dev/fencing/protocol/");
       }
+      assertThat(bootPath).as("the bootstrap part's protocol classes, relocated beside it on the boot class path")
+          .contains("dev/fencing/agent/shaded/protocol/TokenGrammar.class",
+              "dev/fencing/agent/bootstrap/TokenContext.class");
       assertThat(classes).as("bundled classes").isGreaterThan(5000);
+      // The bootstrap part runs from the jar's root alone, where no dev.fencing.protocol exists: it reaches the
+      // protocol under its relocated name (a NoClassDefFoundError here would be one in every JVM with the agent).
+      try (URLClassLoader root = new URLClassLoader(new URL[] {Path.of(jar.getName()).toUri().toURL()},
+          ClassLoader.getPlatformClassLoader())) {
+        assertThat(root.getResource("dev/fencing/protocol/TokenGrammar.class")).as("unrelocated protocol").isNull();
+        Class<?> context = root.loadClass("dev.fencing.agent.bootstrap.TokenContext");
+        assertThat(context.getMethod("parseToken", String.class).invoke(null, "42")).isEqualTo(42L);
+        assertThat(context.getMethod("validLock", String.class).invoke(null, "ledger")).isEqualTo(true);
+        assertThat(context.getMethod("wellFormedGrant", String.class).invoke(null, "1f2e")).isEqualTo(true);
+        assertThat(root.loadClass("dev.fencing.agent.bootstrap.HttpHook").getField("TOKEN_HEADER").get(null))
+            .isEqualTo("Fencing-Token");
+        assertThat(root.loadClass("dev.fencing.agent.bootstrap.KafkaHook").getField("GRANT_HEADER").get(null))
+            .isEqualTo("fencing-grant");
+      }
       assertThat(jar.getManifest().getMainAttributes().getValue("Premain-Class")).isEqualTo("dev.fencing.agent.FencingAgent");
       assertThat(jar.getManifest().getMainAttributes().getValue("Agent-Class")).isEqualTo("dev.fencing.agent.FencingAgent");
       assertThat(jar.getManifest().getMainAttributes().getValue("Can-Retransform-Classes")).isEqualTo("true");

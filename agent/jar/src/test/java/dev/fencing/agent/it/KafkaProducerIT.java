@@ -81,7 +81,7 @@ class KafkaProducerIT {
     byte[] raw = new byte[32];
     new java.security.SecureRandom().nextBytes(raw);
     Path keyFile = Files.writeString(dir.resolve("fencing.key"), java.util.Base64.getEncoder().encodeToString(raw));
-    dev.fencing.fence.sql.TokenSignature key = dev.fencing.fence.sql.TokenSignature.load(keyFile);
+    dev.fencing.protocol.TokenSignature key = dev.fencing.protocol.TokenSignature.load(keyFile);
     int port = Ports.freePort();
     String classpath = AgentProcesses.appClasspath() + File.pathSeparator + clientsJar(version) + File.pathSeparator
         + System.getProperty("fencing.it.slf4j.jar");

@@ -59,7 +59,8 @@ class MonitoringIT {
       try (JdbcJvm a = new JdbcJvm(javaHome, "monitored-a", args, url, cp);
           AgentJvm fence = AgentJvm.builder().javaHome(javaHome).name("monitored-fence").noAgent()
               .classpath(AgentProcesses.appClasspath() + File.pathSeparator + AgentProcesses.libraries("jetty-",
-                  "jakarta.servlet-api", "slf4j-api", "HikariCP", "postgresql", "fencing-fence-http", "fencing-fence-sql"))
+                  "jakarta.servlet-api", "slf4j-api", "HikariCP", "postgresql", "fencing-fence-http",
+                  "fencing-fence-store", "fencing-protocol", "fencing-fence-sql"))
               .mainClass(DownstreamServiceApp.class.getName()).args(url).start()) {
         Matcher ports = Pattern.compile("APP STARTED jdk=(\\d+)").matcher(fence.awaitOutput("APP STARTED", Duration.ofSeconds(30)));
         assertThat(ports.find()).isTrue();

@@ -1,5 +1,6 @@
 package dev.fencing.fence.http;
 
+import dev.fencing.protocol.Rejection;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;

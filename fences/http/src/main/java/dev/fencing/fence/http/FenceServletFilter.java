@@ -1,5 +1,8 @@
 package dev.fencing.fence.http;
 
+import dev.fencing.fence.store.FencePolicy;
+import dev.fencing.fence.store.InMemoryFenceStore;
+import dev.fencing.protocol.TokenHeaders;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.Filter;

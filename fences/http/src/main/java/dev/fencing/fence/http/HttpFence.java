@@ -1,5 +1,10 @@
 package dev.fencing.fence.http;
 
+import dev.fencing.fence.store.FencePolicy;
+import dev.fencing.fence.store.FenceStore;
+import dev.fencing.fence.store.Verdict;
+import dev.fencing.protocol.Rejection;
+import dev.fencing.protocol.TokenHeaders;
 import java.lang.System.Logger.Level;
 import java.util.LinkedHashMap;
 import java.util.List;

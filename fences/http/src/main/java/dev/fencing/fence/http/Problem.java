@@ -1,5 +1,7 @@
 package dev.fencing.fence.http;
 
+import dev.fencing.protocol.Rejection;
+import dev.fencing.protocol.TokenHeaders;
 import java.util.LinkedHashMap;
 import java.util.Map;
 

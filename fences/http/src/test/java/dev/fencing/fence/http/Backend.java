@@ -1,5 +1,6 @@
 package dev.fencing.fence.http;
 
+import dev.fencing.protocol.TokenHeaders;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

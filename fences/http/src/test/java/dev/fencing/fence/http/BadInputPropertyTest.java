@@ -1,8 +1,12 @@
 package dev.fencing.fence.http;
 
-import dev.fencing.testing.Gen;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.fence.store.FencePolicy;
+import dev.fencing.fence.store.InMemoryFenceStore;
+import dev.fencing.protocol.Rejection;
+import dev.fencing.protocol.TokenHeaders;
+import dev.fencing.testing.Gen;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;

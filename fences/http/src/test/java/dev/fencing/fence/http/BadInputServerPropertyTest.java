@@ -1,8 +1,11 @@
 package dev.fencing.fence.http;
 
-import dev.fencing.testing.Gen;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.fence.store.FencePolicy;
+import dev.fencing.fence.store.InMemoryFenceStore;
+import dev.fencing.protocol.TokenHeaders;
+import dev.fencing.testing.Gen;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

@@ -2,6 +2,7 @@ package dev.fencing.fence.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.protocol.Rejection;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -2,7 +2,14 @@ package dev.fencing.fence.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.fence.sql.TokenSignature;
+import dev.fencing.fence.store.FencePolicy;
+import dev.fencing.fence.store.FenceStore;
+import dev.fencing.fence.store.FenceStoreException;
+import dev.fencing.fence.store.InMemoryFenceStore;
+import dev.fencing.fence.store.Verdict;
+import dev.fencing.protocol.Rejection;
+import dev.fencing.protocol.TokenHeaders;
+import dev.fencing.protocol.TokenSignature;
 import dev.fencing.testing.Gen;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

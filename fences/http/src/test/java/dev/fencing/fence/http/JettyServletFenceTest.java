@@ -2,6 +2,8 @@ package dev.fencing.fence.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.protocol.Rejection;
+import dev.fencing.protocol.TokenHeaders;
 import java.io.BufferedInputStream;
 import java.io.OutputStream;
 import java.net.Socket;

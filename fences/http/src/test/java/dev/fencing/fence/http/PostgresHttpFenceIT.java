@@ -1,5 +1,7 @@
 package dev.fencing.fence.http;
 
+import dev.fencing.fence.store.FenceStore;
+import dev.fencing.fence.store.JdbcFenceStore;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,8 +1,9 @@
 package dev.fencing.fence.kafka;
 
-import dev.fencing.fence.http.Rejection;
-import dev.fencing.fence.http.TokenHeaders;
-import dev.fencing.fence.sql.TokenSignature;
+import dev.fencing.protocol.KafkaHeaderNames;
+import dev.fencing.protocol.Rejection;
+import dev.fencing.protocol.TokenHeaders;
+import dev.fencing.protocol.TokenSignature;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,15 +20,15 @@ import org.apache.kafka.common.header.Headers;
  */
 public final class FencingHeaders {
 
-  public static final String TOKEN = "fencing-token";
-  public static final String LOCK = "fencing-lock";
+  public static final String TOKEN = KafkaHeaderNames.TOKEN;
+  public static final String LOCK = KafkaHeaderNames.LOCK;
   /** HMAC-SHA256 of (lock, token), base64url: checked when the fence holds a signing key. */
-  public static final String SIGNATURE = "fencing-signature";
+  public static final String SIGNATURE = KafkaHeaderNames.SIGNATURE;
   /**
    * The id of the grant that issued the token (ASCII, 1 to 64 visible characters; the HTTP fence's
    * {@code Fencing-Grant}): an equal token from another grant than the one stored with it is a replay.
    */
-  public static final String GRANT = "fencing-grant";
+  public static final String GRANT = KafkaHeaderNames.GRANT;
   /** A signature has 43 characters; longer values are bad without being decoded. */
   static final int MAX_SIGNATURE_BYTES = 64;
   /** Longer token values are malformed without being decoded (TokenHeaders' limit). */

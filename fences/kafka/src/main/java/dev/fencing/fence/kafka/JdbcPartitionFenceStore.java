@@ -1,6 +1,6 @@
 package dev.fencing.fence.kafka;
 
-import dev.fencing.fence.http.FenceStoreException;
+import dev.fencing.fence.store.FenceStoreException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

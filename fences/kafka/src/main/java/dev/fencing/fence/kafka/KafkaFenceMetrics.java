@@ -1,6 +1,6 @@
 package dev.fencing.fence.kafka;
 
-import dev.fencing.fence.http.Rejection;
+import dev.fencing.protocol.Rejection;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;

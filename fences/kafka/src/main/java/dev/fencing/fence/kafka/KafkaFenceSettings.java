@@ -1,7 +1,7 @@
 package dev.fencing.fence.kafka;
 
-import dev.fencing.fence.http.FencePolicy;
-import dev.fencing.fence.sql.TokenSignature;
+import dev.fencing.fence.store.FencePolicy;
+import dev.fencing.protocol.TokenSignature;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Collections;

@@ -1,6 +1,6 @@
 package dev.fencing.fence.kafka;
 
-import dev.fencing.fence.http.Rejection;
+import dev.fencing.protocol.Rejection;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;

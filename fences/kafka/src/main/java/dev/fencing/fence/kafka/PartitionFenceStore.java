@@ -10,7 +10,7 @@ import java.util.List;
  *
  * <p>Implementations: {@link JdbcPartitionFenceStore} (durable, shared: table {@value JdbcPartitionFenceStore#TABLE})
  * and {@link InMemoryPartitionFenceStore} (one JVM). A store that cannot answer throws {@link
- * dev.fencing.fence.http.FenceStoreException}; the fence then waits and asks again, it never decides without it.
+ * dev.fencing.fence.store.FenceStoreException}; the fence then waits and asks again, it never decides without it.
  */
 interface PartitionFenceStore {
 

@@ -1,9 +1,9 @@
 package dev.fencing.fence.kafka;
 
-import dev.fencing.fence.http.FenceStoreException;
-import dev.fencing.fence.http.Rejection;
-import dev.fencing.fence.http.TokenHeaders;
-import dev.fencing.fence.sql.TokenSignature;
+import dev.fencing.fence.store.FenceStoreException;
+import dev.fencing.protocol.Rejection;
+import dev.fencing.protocol.TokenHeaders;
+import dev.fencing.protocol.TokenSignature;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;

@@ -1,10 +1,10 @@
 package dev.fencing.fence.kafka;
 
-import dev.fencing.testing.Gen;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.fence.http.Rejection;
-import dev.fencing.fence.http.TokenHeaders;
+import dev.fencing.protocol.Rejection;
+import dev.fencing.protocol.TokenHeaders;
+import dev.fencing.testing.Gen;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

@@ -3,9 +3,9 @@ package dev.fencing.fence.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencing.fence.http.FenceStoreException;
 import dev.fencing.fence.kafka.PartitionFenceStore.Advance;
 import dev.fencing.fence.sql.FenceReset;
+import dev.fencing.fence.store.FenceStoreException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;

@@ -2,7 +2,7 @@ package dev.fencing.fence.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.fence.http.Rejection;
+import dev.fencing.protocol.Rejection;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.List;

@@ -2,8 +2,8 @@ package dev.fencing.fence.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.fence.http.Rejection;
 import dev.fencing.fence.sql.FenceReset;
+import dev.fencing.protocol.Rejection;
 import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.KafkaBroker;
 import dev.fencing.testing.PostgresServer;

@@ -1,6 +1,6 @@
 package dev.fencing.fence.kafka;
 
-import dev.fencing.fence.http.FenceState;
+import dev.fencing.fence.store.FenceState;
 import java.util.List;
 
 /**

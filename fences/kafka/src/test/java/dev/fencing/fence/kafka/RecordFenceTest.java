@@ -2,12 +2,12 @@ package dev.fencing.fence.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.fence.http.FenceStoreException;
-import dev.fencing.fence.http.Rejection;
-import java.util.concurrent.atomic.AtomicInteger;
+import dev.fencing.fence.store.FenceStoreException;
+import dev.fencing.protocol.Rejection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
@@ -84,7 +84,7 @@ class RecordFenceTest {
       assertThat(q.detail()).contains("token 5 for lock 'ledger' was issued to another grant than this record's "
           + "('b2')");
     });
-    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.http.FenceState(5, "a1"));
+    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.store.FenceState(5, "a1"));
 
     RecordFence.Outcome<String, String> second = fence.filter(granted(granted(granted(new Records(),
         "5", null, "no-grant"), "5", "c3", "other"), "5", "a1", "same").build());
@@ -93,14 +93,14 @@ class RecordFenceTest {
         .containsExactly(Rejection.REPLAYED_TOKEN, Rejection.REPLAYED_TOKEN);
     assertThat(metrics.rejections("ledger", Rejection.REPLAYED_TOKEN)).isEqualTo(3);
     assertThat(metrics.rejections("ledger", Rejection.STALE_TOKEN)).isZero();
-    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.http.FenceState(5, "a1"));
+    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.store.FenceState(5, "a1"));
 
     // A higher token from the other grant advances; its grant counts from then on.
     RecordFence.Outcome<String, String> third = fence.filter(granted(granted(new Records(),
         "6", "b2", "b"), "6", "a1", "a-replay").build());
     assertThat(Records.values(third.accepted())).containsExactly("b");
     assertThat(third.quarantined()).extracting(Quarantine::reason).containsExactly(Rejection.REPLAYED_TOKEN);
-    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.http.FenceState(6, "b2"));
+    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.store.FenceState(6, "b2"));
   }
 
   @Test
@@ -109,7 +109,7 @@ class RecordFenceTest {
     RecordFence.Outcome<String, String> out = fence.filter(granted(granted(granted(new Records(),
         "5", null, "a"), "5", "x", "b"), "5", "y", "c").build());
     assertThat(Records.values(out.accepted())).containsExactly("a", "b", "c");
-    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.http.FenceState(5, null));
+    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.store.FenceState(5, null));
   }
 
   @Test
@@ -407,7 +407,7 @@ class RecordFenceTest {
         .add("t", 0, "a", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "g1")
         .add("t", 0, "a2", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "g1").build());
     assertThat(Records.values(out.accepted())).containsExactly("a", "a2");
-    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.http.FenceState(5, "g1"));
+    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.store.FenceState(5, "g1"));
   }
 
   @Test

@@ -1,5 +1,7 @@
 package dev.fencing.fence.sql;
 
+import dev.fencing.fence.store.FenceTable;
+import dev.fencing.fence.store.SqlDialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

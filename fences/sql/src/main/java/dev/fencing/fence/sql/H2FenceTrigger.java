@@ -1,5 +1,8 @@
 package dev.fencing.fence.sql;
 
+import dev.fencing.fence.store.SqlDialect;
+import dev.fencing.protocol.SessionVariables;
+import dev.fencing.protocol.SqlStates;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
@@ -66,8 +69,8 @@ public final class H2FenceTrigger implements Trigger {
     Object rawToken;
     Object rawGrant;
     long session;
-    try (PreparedStatement ps = conn.prepareStatement("SELECT @fencing_lock, @fencing_token, SESSION_ID(),"
-        + " @fencing_grant"); ResultSet rs = ps.executeQuery()) {
+    try (PreparedStatement ps = conn.prepareStatement("SELECT " + SessionVariables.USER_LOCK + ", "
+        + SessionVariables.USER_TOKEN + ", SESSION_ID(), " + SessionVariables.USER_GRANT); ResultSet rs = ps.executeQuery()) {
       rs.next();
       rawLock = rs.getObject(1);
       rawToken = rs.getObject(2);

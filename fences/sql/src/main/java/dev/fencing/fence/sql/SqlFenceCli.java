@@ -1,5 +1,6 @@
 package dev.fencing.fence.sql;
 
+import dev.fencing.fence.store.SqlDialect;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URL;

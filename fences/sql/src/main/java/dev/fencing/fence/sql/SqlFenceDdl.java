@@ -1,5 +1,8 @@
 package dev.fencing.fence.sql;
 
+import dev.fencing.fence.store.FenceSchema;
+import dev.fencing.fence.store.SqlDialect;
+import dev.fencing.protocol.SessionVariables;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -24,21 +27,18 @@ import java.util.regex.Pattern;
  */
 public final class SqlFenceDdl {
 
-  public static final String FENCE_TABLE = "fencing_fence";
-  /**
-   * H2 and MariaDB/MySQL: rows locked FOR UPDATE that stand in for a shared lock (H2 has none; MariaDB turns a
-   * share-mode read into an exclusive one inside a trigger that also writes the table).
-   */
-  public static final String STRIPE_TABLE = "fencing_fence_stripe";
+  public static final String FENCE_TABLE = FenceSchema.FENCE_TABLE;
+  /** H2 and MariaDB/MySQL: rows locked FOR UPDATE that stand in for a shared lock ({@link FenceSchema}). */
+  public static final String STRIPE_TABLE = FenceSchema.STRIPE_TABLE;
   /**
    * The registry of fenced tables beside the fence table: one row per fenced (table, lock), names as the database
    * reports them, readable by every role (the agent finds fenced tables with it, whatever role it connects as).
    */
   public static final String REGISTRY_TABLE = "fencing_fenced_table";
   /** The column of {@value #FENCE_TABLE} (and the MariaDB/MySQL stripes) holding the grant of the fence's token. */
-  public static final String GRANT_COLUMN = "grant_id";
+  public static final String GRANT_COLUMN = FenceSchema.GRANT_COLUMN;
   /** PostgreSQL session setting with the grant id of the session's token (MariaDB/MySQL, H2: {@code @fencing_grant}). */
-  public static final String PG_GRANT = "fencing.grant";
+  public static final String PG_GRANT = SessionVariables.PG_GRANT;
   public static final String TOKEN_COLUMN = "fencing_token";
   /** Written into the comment of a token column the installer added, so that uninstall removes only that one. */
   public static final String COLUMN_MARK = "added by the fencing-agent SQL fence installer";
@@ -55,7 +55,7 @@ public final class SqlFenceDdl {
   /** Stripes of the MariaDB/MySQL fence, chosen by CONNECTION_ID(). */
   public static final int MYSQL_STRIPES = 16;
   /** First key of PostgreSQL's two-key advisory locks: "FENC", apart from the one-bigint key space applications use. */
-  static final int PG_ADVISORY_CLASS = 0x46454E43;
+  static final int PG_ADVISORY_CLASS = FenceSchema.PG_ADVISORY_CLASS;
   /**
    * PostgreSQL session setting the table-mode check writes itself (never a client): "lock:token:grant" this session
    * found equal to the fence (grant empty when the session has none), so that its next writes with the same lock,

@@ -2,6 +2,7 @@ package dev.fencing.fence.sql;
 
 import dev.fencing.fence.sql.SqlFenceDdl.Kind;
 import dev.fencing.fence.sql.SqlFenceDdl.Statement;
+import dev.fencing.fence.store.SqlDialect;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;

@@ -1,5 +1,6 @@
 package dev.fencing.fence.sql;
 
+import dev.fencing.fence.store.SqlDialect;
 import java.util.Objects;
 import java.util.regex.Pattern;
 

@@ -1,9 +1,10 @@
 package dev.fencing.fence.sql;
 
-import dev.fencing.testing.Gen;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencing.protocol.SqlStates;
+import dev.fencing.testing.Gen;
 import java.math.BigInteger;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -1,5 +1,6 @@
 package dev.fencing.fence.sql;
 
+import dev.fencing.fence.store.SqlDialect;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

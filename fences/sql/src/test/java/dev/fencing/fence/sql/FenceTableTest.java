@@ -2,6 +2,8 @@ package dev.fencing.fence.sql;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.fence.store.FenceTable;
+import dev.fencing.fence.store.SqlDialect;
 import org.junit.jupiter.api.Test;
 
 /**

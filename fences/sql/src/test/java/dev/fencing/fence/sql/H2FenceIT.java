@@ -1,5 +1,6 @@
 package dev.fencing.fence.sql;
 
+import dev.fencing.fence.store.SqlDialect;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;

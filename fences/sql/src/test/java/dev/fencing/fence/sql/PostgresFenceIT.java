@@ -3,6 +3,8 @@ package dev.fencing.fence.sql;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencing.fence.store.SqlDialect;
+import dev.fencing.protocol.SqlStates;
 import dev.fencing.testing.PostgresServer;
 import java.sql.Connection;
 import java.sql.DriverManager;

@@ -2,6 +2,8 @@ package dev.fencing.fence.sql;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.fence.store.SqlDialect;
+import dev.fencing.protocol.SqlStates;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URL;
@@ -17,8 +19,9 @@ class SqlPrintWithoutH2Test {
 
   @Test
   void h2PrintRunsWithoutH2OnTheClassPath() throws Exception {
-    URL classes = SqlFenceDdl.class.getProtectionDomain().getCodeSource().getLocation();
-    try (URLClassLoader loader = new URLClassLoader(new URL[] {classes}, ClassLoader.getPlatformClassLoader())) {
+    // this module with its run-time dependencies (the shared store and the protocol), and nothing else
+    URL[] classes = {location(SqlFenceDdl.class), location(SqlDialect.class), location(SqlStates.class)};
+    try (URLClassLoader loader = new URLClassLoader(classes, ClassLoader.getPlatformClassLoader())) {
       assertThat(loader.getResource("org/h2/api/Trigger.class")).as("H2 is not visible").isNull();
       ByteArrayOutputStream bytes = new ByteArrayOutputStream();
       PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
@@ -30,5 +33,9 @@ class SqlPrintWithoutH2Test {
           .contains("CALL '" + H2FenceTrigger.class.getName() + "'");
       assertThat(SqlFenceDdl.H2_TRIGGER_CLASS).isEqualTo(H2FenceTrigger.class.getName());
     }
+  }
+
+  private static URL location(Class<?> type) {
+    return type.getProtectionDomain().getCodeSource().getLocation();
   }
 }

@@ -3,6 +3,7 @@ package dev.fencing.fence.sql;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencing.fence.store.SqlDialect;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

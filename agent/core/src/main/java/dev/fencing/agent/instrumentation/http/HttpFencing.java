@@ -10,6 +10,7 @@ import dev.fencing.agent.exempt.HostExemptions;
 import dev.fencing.agent.instrumentation.AgentContext;
 import dev.fencing.agent.policy.RejectionCounters;
 import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.protocol.Rejection;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Locale;
@@ -127,9 +128,9 @@ public final class HttpFencing implements HttpHook {
   public void responded(int status, String rejectedHeader) {
     if (status == 409 && rejectedHeader != null) {
       String value = rejectedHeader.trim();
-      if (value.equalsIgnoreCase("stale-token")) {
+      if (value.equalsIgnoreCase(Rejection.STALE_TOKEN.header())) {
         rejections.record(Channel.HTTP, RejectionCounters.Reason.STALE_TOKEN);
-      } else if (value.equalsIgnoreCase("replayed-token")) {
+      } else if (value.equalsIgnoreCase(Rejection.REPLAYED_TOKEN.header())) {
         rejections.record(Channel.HTTP, RejectionCounters.Reason.REPLAYED_TOKEN);
       }
     }

@@ -10,6 +10,7 @@ import dev.fencing.agent.instrumentation.WeakIdentityCache;
 import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.policy.RejectionCounters;
 import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.protocol.SqlStates;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -45,9 +46,9 @@ final class JdbcFencing implements JdbcHook {
   private static final long UNKNOWN_TOKEN = -1;
 
   /** SQLSTATE of a write the agent blocked before it reached the database. */
-  static final String BLOCKED_SQLSTATE = "FN003";
-  static final String STALE_SQLSTATE = "FN001";
-  static final String MISSING_SQLSTATE = "FN002";
+  static final String BLOCKED_SQLSTATE = SqlStates.BLOCKED_BY_AGENT;
+  static final String STALE_SQLSTATE = SqlStates.STALE_TOKEN;
+  static final String MISSING_SQLSTATE = SqlStates.MISSING_TOKEN;
 
   /** Fence detection results kept per JDBC URL, at most. */
   static final int MAX_REMEMBERED_URLS = 256;

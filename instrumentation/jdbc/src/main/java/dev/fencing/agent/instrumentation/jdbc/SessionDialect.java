@@ -1,5 +1,14 @@
 package dev.fencing.agent.instrumentation.jdbc;
 
+import static dev.fencing.protocol.SessionVariables.PG_GRANT;
+import static dev.fencing.protocol.SessionVariables.PG_LOCK;
+import static dev.fencing.protocol.SessionVariables.PG_SIGNATURE;
+import static dev.fencing.protocol.SessionVariables.PG_TOKEN;
+import static dev.fencing.protocol.SessionVariables.USER_GRANT;
+import static dev.fencing.protocol.SessionVariables.USER_LOCK;
+import static dev.fencing.protocol.SessionVariables.USER_SIGNATURE;
+import static dev.fencing.protocol.SessionVariables.USER_TOKEN;
+
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -17,13 +26,13 @@ enum SessionDialect {
     void setPair(Connection c, String lock, long token, String signature, String grant, boolean local,
         long idleTimeoutMillis) throws SQLException {
       String scope = local ? "true)" : "false)";
-      StringBuilder sql = new StringBuilder("SELECT set_config('fencing.lock', ?, ").append(scope)
-          .append(", set_config('fencing.token', ?, ").append(scope);
+      StringBuilder sql = new StringBuilder("SELECT set_config('" + PG_LOCK + "', ?, ").append(scope)
+          .append(", set_config('" + PG_TOKEN + "', ?, ").append(scope);
       if (signature != null) {
-        sql.append(", set_config('fencing.signature', ?, ").append(scope);
+        sql.append(", set_config('" + PG_SIGNATURE + "', ?, ").append(scope);
       }
       if (grant != null) {
-        sql.append(", set_config('fencing.grant', ?, ").append(scope);
+        sql.append(", set_config('" + PG_GRANT + "', ?, ").append(scope);
       }
       if (idleTimeoutMillis >= 0) {
         sql.append(", set_config('idle_in_transaction_session_timeout', ?, ").append(scope);
@@ -48,8 +57,8 @@ enum SessionDialect {
     @Override
     void clearPair(Connection c, boolean local) throws SQLException {
       String scope = local ? "true)" : "false)";
-      try (PreparedStatement ps = c.prepareStatement("SELECT set_config('fencing.lock', '', " + scope
-          + ", set_config('fencing.token', '', " + scope + ", set_config('fencing.grant', '', " + scope)) {
+      try (PreparedStatement ps = c.prepareStatement("SELECT set_config('" + PG_LOCK + "', '', " + scope
+          + ", set_config('" + PG_TOKEN + "', '', " + scope + ", set_config('" + PG_GRANT + "', '', " + scope)) {
         ps.executeQuery().close();
       }
     }
@@ -72,12 +81,12 @@ enum SessionDialect {
     @Override
     void setPair(Connection c, String lock, long token, String signature, String grant, boolean local,
         long idleTimeoutMillis) throws SQLException {
-      StringBuilder sql = new StringBuilder("SET @fencing_lock = ?, @fencing_token = ?");
+      StringBuilder sql = new StringBuilder("SET " + USER_LOCK + " = ?, " + USER_TOKEN + " = ?");
       if (signature != null) {
-        sql.append(", @fencing_signature = ?");
+        sql.append(", " + USER_SIGNATURE + " = ?");
       }
       if (grant != null) {
-        sql.append(", @fencing_grant = ?");
+        sql.append(", " + USER_GRANT + " = ?");
       }
       try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
         int i = 1;
@@ -96,7 +105,7 @@ enum SessionDialect {
     @Override
     void clearPair(Connection c, boolean local) throws SQLException {
       try (PreparedStatement ps = c.prepareStatement(
-          "SET @fencing_lock = NULL, @fencing_token = NULL, @fencing_grant = NULL")) {
+          "SET " + USER_LOCK + " = NULL, " + USER_TOKEN + " = NULL, " + USER_GRANT + " = NULL")) {
         ps.execute();
       }
     }
@@ -123,21 +132,21 @@ enum SessionDialect {
     @Override
     void setPair(Connection c, String lock, long token, String signature, String grant, boolean local,
         long idleTimeoutMillis) throws SQLException {
-      try (PreparedStatement l = c.prepareStatement("SET @fencing_lock = ?");
-          PreparedStatement t = c.prepareStatement("SET @fencing_token = ?")) {
+      try (PreparedStatement l = c.prepareStatement("SET " + USER_LOCK + " = ?");
+          PreparedStatement t = c.prepareStatement("SET " + USER_TOKEN + " = ?")) {
         l.setString(1, lock);
         l.execute();
         t.setLong(1, token);
         t.execute();
       }
       if (signature != null) {
-        try (PreparedStatement s = c.prepareStatement("SET @fencing_signature = ?")) {
+        try (PreparedStatement s = c.prepareStatement("SET " + USER_SIGNATURE + " = ?")) {
           s.setString(1, signature);
           s.execute();
         }
       }
       if (grant != null) {
-        try (PreparedStatement g = c.prepareStatement("SET @fencing_grant = ?")) {
+        try (PreparedStatement g = c.prepareStatement("SET " + USER_GRANT + " = ?")) {
           g.setString(1, grant);
           g.execute();
         }
@@ -146,9 +155,9 @@ enum SessionDialect {
 
     @Override
     void clearPair(Connection c, boolean local) throws SQLException {
-      try (PreparedStatement l = c.prepareStatement("SET @fencing_lock = NULL");
-          PreparedStatement t = c.prepareStatement("SET @fencing_token = NULL");
-          PreparedStatement g = c.prepareStatement("SET @fencing_grant = NULL")) {
+      try (PreparedStatement l = c.prepareStatement("SET " + USER_LOCK + " = NULL");
+          PreparedStatement t = c.prepareStatement("SET " + USER_TOKEN + " = NULL");
+          PreparedStatement g = c.prepareStatement("SET " + USER_GRANT + " = NULL")) {
         l.execute();
         t.execute();
         g.execute();

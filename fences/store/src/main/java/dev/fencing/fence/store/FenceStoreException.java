@@ -1,4 +1,4 @@
-package dev.fencing.fence.http;
+package dev.fencing.fence.store;
 
 /** A fence store could not answer (database down, timeout): the request is refused with 503, never let through. */
 public final class FenceStoreException extends RuntimeException {

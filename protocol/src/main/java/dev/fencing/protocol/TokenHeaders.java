@@ -1,6 +1,5 @@
-package dev.fencing.fence.http;
+package dev.fencing.protocol;
 
-import dev.fencing.fence.sql.TokenSignature;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -14,22 +13,22 @@ import java.util.stream.Collectors;
  */
 public final class TokenHeaders {
 
-  public static final String TOKEN = "Fencing-Token";
-  public static final String LOCK = "Fencing-Lock";
+  public static final String TOKEN = HttpHeaderNames.TOKEN;
+  public static final String LOCK = HttpHeaderNames.LOCK;
   /** HMAC-SHA256 of (lock, token) in base64url ({@link TokenSignature}); checked by fences that hold the key. */
-  public static final String SIGNATURE = "Fencing-Signature";
+  public static final String SIGNATURE = HttpHeaderNames.SIGNATURE;
   /**
    * The id of the grant that issued the token (the agent sends the etcd lease id in hex): opaque, 1 to
    * {@value #MAX_GRANT} visible ASCII characters, at most one header. A fence stores it when the token advances the
    * fence and accepts an equal token only from the same grant (or when none is stored). Not signed: a forged grant
    * can only get its own request refused.
    */
-  public static final String GRANT = "Fencing-Grant";
+  public static final String GRANT = HttpHeaderNames.GRANT;
   /** Longest grant id accepted; a longer one is malformed. */
-  public static final int MAX_GRANT = 64;
+  public static final int MAX_GRANT = TokenGrammar.MAX_GRANT_LENGTH;
   /** Set on every verdict against the token (409, 428, 400): {@code stale-token}, {@code missing-token}, ... */
-  public static final String REJECTED = "Fencing-Rejected";
-  public static final int MAX_DIGITS = 19;
+  public static final String REJECTED = HttpHeaderNames.REJECTED;
+  public static final int MAX_DIGITS = TokenGrammar.MAX_TOKEN_DIGITS;
   /** Longer values are not echoed back at all. */
   private static final int MAX_HEADER = 64;
   private static final String MAX = Long.toString(Long.MAX_VALUE);
@@ -235,7 +234,7 @@ public final class TokenHeaders {
   }
 
   /** A client's value for a message: at most 24 characters, printable ASCII only, in quotes. */
-  static String quote(String value) {
+  public static String quote(String value) {
     StringBuilder b = new StringBuilder("'");
     int n = Math.min(value.length(), 24);
     for (int i = 0; i < n; i++) {

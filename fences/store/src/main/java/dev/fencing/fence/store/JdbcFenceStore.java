@@ -1,7 +1,5 @@
-package dev.fencing.fence.http;
+package dev.fencing.fence.store;
 
-import dev.fencing.fence.sql.FenceTable;
-import dev.fencing.fence.sql.SqlDialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

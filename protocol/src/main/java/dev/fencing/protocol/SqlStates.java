@@ -1,4 +1,4 @@
-package dev.fencing.fence.sql;
+package dev.fencing.protocol;
 
 /**
  * The SQLSTATEs of the fence contract (docs/DESIGN.md section 5). Class {@code FN} is outside every range the SQL standard,

@@ -1,4 +1,4 @@
-package dev.fencing.fence.sql;
+package dev.fencing.fence.store;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -65,7 +65,7 @@ public enum SqlDialect {
         + product + "': the SQL fence supports PostgreSQL, MariaDB/MySQL and H2"));
   }
 
-  /** An identifier quoted verbatim; callers pass only names checked by {@link TableName#isIdentifier}. */
+  /** An identifier quoted verbatim; callers pass only names checked by the SQL fence's {@code TableName.isIdentifier}. */
   public String quote(String identifier) {
     return quote + identifier + quote;
   }

@@ -1,4 +1,4 @@
-package dev.fencing.fence.http;
+package dev.fencing.fence.store;
 
 /**
  * A lock's fence as a store holds it: the highest token seen ({@code 0} when none) and the id of the grant that

@@ -1,4 +1,4 @@
-package dev.fencing.fence.sql;
+package dev.fencing.protocol;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

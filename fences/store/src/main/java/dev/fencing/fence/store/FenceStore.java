@@ -1,4 +1,4 @@
-package dev.fencing.fence.http;
+package dev.fencing.fence.store;
 
 /**
  * The highest fencing token seen per lock, and the one operation that moves it. {@link #check} is an atomic

@@ -1,4 +1,4 @@
-package dev.fencing.fence.http;
+package dev.fencing.fence.store;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;

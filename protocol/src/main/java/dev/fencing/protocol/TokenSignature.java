@@ -1,4 +1,4 @@
-package dev.fencing.fence.sql;
+package dev.fencing.protocol;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

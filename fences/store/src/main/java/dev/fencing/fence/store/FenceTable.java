@@ -1,4 +1,4 @@
-package dev.fencing.fence.sql;
+package dev.fencing.fence.store;
 
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
@@ -10,7 +10,7 @@ import java.util.Locale;
 
 /**
  * The fence table {@code fencing_fence} and the protocol every writer of it follows, the SQL fence's triggers (see
- * {@link SqlFenceDdl}), the JDBC fence store of the HTTP and Kafka fences and {@code fence reset} alike: to move a
+ * the SQL fence's {@code SqlFenceDdl}), the JDBC fence store of the HTTP and Kafka fences and {@code fence reset} alike: to move a
  * lock's token, first take the lock the triggers take (PostgreSQL: the exclusive transaction-scoped advisory lock on
  * ({@code 0x46454E43}, {@code hashtext(lock)}); MariaDB/MySQL and H2: all of the lock's rows of
  * {@code fencing_fence_stripe}, when that table exists), then read the fence row {@code FOR UPDATE}, write it, and in
@@ -22,12 +22,12 @@ public final class FenceTable {
 
   /** The qualified fence table: {@code schema.fencing_fence} or {@code fencing_fence}. */
   public static String fence(String schema) {
-    return (schema == null ? "" : schema + ".") + SqlFenceDdl.FENCE_TABLE;
+    return (schema == null ? "" : schema + ".") + FenceSchema.FENCE_TABLE;
   }
 
   /** The qualified stripe table. */
   public static String stripes(String schema) {
-    return (schema == null ? "" : schema + ".") + SqlFenceDdl.STRIPE_TABLE;
+    return (schema == null ? "" : schema + ".") + FenceSchema.STRIPE_TABLE;
   }
 
   /**
@@ -38,7 +38,7 @@ public final class FenceTable {
   public static boolean lockForAdvance(Connection c, SqlDialect d, String schema, String lock) throws SQLException {
     if (d == SqlDialect.POSTGRESQL) {
       try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(?, hashtext(?))")) {
-        ps.setInt(1, SqlFenceDdl.PG_ADVISORY_CLASS);
+        ps.setInt(1, FenceSchema.PG_ADVISORY_CLASS);
         ps.setString(2, lock);
         ps.execute();
       }
@@ -78,9 +78,9 @@ public final class FenceTable {
   public static void writeStripes(Connection c, SqlDialect d, String schema, String lock, long token,
       boolean hasStripes) throws SQLException {
     if (hasStripes && d == SqlDialect.MYSQL) {
-      boolean grant = hasColumn(c, d, schema, SqlFenceDdl.STRIPE_TABLE, SqlFenceDdl.GRANT_COLUMN);
+      boolean grant = hasColumn(c, d, schema, FenceSchema.STRIPE_TABLE, FenceSchema.GRANT_COLUMN);
       try (PreparedStatement ps = c.prepareStatement("UPDATE " + stripes(schema) + " SET token = ?"
-          + (grant ? ", " + SqlFenceDdl.GRANT_COLUMN + " = NULL" : "") + " WHERE lock_name = ?")) {
+          + (grant ? ", " + FenceSchema.GRANT_COLUMN + " = NULL" : "") + " WHERE lock_name = ?")) {
         ps.setLong(1, token);
         ps.setString(2, lock);
         ps.executeUpdate();
@@ -95,8 +95,8 @@ public final class FenceTable {
    * grant beside a token it was not issued for makes the fence refuse that token's holder as another grant.
    */
   public static String clearsGrant(Connection c, SqlDialect d, String schema) throws SQLException {
-    return hasColumn(c, d, schema, SqlFenceDdl.FENCE_TABLE, SqlFenceDdl.GRANT_COLUMN)
-        ? ", " + SqlFenceDdl.GRANT_COLUMN + " = NULL" : "";
+    return hasColumn(c, d, schema, FenceSchema.FENCE_TABLE, FenceSchema.GRANT_COLUMN)
+        ? ", " + FenceSchema.GRANT_COLUMN + " = NULL" : "";
   }
 
   /** Whether {@code table} of {@code schema} (null: the connection's) has {@code column}. */
@@ -123,10 +123,10 @@ public final class FenceTable {
     String catalog = d == SqlDialect.MYSQL ? (schema != null ? schema : c.getCatalog()) : null;
     String wanted = d == SqlDialect.MYSQL ? null : (schema != null ? schema : c.getSchema());
     DatabaseMetaData md = c.getMetaData();
-    for (String name : List.of(SqlFenceDdl.STRIPE_TABLE, SqlFenceDdl.STRIPE_TABLE.toUpperCase(Locale.ROOT))) {
+    for (String name : List.of(FenceSchema.STRIPE_TABLE, FenceSchema.STRIPE_TABLE.toUpperCase(Locale.ROOT))) {
       try (ResultSet rs = md.getTables(catalog, null, name, null)) {
         while (rs.next()) {
-          if (rs.getString("TABLE_NAME").equalsIgnoreCase(SqlFenceDdl.STRIPE_TABLE)
+          if (rs.getString("TABLE_NAME").equalsIgnoreCase(FenceSchema.STRIPE_TABLE)
               && (wanted == null || wanted.equalsIgnoreCase(rs.getString("TABLE_SCHEM")))) {
             return true;
           }

@@ -1,4 +1,4 @@
-package dev.fencing.fence.http;
+package dev.fencing.fence.store;
 
 /**
  * What a {@link FenceStore} said about one token: {@code current} is the fence token after the check (the token

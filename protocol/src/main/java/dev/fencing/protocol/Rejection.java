@@ -1,4 +1,4 @@
-package dev.fencing.fence.http;
+package dev.fencing.protocol;
 
 /**
  * Why the fence refused a request: its HTTP status, problem type, {@code Fencing-Rejected} header value (null for the

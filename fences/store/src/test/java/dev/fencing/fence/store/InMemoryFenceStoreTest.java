@@ -1,8 +1,8 @@
-package dev.fencing.fence.http;
+package dev.fencing.fence.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.fence.http.Verdict.Outcome;
+import dev.fencing.fence.store.Verdict.Outcome;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;

@@ -1,6 +1,7 @@
-package dev.fencing.fence.http;
+package dev.fencing.fence.store;
 
-import dev.fencing.fence.sql.TokenSignature;
+import dev.fencing.protocol.TokenGrammar;
+import dev.fencing.protocol.TokenSignature;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,8 +26,6 @@ public final class FencePolicy {
   public static final Set<String> DEFAULT_METHODS = Collections.unmodifiableSet(
       new LinkedHashSet<>(List.of("POST", "PUT", "PATCH", "DELETE")));
   public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(10);
-  /** The agent's rule for lock names (fencing.lock), as in the SQL fence. */
-  private static final Pattern LOCK_NAME = Pattern.compile("[A-Za-z0-9._-]{1,128}");
   private static final Pattern METHOD = Pattern.compile("[A-Za-z]{1,32}");
 
   private final Set<String> locks;
@@ -216,7 +215,7 @@ public final class FencePolicy {
     }
 
     public Builder lock(String lock) {
-      if (lock == null || !LOCK_NAME.matcher(lock).matches()) {
+      if (!TokenGrammar.validLock(lock)) { // the agent's rule for lock names (fencing.lock)
         throw new IllegalArgumentException("invalid lock name '" + lock
             + "': expected 1 to 128 characters of A-Z a-z 0-9 . _ - (as for fencing.lock)");
       }

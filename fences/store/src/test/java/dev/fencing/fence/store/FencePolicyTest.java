@@ -1,4 +1,4 @@
-package dev.fencing.fence.http;
+package dev.fencing.fence.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
