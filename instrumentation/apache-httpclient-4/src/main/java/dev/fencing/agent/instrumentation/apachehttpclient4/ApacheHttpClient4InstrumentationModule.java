@@ -29,6 +29,6 @@ public final class ApacheHttpClient4InstrumentationModule implements Instrumenta
 
   @Override
   public void install(AgentContext context) {
-    HttpFencing.install(context.config(), context.rejections());
+    HttpFencing.install(context);
   }
 }
