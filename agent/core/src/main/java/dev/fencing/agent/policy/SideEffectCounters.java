@@ -38,8 +38,8 @@ public final class SideEffectCounters {
 
   /** Cached: values() clones its array on every call, which the hot path must not pay for. */
   private static final int REASONS = BlockReason.values().length;
-  /** Per (channel, fenced): tagged, passed, then blocked and would_block by reason. */
-  private static final int SLOTS = 2 + 2 * REASONS;
+  /** Per (channel, fenced): tagged, passed, exempt, then blocked and would_block by reason. */
+  private static final int SLOTS = 3 + 2 * REASONS;
 
   private final LongAdder[] adders = new LongAdder[Channel.values().length * 2 * SLOTS];
   /** fencing_hook_failures_total, by channel. */
@@ -66,10 +66,12 @@ public final class SideEffectCounters {
         return base;
       case PASSED:
         return base + 1;
+      case EXEMPT:
+        return base + 2;
       case BLOCKED:
-        return base + 2 + r;
+        return base + 3 + r;
       default:
-        return base + 2 + REASONS + r;
+        return base + 3 + REASONS + r;
     }
   }
 
