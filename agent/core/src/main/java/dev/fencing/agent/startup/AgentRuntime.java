@@ -9,12 +9,13 @@ import dev.fencing.agent.metrics.AgentMetrics;
 import dev.fencing.agent.metrics.FencingSeries;
 import dev.fencing.agent.metrics.otlp.OtlpExport;
 import dev.fencing.agent.metrics.otlp.OtlpSettings;
-import dev.fencing.agent.policy.RejectionCounters;
-import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.agent.config.SectionSpec;
+import dev.fencing.agent.scope.LockRuntime;
+import dev.fencing.agent.scope.SectionLoading;
+import dev.fencing.agent.scope.Scopes;
 import dev.fencing.agent.status.StatusJson;
 import dev.fencing.agent.status.StatusServer;
 import dev.fencing.agent.threads.AgentThreads;
-import dev.fencing.agent.token.TokenState;
 import java.util.List;
 
 /** The agent's running parts, started on a daemon thread after premain returned. */
@@ -23,23 +24,21 @@ final class AgentRuntime {
   /** Beyond fencing.shutdown.timeout, for the threads to notice and return. */
   private static final long SHUTDOWN_SLACK_MILLIS = 200;
 
+  /** How long after start a declared section whose class has not loaded is logged. */
+  private static final long SECTION_CHECK_MILLIS = 30_000;
+
   private final AgentConfig config;
-  private final TokenState state;
-  private final SideEffectCounters counters;
-  private final RejectionCounters rejections;
+  private final Scopes scopes;
   private final long premainNanos;
   private final java.lang.instrument.Instrumentation inst;
-  private volatile LeaseKeeper keeper;
+  private final List<LeaseKeeper> keepers = new java.util.concurrent.CopyOnWriteArrayList<>();
   private volatile StatusServer server;
   private volatile OtlpExport otlp;
 
-  AgentRuntime(AgentConfig config, TokenState state, SideEffectCounters counters, RejectionCounters rejections,
-      long premainNanos, java.lang.instrument.Instrumentation inst) {
+  AgentRuntime(AgentConfig config, Scopes scopes, long premainNanos, java.lang.instrument.Instrumentation inst) {
     this.inst = inst;
     this.config = config;
-    this.state = state;
-    this.counters = counters;
-    this.rejections = rejections;
+    this.scopes = scopes;
     this.premainNanos = premainNanos;
   }
 
@@ -48,7 +47,7 @@ final class AgentRuntime {
       String when = ShutdownOrder.afterApplicationHooks(inst, this::shutdown, "fencing-agent-shutdown");
       LOG.debug("the lease is released at shutdown " + when);
       // Metrics even for a misconfigured agent: what it blocks is what the operator needs to see.
-      List<FencingSeries.Series> series = FencingSeries.of(state, counters, rejections);
+      List<FencingSeries.Series> series = FencingSeries.of(scopes);
       if (config.httpPort() >= 0) {
         startEndpoint(series);
       }
@@ -60,15 +59,48 @@ final class AgentRuntime {
         LOG.info("started without a lease (fencing.lease.enabled=false): side effects carry inbound tokens only");
         return;
       }
-      state.loadPersisted();
-      keeper = new LeaseKeeper(config, state, () -> new EtcdLeaseProvider(config));
-      keeper.start();
-      LOG.info("started: lock '" + config.lock() + "', etcd " + config.display(ConfigKey.ETCD_ENDPOINTS)
-          + ", lease ttl " + config.display(ConfigKey.LEASE_TTL) + ", mode " + config.display(ConfigKey.MODE)
-          + ", holder " + config.holderId());
+      // One keeper, etcd session and lease per lock: each lock's grant, deadline and loss stay its own (the keeper's
+      // timing is per lease), so losing one lock never ends another's grant. The cost is one etcd client per lock,
+      // bounded by the configuration.
+      for (LockRuntime r : scopes.locks()) {
+        r.state().loadPersisted();
+        LeaseKeeper k = new LeaseKeeper(config, r.lock(), r.state(), () -> new EtcdLeaseProvider(config));
+        keepers.add(k);
+        k.start();
+        LOG.info("started: lock '" + r.lock() + "' (" + scopeOf(r) + "), etcd " + config.display(ConfigKey.ETCD_ENDPOINTS)
+            + ", lease ttl " + config.display(ConfigKey.LEASE_TTL) + ", mode " + config.display(ConfigKey.MODE)
+            + ", holder " + config.holderId());
+      }
+      if (!config.sections().isEmpty()) {
+        AgentThreads.newThread(this::checkSectionsLoaded, "fencing-agent-sections").start();
+      }
     } catch (Throwable t) {
       LOG.error("failed to start; side effects follow fencing.fail-mode", t);
-      state.failed("agent failed to start: " + AgentLog.describe(t));
+      scopes.failed("agent failed to start: " + AgentLog.describe(t));
+    }
+  }
+
+  private static String scopeOf(LockRuntime r) {
+    StringBuilder sb = new StringBuilder(r.jvmWide() ? "JVM-wide" : "");
+    for (SectionSpec s : r.sections()) {
+      sb.append(sb.length() == 0 ? "sections " : r.jvmWide() && sb.indexOf("sections") < 0 ? ", sections " : ", ")
+          .append(s.className()).append('#').append(s.method());
+    }
+    return sb.toString();
+  }
+
+  /** A declared section that is not in place a while after start is worth one log line (never a failure). */
+  private void checkSectionsLoaded() {
+    try {
+      Thread.sleep(SECTION_CHECK_MILLIS);
+    } catch (InterruptedException e) {
+      return;
+    }
+    for (SectionSpec s : config.sections()) {
+      if (!SectionLoading.loaded(s)) {
+        LOG.warn("section " + s + ": " + SectionLoading.status(s) + " " + SECTION_CHECK_MILLIS / 1000
+            + " s after start; it is instrumented when its class loads (see /status locks[].sections)");
+      }
     }
   }
 
@@ -76,7 +108,7 @@ final class AgentRuntime {
     try {
       AgentMetrics metrics = new AgentMetrics(series);
       server = new StatusServer(config.httpHost(), config.httpPort(),
-          () -> StatusJson.render(state, config, premainNanos), metrics::scrape);
+          () -> StatusJson.render(scopes, config, premainNanos), metrics::scrape);
       LOG.info("status endpoint on http://" + config.httpHost() + ":" + server.port() + "/status and /metrics");
     } catch (Throwable t) {
       // The endpoint is for operators; its failure must not stop fencing.
@@ -107,14 +139,19 @@ final class AgentRuntime {
    */
   private void shutdown() {
     long deadline = System.nanoTime() + (config.shutdownTimeout().toMillis() + SHUTDOWN_SLACK_MILLIS) * 1_000_000;
-    LeaseKeeper k = keeper;
-    if (k != null) {
+    // Every lock is given back at once (one closer each), all within the one shutdown timeout.
+    List<Thread> closers = new java.util.ArrayList<>();
+    for (LeaseKeeper k : keepers) {
       Thread closer = AgentThreads.newThread(k::close, "fencing-agent-release");
       closer.start();
+      closers.add(closer);
+    }
+    for (Thread closer : closers) {
       try {
         closer.join(Math.max(1, remainingMillis(deadline)));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
+        break;
       }
     }
     OtlpExport o = otlp;
