@@ -112,7 +112,9 @@ public final class TokenContext {
     if (scope instanceof Decision || scope instanceof LockScope) {
       CURRENT.set(scope);
     } else {
-      CURRENT.remove(); // NONE: there was nothing before
+      // NONE: there was nothing before. Set to null rather than removed, so the next entry on this thread (a section
+      // entered in a loop, the next request) writes the existing entry instead of allocating a new one.
+      CURRENT.set(null);
     }
   }
 

@@ -246,6 +246,10 @@ public final class ConfigLoader {
     }
     pairs(raw, v, problems);
     sectionsNeedALease(v, problems);
+    if (setValue(raw, ConfigKey.SECTIONS) != null) {
+      // Sections were declared (the problem above names a bad entry): a missing fencing.lock is not a second problem.
+      problems.removeIf(p -> p.startsWith(ConfigKey.LOCK.property() + " is not set"));
+    }
 
     Map<String, Boolean> instrumentations = new TreeMap<>();
     Map<String, String> sources = new HashMap<>();
