@@ -11,13 +11,19 @@ import net.bytebuddy.asm.Advice;
 public final class VoidSectionAdvice {
   private VoidSectionAdvice() {}
 
-  @Advice.OnMethodEnter(skipOn = Sections.Skipped.class, suppress = Throwable.class)
-  public static Object enter(@Advice.Origin("#t.#m") String origin) {
-    return Sections.enter(origin, true);
+  /**
+   * Returns true to skip the body. What the exit restores travels in a local variable rather than as the enter
+   * value: skipping on a boolean needs no type resolved when the advice is built.
+   */
+  @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class, suppress = Throwable.class)
+  public static boolean enter(@Advice.Origin("#t.#m") String origin,
+      @Advice.Local("fencingSection") Object entered) {
+    entered = Sections.enter(origin, true);
+    return entered == Sections.SKIP;
   }
 
   @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
-  public static void exit(@Advice.Enter Object entered) {
+  public static void exit(@Advice.Local("fencingSection") Object entered) {
     Sections.exit(entered);
   }
 }

@@ -1,4 +1,4 @@
-package dev.fencing.agent.it.apps;
+package dev.fencing.it.sections;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A plain JDBC application with no fencing code, whose jobs are declared as sections by the agent's configuration
- * ({@code fencing.sections=...SectionsApp$Jobs#jobA@lock-a,...}). Driven on stdin, one answer line per command:
+ * ({@code fencing.sections=dev.fencing.it.sections.Jobs#jobA@lock-a,...}); outside the package {@code dev.fencing.agent},
+ * whose classes the agent never instruments. Driven on stdin, one answer line per command:
  * <ul>
  *   <li>{@code OUT <sql>}: a write outside every section;
  *   <li>{@code JOBA <value>}, {@code JOBB <value>}: the void jobs (insert into table_a, table_b); {@code OK ran} or
@@ -24,54 +25,20 @@ import java.util.concurrent.TimeUnit;
  * </ul>
  */
 public final class SectionsApp {
+  static volatile boolean ran;
+
   private SectionsApp() {}
 
   static String url;
 
-  /** The declared sections. */
-  public static final class Jobs {
-    static volatile boolean ran;
-    static final ExecutorService POOL = Executors.newFixedThreadPool(2);
-
-    private Jobs() {}
-
-    public static void jobA(String value) throws SQLException {
-      ran = true;
-      insert("table_a", value);
-    }
-
-    public static void jobB(String value) throws SQLException {
-      ran = true;
-      insert("table_b", value);
-    }
-
-    public static int reportA(String value) throws SQLException {
-      return insert("table_a", value);
-    }
-
-    public static void handOffA(String value) throws Exception {
-      ran = true;
-      try {
-        POOL.submit(() -> insert("table_a", value)).get(30, TimeUnit.SECONDS);
-      } catch (java.util.concurrent.ExecutionException e) {
-        throw (Exception) e.getCause();
-      }
-    }
-
-    public static void lateA(String value, long millis) throws Exception {
-      Thread.sleep(millis); // the holder is paused meanwhile
-      insert("table_a", value);
-    }
-  }
-
-  static int insert(String table, String value) throws SQLException {
+  public static int insert(String table, String value) throws SQLException {
     try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
       return s.executeUpdate("INSERT INTO " + table + " (note) VALUES ('" + value + "')");
     }
   }
 
   private static String job(String which, String value) throws Exception {
-    Jobs.ran = false;
+    ran = false;
     switch (which) {
       case "JOBA":
         Jobs.jobA(value);
@@ -82,7 +49,7 @@ public final class SectionsApp {
       default:
         Jobs.handOffA(value);
     }
-    return Jobs.ran ? "OK ran" : "OK skipped";
+    return ran ? "OK ran" : "OK skipped";
   }
 
   private static String error(Exception e) {
