@@ -4,18 +4,22 @@ import dev.fencing.protocol.TokenGrammar;
 import java.util.concurrent.Callable;
 
 /**
- * Cross-hop propagation: the (lock, token) an inbound request or record carried (with its signature and grant id when
- * it had them), current for the work done on it.
- * While set on a thread, that thread's side effects carry it instead of this JVM's own lease, so a service's database
- * writes are fenced with the token of the worker that asked for them. Set by the inbound hooks (servlet, JDK
- * HttpServer, Kafka consumer), carried into executor tasks by {@link #wrap}, always restored when the work ends.
+ * What a thread's side effects are decided by, when not by the JVM-wide lock: either the (lock, token) an inbound
+ * request or record carried (cross-hop propagation, with its signature and grant id when it had them), or the
+ * {@link LockScope} of a declared section the thread runs in ({@link Sections}).
+ * An inbound token, while set, is carried by the thread's side effects in a JVM that adopts it (one with no lease of
+ * its own), so a service's database writes are fenced with the token of the worker that asked for them; a section
+ * scope makes the section's lock decide. Set by the inbound hooks (servlet, JDK HttpServer, Kafka consumer) and the
+ * section advice, carried into executor tasks by {@link #wrap} (one slot, whichever of the two is current), always
+ * restored when the work ends. Inside a section scope an inbound token is never adopted: the section's lock decides.
  * java.base types only.
  */
 public final class TokenContext {
   /** Longest lock name accepted (the agent's own lock names are limited the same way). */
   static final int MAX_LOCK_LENGTH = TokenGrammar.MAX_LOCK_LENGTH;
 
-  private static final ThreadLocal<Decision> CURRENT = new ThreadLocal<>();
+  /** The inbound {@link Decision} or the section {@link LockScope} current on the thread; null for neither. */
+  private static final ThreadLocal<Object> CURRENT = new ThreadLocal<>();
   /** {@link #enter} set a context on a thread that had none: {@link #exit} removes it. */
   private static final Object NONE = new Object();
   /**
@@ -30,7 +34,30 @@ public final class TokenContext {
 
   /** The inbound decision (a TAG with the inbound lock and token) current on this thread, or null. */
   public static Decision current() {
+    Object c = CURRENT.get();
+    return c instanceof Decision ? (Decision) c : null;
+  }
+
+  /** The section scope current on this thread (a declared section, or a task handed off from one), or null. */
+  public static LockScope scope() {
+    Object c = CURRENT.get();
+    return c instanceof LockScope ? (LockScope) c : null;
+  }
+
+  /**
+   * What is current on this thread: an inbound {@link Decision}, a {@link LockScope}, or null. One thread-local read,
+   * for the gate that routes a side effect to its lock.
+   */
+  public static Object carried() {
     return CURRENT.get();
+  }
+
+  /**
+   * Makes {@code scope} current on this thread (entry into a declared section); returns what {@link #exit} must be
+   * given to restore what was current before (an outer scope, an inbound token, or nothing). Allocates nothing.
+   */
+  public static Object enterScope(LockScope scope) {
+    return install(scope);
   }
 
   /**
@@ -64,7 +91,11 @@ public final class TokenContext {
     }
     String s = wellFormedSignature(signature) ? signature : null;
     String g = wellFormedGrant(grant) ? grant : null;
-    Decision previous = CURRENT.get();
+    Object current = CURRENT.get();
+    if (current instanceof LockScope) {
+      return null; // inside a section the section's lock decides: an inbound token is never adopted there
+    }
+    Decision previous = (Decision) current;
     if (previous != null && previous.token() == t && previous.lock().equals(lock)
         && (s == null ? previous.signature() == null : s.equals(previous.signature()))
         && (g == null ? previous.grant() == null : g.equals(previous.grant()))) {
@@ -79,10 +110,12 @@ public final class TokenContext {
     if (scope == null) {
       return;
     }
-    if (!(scope instanceof Decision)) {
-      CURRENT.remove();
+    if (scope instanceof Decision || scope instanceof LockScope) {
+      CURRENT.set(scope);
     } else {
-      CURRENT.set((Decision) scope);
+      // NONE: there was nothing before. Set to null rather than removed, so the next entry on this thread (a section
+      // entered in a loop, the next request) writes the existing entry instead of allocating a new one.
+      CURRENT.set(null);
     }
   }
 
@@ -144,9 +177,12 @@ public final class TokenContext {
     }
   }
 
-  /** The task, carrying this thread's inbound token into whichever thread runs it; the task itself when none. */
+  /**
+   * The task, carrying this thread's inbound token or section scope into whichever thread runs it; the task itself
+   * when none.
+   */
   public static Runnable wrap(Runnable task) {
-    Decision d = CURRENT.get();
+    Object d = CURRENT.get();
     if (d == null || task == null || task instanceof PropagatingRunnable) {
       return task;
     }
@@ -161,7 +197,7 @@ public final class TokenContext {
    * untagged; nothing breaks).
    */
   public static Runnable wrap(Runnable task, Object executor) {
-    Decision d = CURRENT.get();
+    Object d = CURRENT.get();
     if (d == null || task == null || task instanceof PropagatingRunnable || task instanceof Comparable
         || ordersTasks(executor)) {
       return task;
@@ -183,17 +219,17 @@ public final class TokenContext {
         || q instanceof java.util.concurrent.LinkedBlockingDeque);
   }
 
-  /** The callable, carrying this thread's inbound token; the callable itself when none. */
+  /** The callable, carrying this thread's inbound token or section scope; the callable itself when none. */
   public static <T> Callable<T> wrap(Callable<T> task) {
-    Decision d = CURRENT.get();
+    Object d = CURRENT.get();
     if (d == null || task == null || task instanceof PropagatingCallable) {
       return task;
     }
     return new PropagatingCallable<>(task, d);
   }
 
-  static Object install(Decision d) {
-    Decision previous = CURRENT.get();
+  static Object install(Object d) {
+    Object previous = CURRENT.get();
     CURRENT.set(d);
     return previous == null ? NONE : previous;
   }
@@ -221,12 +257,12 @@ public final class TokenContext {
     return TokenGrammar.validLock(lock);
   }
 
-  /** A task handed to an executor under an inbound token. */
+  /** A task handed to an executor under an inbound token or a section scope. */
   static final class PropagatingRunnable implements Runnable {
     private final Runnable task;
-    private final Decision context;
+    private final Object context;
 
-    PropagatingRunnable(Runnable task, Decision context) {
+    PropagatingRunnable(Runnable task, Object context) {
       this.task = task;
       this.context = context;
     }
@@ -247,12 +283,12 @@ public final class TokenContext {
     }
   }
 
-  /** A callable handed to an executor under an inbound token. */
+  /** A callable handed to an executor under an inbound token or a section scope. */
   static final class PropagatingCallable<T> implements Callable<T> {
     private final Callable<T> task;
-    private final Decision context;
+    private final Object context;
 
-    PropagatingCallable(Callable<T> task, Decision context) {
+    PropagatingCallable(Callable<T> task, Object context) {
       this.task = task;
       this.context = context;
     }

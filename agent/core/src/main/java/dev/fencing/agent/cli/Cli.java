@@ -91,14 +91,16 @@ public final class Cli {
     try (LeaseProvider etcd = new EtcdLeaseProvider(config)) {
       long clusterId = etcd.clusterId(config.etcdTimeout());
       out.printf("  OK: cluster %s answered in %d ms%n", Long.toHexString(clusterId), (System.nanoTime() - start) / 1_000_000);
-      if (!"(unset)".equals(config.lock())) {
-        Optional<LeaseProvider.Holder> h = etcd.holder(config.lock(), config.etcdTimeout());
+      // Every lock this JVM would campaign for: the JVM-wide one and each section's.
+      for (String lock : config.locks()) {
+        Optional<LeaseProvider.Holder> h = etcd.holder(lock, config.etcdTimeout());
+        String scope = scopeOf(config, lock);
         if (h.isPresent()) {
           LeaseProvider.Holder holder = h.get();
-          out.printf("lock '%s': held by %s with fencing token %d (lease %s, %d s left)%n", config.lock(), holder.holderId,
-              holder.token, Long.toHexString(holder.leaseId), holder.remainingTtlSeconds);
+          out.printf("lock '%s' (%s): held by %s with fencing token %d (lease %s, %d s left)%n", lock, scope,
+              holder.holderId, holder.token, Long.toHexString(holder.leaseId), holder.remainingTtlSeconds);
         } else {
-          out.printf("lock '%s': not held%n", config.lock());
+          out.printf("lock '%s' (%s): not held%n", lock, scope);
         }
       }
     } catch (Exception e) {
@@ -107,5 +109,18 @@ public final class Cli {
     }
     out.println(ok ? "doctor: OK" : "doctor: FAILED");
     return ok ? 0 : 1;
+  }
+
+  /** "JVM-wide", "sections a.B#m, c.D#n", or both. */
+  private static String scopeOf(dev.fencing.agent.config.AgentConfig config, String lock) {
+    java.util.List<String> sections = new java.util.ArrayList<>();
+    for (dev.fencing.agent.config.SectionSpec s : config.sections()) {
+      if (s.lock().equals(lock)) {
+        sections.add(s.className() + "#" + s.method());
+      }
+    }
+    String jvm = config.jvmWideLock() && lock.equals(config.lock()) ? "JVM-wide" : null;
+    String sec = sections.isEmpty() ? null : "sections " + String.join(", ", sections);
+    return jvm != null && sec != null ? jvm + ", " + sec : jvm != null ? jvm : sec;
   }
 }

@@ -61,10 +61,42 @@ public final class AgentConfig {
     return b == null || b;
   }
 
-  /** The lock name; "(unset)" when missing (then {@link #problems()} says so), "none" without a lease. */
+  /**
+   * The JVM-wide lock's name; "(unset)" when missing (then {@link #problems()} says so), "none" without a lease or
+   * with declared sections only (the {@code lock} label of side effects outside every scope).
+   */
   public String lock() {
     String lock = get(ConfigKey.LOCK);
-    return lock != null ? lock : leaseEnabled() ? "(unset)" : "none";
+    return lock != null ? lock : leaseEnabled() && sections().isEmpty() ? "(unset)" : "none";
+  }
+
+  /** True when fencing.lock is set (with a lease): side effects outside sections are fenced by it. */
+  public boolean jvmWideLock() {
+    return leaseEnabled() && get(ConfigKey.LOCK) != null;
+  }
+
+  /** fencing.sections, in configuration order; empty when none. */
+  public List<SectionSpec> sections() {
+    List<SectionSpec> s = get(ConfigKey.SECTIONS);
+    return s == null ? List.of() : s;
+  }
+
+  /**
+   * Every lock this JVM campaigns for: the JVM-wide lock first (when set), then each section lock once, in order of
+   * declaration. Empty without a lease.
+   */
+  public List<String> locks() {
+    java.util.LinkedHashSet<String> locks = new java.util.LinkedHashSet<>();
+    if (!leaseEnabled()) {
+      return List.of();
+    }
+    if (get(ConfigKey.LOCK) != null) {
+      locks.add(get(ConfigKey.LOCK));
+    }
+    for (SectionSpec s : sections()) {
+      locks.add(s.lock());
+    }
+    return List.copyOf(locks);
   }
 
   public List<URI> etcdEndpoints() {

@@ -9,8 +9,10 @@ import java.time.Duration;
  * {@link ConfigLoader} reads.
  */
 public enum ConfigKey {
-  LOCK("lock", "name", "(required)", "Name of the lock this JVM campaigns for; every JVM with the same name contends for one lease (not needed with fencing.lease.enabled=false).",
+  LOCK("lock", "name", "(required unless fencing.sections)", "Name of the JVM-wide lock: every side effect of the JVM outside a section is fenced by it; every JVM with the same name contends for one lease (not needed with fencing.lease.enabled=false, optional with fencing.sections).",
       ValueType.lock()),
+  SECTIONS("sections", "class#method@lock list", "(none)", "Declared sections, comma-separated `<fully.qualified.Class>#<method>@<lock>` (nested classes with `$`; every overload of the method): a section runs in the scope of its lock, which this JVM campaigns for (its own key and token). Holding the lock, the section's side effects carry its token; not holding, a `void` method is skipped and any other method runs with its side effects refused as on standby. Outside every section and without fencing.lock, side effects pass (tagged only with an inbound token).",
+      ValueType.sections()),
   LEASE_ENABLED("lease.enabled", "true|false", "true", "false: this JVM campaigns for no lease (no lock, no etcd): its side effects carry the token an inbound request or record brought (cross-hop propagation) and pass untagged otherwise.",
       ValueType.flag()),
   ETCD_ENDPOINTS("etcd.endpoints", "URL list", "http://127.0.0.1:2379", "etcd client URLs, separated by commas or semicolons.",

@@ -238,12 +238,18 @@ public final class ConfigLoader {
     Map<ConfigKey, Object> v = new EnumMap<>(ConfigKey.class);
     // Keys that others depend on first (the lock is required only with a lease), then the reference's order.
     v.put(ConfigKey.LEASE_ENABLED, value(ConfigKey.LEASE_ENABLED, raw, v, problems));
+    v.put(ConfigKey.SECTIONS, value(ConfigKey.SECTIONS, raw, v, problems));
     for (ConfigKey k : ConfigKey.values()) {
-      if (k != ConfigKey.LEASE_ENABLED && k != ConfigKey.INSTRUMENTATION_ENABLED) {
+      if (k != ConfigKey.LEASE_ENABLED && k != ConfigKey.SECTIONS && k != ConfigKey.INSTRUMENTATION_ENABLED) {
         v.put(k, value(k, raw, v, problems));
       }
     }
     pairs(raw, v, problems);
+    sectionsNeedALease(v, problems);
+    if (setValue(raw, ConfigKey.SECTIONS) != null) {
+      // Sections were declared (the problem above names a bad entry): a missing fencing.lock is not a second problem.
+      problems.removeIf(p -> p.startsWith(ConfigKey.LOCK.property() + " is not set"));
+    }
 
     Map<String, Boolean> instrumentations = new TreeMap<>();
     Map<String, String> sources = new HashMap<>();
@@ -260,6 +266,16 @@ public final class ConfigLoader {
       }
     }
     return new AgentConfig(v, instrumentations, sources, problems, warnings);
+  }
+
+  /** Sections are lock scopes: a JVM that campaigns for no lease (fencing.lease.enabled=false) cannot have them. */
+  private static void sectionsNeedALease(Map<ConfigKey, Object> v, List<String> problems) {
+    Object sections = v.get(ConfigKey.SECTIONS);
+    if (Boolean.FALSE.equals(v.get(ConfigKey.LEASE_ENABLED)) && sections instanceof List
+        && !((List<?>) sections).isEmpty()) {
+      problems.add(ConfigKey.SECTIONS.property() + " is set but " + ConfigKey.LEASE_ENABLED.property()
+          + "=false: a section runs in the scope of a lock this JVM campaigns for; remove one of the two");
+    }
   }
 
   /** The set value of {@code k} if it is of the key's form, else (with one problem line) its default. */

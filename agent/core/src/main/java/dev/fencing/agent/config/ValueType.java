@@ -143,10 +143,67 @@ abstract class ValueType<T> {
         if (Boolean.FALSE.equals(before.get(ConfigKey.LEASE_ENABLED))) {
           return null;
         }
+        Object sections = before.get(ConfigKey.SECTIONS);
+        if (sections instanceof List && !((List<?>) sections).isEmpty()) {
+          return null; // sections only: no JVM-wide lock
+        }
         return key.property() + " is not set: expected the lock name, e.g. -Dfencing.lock=ledger or "
-            + "-javaagent:fencing-agent.jar=lock=ledger";
+            + "-javaagent:fencing-agent.jar=lock=ledger (or declared sections, fencing.sections)";
       }
     };
+  }
+
+  /** A Java binary class name: dot-separated identifiers ($ for nested classes). */
+  private static final Pattern CLASS_NAME =
+      Pattern.compile("\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*(\\.\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*)*");
+  private static final Pattern METHOD_NAME = Pattern.compile("\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*");
+  static final String SECTIONS_FORM = "<fully.qualified.Class>#<method>@<lock> entries separated by commas, e.g. "
+      + "com.acme.Reports#nightly@reports,com.acme.Ledger#settle@ledger";
+
+  /**
+   * fencing.sections: each entry {@code <class>#<method>@<lock>}; an entry that is not of that form, or a method
+   * declared twice (with two locks), invalidates the key, naming the entry.
+   */
+  static ValueType<List<SectionSpec>> sections() {
+    return of(value -> {
+      List<SectionSpec> out = new ArrayList<>();
+      java.util.Map<String, SectionSpec> seen = new java.util.HashMap<>();
+      for (String s : value.split(",")) {
+        if (s.isBlank()) {
+          continue;
+        }
+        String e = s.trim();
+        int hash = e.indexOf('#');
+        int at = e.lastIndexOf('@');
+        if (hash <= 0 || at < hash + 2 || at == e.length() - 1) {
+          throw Invalid.expected(SECTIONS_FORM + " ('" + e + "' is not one)");
+        }
+        String cls = e.substring(0, hash);
+        String method = e.substring(hash + 1, at);
+        String lock = e.substring(at + 1);
+        if (!CLASS_NAME.matcher(cls).matches()) {
+          throw Invalid.expected(SECTIONS_FORM + " ('" + e + "': '" + cls + "' is not a fully qualified class name)");
+        }
+        if (!METHOD_NAME.matcher(method).matches()) {
+          throw Invalid.expected(SECTIONS_FORM + " ('" + e + "': '" + method + "' is not a method name)");
+        }
+        if (!LOCK_NAME.matcher(lock).matches()) {
+          throw Invalid.expected(SECTIONS_FORM + " ('" + e + "': the lock '" + lock
+              + "' is not 1 to 128 letters, digits, '.', '_' or '-')");
+        }
+        SectionSpec spec = new SectionSpec(cls, method, lock);
+        SectionSpec before = seen.putIfAbsent(spec.origin(), spec);
+        if (before != null) {
+          if (before.lock().equals(lock)) {
+            continue; // the same entry twice: harmless
+          }
+          throw Invalid.expected(SECTIONS_FORM + " ('" + e + "': " + cls + "#" + method + " is already a section of lock '"
+              + before.lock() + "'; a method belongs to one lock)");
+        }
+        out.add(spec);
+      }
+      return List.copyOf(out);
+    }, List.of());
   }
 
   static ValueType<List<URI>> endpoints() {

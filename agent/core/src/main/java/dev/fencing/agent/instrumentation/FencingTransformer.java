@@ -85,7 +85,7 @@ final class FencingTransformer implements ClassFileTransformer {
       dev.fencing.agent.bootstrap.Decision.class, dev.fencing.agent.bootstrap.Channel.class,
       dev.fencing.agent.bootstrap.FencingBlockedException.class, dev.fencing.agent.bootstrap.TokenContext.class,
       dev.fencing.agent.bootstrap.ReentryGuard.class, dev.fencing.agent.bootstrap.CallDepth.class,
-      dev.fencing.agent.bootstrap.WithoutFencingHeaders.class);
+      dev.fencing.agent.bootstrap.WithoutFencingHeaders.class, dev.fencing.agent.bootstrap.Sections.class);
 
   void add(TypeInstrumentation type) {
     entries.add(new Entry(type));

@@ -55,16 +55,21 @@ public final class LeaseKeeper implements AutoCloseable {
   private String lastProblem;
 
   public LeaseKeeper(AgentConfig config, TokenState state, ProviderFactory factory) {
+    this(config, state.lock(), state, factory);
+  }
+
+  /** The keeper of {@code lock} (the JVM-wide lock or a section's), with its own lease and session. */
+  public LeaseKeeper(AgentConfig config, String lock, TokenState state, ProviderFactory factory) {
     this.state = state;
     this.factory = factory;
-    this.lock = config.lock();
+    this.lock = lock;
     this.holderId = config.holderId();
     this.ttlNanos = config.leaseTtl().toNanos();
     this.marginNanos = config.leaseSafetyMargin().toNanos();
     this.timeout = config.etcdTimeout();
     this.shutdownTimeout = config.shutdownTimeout();
-    this.scheduler = Executors.newSingleThreadScheduledExecutor(AgentThreads.factory("fencing-agent-keepalive"));
-    this.thread = AgentThreads.newThread(this::run, "fencing-agent-lease");
+    this.scheduler = Executors.newSingleThreadScheduledExecutor(AgentThreads.factory("fencing-agent-keepalive-" + lock));
+    this.thread = AgentThreads.newThread(this::run, "fencing-agent-lease-" + lock);
   }
 
   public void start() {

@@ -28,11 +28,16 @@ public final class AgentMetrics {
 
   /** With {@code latency}, also {@code fencing_coordinator_request_duration_seconds} (a classic histogram). */
   public AgentMetrics(List<FencingSeries.Series> series, CoordinatorLatency latency) {
+    this(series, latency == null ? List.of() : List.of(latency));
+  }
+
+  /** With one {@code fencing_coordinator_request_duration_seconds} histogram per lock of {@code latencies}. */
+  public AgentMetrics(List<FencingSeries.Series> series, List<CoordinatorLatency> latencies) {
     this.series = series;
-    if (latency != null) {
+    if (!latencies.isEmpty()) {
       // Micrometer's Timer would add a _max gauge and its own bucket choice; a collector of our own exposes exactly
       // the buckets CoordinatorLatency keeps, in the same scrape.
-      registry.getPrometheusRegistry().register(histogram(latency));
+      registry.getPrometheusRegistry().register(histogram(List.copyOf(latencies)));
     }
     for (FencingSeries.Series s : series) {
       for (FencingSeries.Point p : s.points()) {
@@ -73,7 +78,7 @@ public final class AgentMetrics {
     };
   }
 
-  private static Collector histogram(CoordinatorLatency latency) {
+  private static Collector histogram(List<CoordinatorLatency> latencies) {
     double[] bounds = CoordinatorLatency.bounds();
     double[] upper = java.util.Arrays.copyOf(bounds, bounds.length + 1);
     upper[bounds.length] = Double.POSITIVE_INFINITY;
@@ -81,12 +86,14 @@ public final class AgentMetrics {
       @Override
       public MetricSnapshot collect() {
         HistogramSnapshot.Builder b = HistogramSnapshot.builder().name(CoordinatorLatency.NAME).help(CoordinatorLatency.HELP);
-        for (CoordinatorLatency.Op op : CoordinatorLatency.Op.values()) {
-          b.dataPoint(HistogramSnapshot.HistogramDataPointSnapshot.builder()
-              .classicHistogramBuckets(ClassicHistogramBuckets.of(upper, latency.counts(op)))
-              .sum(latency.sum(op))
-              .labels(Labels.of("lock", latency.lock(), "op", op.label()))
-              .build());
+        for (CoordinatorLatency latency : latencies) {
+          for (CoordinatorLatency.Op op : CoordinatorLatency.Op.values()) {
+            b.dataPoint(HistogramSnapshot.HistogramDataPointSnapshot.builder()
+                .classicHistogramBuckets(ClassicHistogramBuckets.of(upper, latency.counts(op)))
+                .sum(latency.sum(op))
+                .labels(Labels.of("lock", latency.lock(), "op", op.label()))
+                .build());
+          }
         }
         return b.build();
       }

@@ -86,59 +86,103 @@ public final class FencingSeries {
   /** The {@code state} of an agent with {@code fencing.lease.enabled=false}: it never campaigns (nor fails to). */
   public static final String NO_LEASE = "no_lease";
 
-  /** An etcd agent with a lease (tests, tools). */
+  /**
+   * One lock label's sources. {@code leaseSeries}: the lease and token series carry this label (a lock this JVM
+   * campaigns for; also "none" in a JVM without any lease, as it always did); {@code sectionsSkipped}: the lock's
+   * skipped void sections, null for a lock without sections.
+   */
+  public record LockSeries(TokenState state, boolean leaseSeries, SideEffectCounters sideEffects,
+      LongSupplier sectionsSkipped) {
+    String lock() {
+      return state.lock();
+    }
+  }
+
+  /** An etcd agent with one lock label and a lease (tests, tools). */
   public static List<Series> of(TokenState state, SideEffectCounters sideEffects, RejectionCounters rejections) {
-    return of(state, sideEffects, rejections, BuildInfo.current("etcd"), true);
+    return of(List.of(new LockSeries(state, true, sideEffects, null)), rejections, BuildInfo.current("etcd"), true);
+  }
+
+  /** As above, with what {@code fencing_build_info} says and whether the JVM campaigns at all. */
+  public static List<Series> of(TokenState state, SideEffectCounters sideEffects, RejectionCounters rejections,
+      BuildInfo build, boolean leaseEnabled) {
+    return of(List.of(new LockSeries(state, true, sideEffects, null)), rejections, build, leaseEnabled);
+  }
+
+  /** The series of every lock of this JVM (scopes), each labelled with its lock: bounded by the configuration. */
+  public static List<Series> of(dev.fencing.agent.scope.Scopes scopes, BuildInfo build, boolean leaseEnabled) {
+    List<LockSeries> locks = new ArrayList<>();
+    boolean anyLease = !scopes.locks().isEmpty();
+    for (dev.fencing.agent.scope.LockRuntime r : scopes.all()) {
+      locks.add(new LockSeries(r.state(), r.campaigns() || !anyLease, r.counters(),
+          r.sections().isEmpty() ? null : r::skippedCount));
+    }
+    return of(locks, scopes.rejections(), build, leaseEnabled);
   }
 
   /**
    * @param build what {@code fencing_build_info} says
    * @param leaseEnabled false for {@code fencing.lease.enabled=false}: its state is {@code no_lease}
    */
-  public static List<Series> of(TokenState state, SideEffectCounters sideEffects, RejectionCounters rejections,
-      BuildInfo build, boolean leaseEnabled) {
-    String lock = state.lock();
+  public static List<Series> of(List<LockSeries> locks, RejectionCounters rejections, BuildInfo build,
+      boolean leaseEnabled) {
+    List<LockSeries> leased = new ArrayList<>();
+    for (LockSeries l : locks) {
+      if (l.leaseSeries()) {
+        leased.add(l);
+      }
+    }
     List<Series> all = new ArrayList<>();
     // One-hot over a fixed set, so "state=failed == 1" is an alert and every state starts at 0 (no stale series
     // when the state changes).
     List<Point> states = new ArrayList<>();
-    for (String st : STATES) {
-      states.add(Point.ofLong(() -> st.equals(stateLabel(state, leaseEnabled)) ? 1 : 0, "lock", lock, "state", st));
+    List<Point> builds = new ArrayList<>();
+    for (LockSeries l : leased) {
+      for (String st : STATES) {
+        states.add(Point.ofLong(() -> st.equals(stateLabel(l.state(), leaseEnabled)) ? 1 : 0, "lock", l.lock(),
+            "state", st));
+      }
+      builds.add(Point.ofLong(() -> 1, "lock", l.lock(), "version", build.version(), "java", build.java(),
+          "coordinator", build.coordinator()));
     }
     all.add(new Series("fencing_agent_state", Kind.GAUGE, null,
         "1 for the agent's current state (holding, standby, expired, lost, starting, failed, no_lease), 0 for the others",
         List.copyOf(states)));
     all.add(new Series("fencing_build_info", Kind.GAUGE, null,
         "Always 1: the agent's version, the Java it runs on and its coordinator, as labels",
-        List.of(Point.ofLong(() -> 1, "lock", lock, "version", build.version(), "java", build.java(),
-            "coordinator", build.coordinator()))));
+        List.copyOf(builds)));
     all.add(new Series("fencing_lease_held", Kind.GAUGE, null, "1 while this JVM holds a valid lease on the lock",
-        List.of(Point.ofLong(() -> state.phase() == LeasePhase.HOLDING ? 1 : 0, "lock", lock))));
+        perLock(leased, l -> Point.ofLong(() -> l.state().phase() == LeasePhase.HOLDING ? 1 : 0, "lock", l.lock()))));
     all.add(new Series("fencing_lease_remaining", Kind.GAUGE, "seconds",
         "Time left before the local lease deadline; 0 when not holding",
-        List.of(Point.ofDouble(() -> remainingSeconds(state), "lock", lock))));
+        perLock(leased, l -> Point.ofDouble(() -> remainingSeconds(l.state()), "lock", l.lock()))));
     all.add(new Series("fencing_token", Kind.GAUGE, null, "Current (or last) fencing token; exact up to 2^53 in Prometheus",
-        List.of(Point.ofLong(() -> token(state.view()), "lock", lock))));
+        perLock(leased, l -> Point.ofLong(() -> token(l.state().view()), "lock", l.lock()))));
     all.add(new Series("fencing_token_headroom", Kind.GAUGE, "ratio", "1 - token / fencing.token.max",
-        List.of(Point.ofDouble(() -> 1.0 - token(state.view()) / (double) state.tokenMax(), "lock", lock))));
+        perLock(leased, l -> Point.ofDouble(() -> 1.0 - token(l.state().view()) / (double) l.state().tokenMax(), "lock",
+            l.lock()))));
     all.add(new Series("fencing_lease_acquisitions", Kind.COUNTER, null, "Leases acquired",
-        List.of(Point.ofLong(state::acquisitions, "lock", lock))));
+        perLock(leased, l -> Point.ofLong(l.state()::acquisitions, "lock", l.lock()))));
     List<Point> losses = new ArrayList<>();
-    for (LossReason r : LossReason.values()) {
-      losses.add(Point.ofLong(() -> state.losses(r), "lock", lock, "reason", r.label()));
+    for (LockSeries l : leased) {
+      for (LossReason r : LossReason.values()) {
+        losses.add(Point.ofLong(() -> l.state().losses(r), "lock", l.lock(), "reason", r.label()));
+      }
     }
     all.add(new Series("fencing_lease_losses", Kind.COUNTER, null, "Leases lost, by reason", List.copyOf(losses)));
     List<Point> effects = new ArrayList<>();
     List<Point> blocked = new ArrayList<>();
-    for (Channel c : Channel.values()) {
-      for (boolean fenced : new boolean[] {false, true}) {
-        for (SideEffectCounters.Outcome o : SideEffectCounters.Outcome.values()) {
-          effects.add(Point.ofLong(() -> sideEffects.count(c, fenced, o),
-              "lock", lock, "channel", c.label(), "fenced", Boolean.toString(fenced), "outcome", o.label()));
-          if (SideEffectCounters.hasReason(o)) {
-            for (BlockReason r : BlockReason.values()) {
-              blocked.add(Point.ofLong(() -> sideEffects.count(c, fenced, o, r), "lock", lock, "channel", c.label(),
-                  "fenced", Boolean.toString(fenced), "outcome", o.label(), "reason", r.label()));
+    for (LockSeries l : locks) {
+      for (Channel c : Channel.values()) {
+        for (boolean fenced : new boolean[] {false, true}) {
+          for (SideEffectCounters.Outcome o : SideEffectCounters.Outcome.values()) {
+            effects.add(Point.ofLong(() -> l.sideEffects().count(c, fenced, o),
+                "lock", l.lock(), "channel", c.label(), "fenced", Boolean.toString(fenced), "outcome", o.label()));
+            if (SideEffectCounters.hasReason(o)) {
+              for (BlockReason r : BlockReason.values()) {
+                blocked.add(Point.ofLong(() -> l.sideEffects().count(c, fenced, o, r), "lock", l.lock(), "channel",
+                    c.label(), "fenced", Boolean.toString(fenced), "outcome", o.label(), "reason", r.label()));
+              }
             }
           }
         }
@@ -152,24 +196,40 @@ public final class FencingSeries {
         "Side effects blocked (or, in observe mode, that would have been), by channel, destination and block reason",
         List.copyOf(blocked)));
     List<Point> rejected = new ArrayList<>();
-    for (Channel c : Channel.values()) {
-      for (RejectionCounters.Reason r : RejectionCounters.Reason.values()) {
-        rejected.add(Point.ofLong(() -> rejections.count(c, r), "lock", lock, "channel", c.label(), "reason", r.label()));
+    for (LockSeries l : locks) {
+      for (Channel c : Channel.values()) {
+        for (RejectionCounters.Reason r : RejectionCounters.Reason.values()) {
+          rejected.add(Point.ofLong(() -> rejections.count(l.lock(), c, r), "lock", l.lock(), "channel", c.label(),
+              "reason", r.label()));
+        }
       }
     }
     all.add(new Series("fencing_rejections", Kind.COUNTER, null,
         "Side effects of this JVM rejected by fences (stale or missing token), as the agent saw them", List.copyOf(rejected)));
     List<Point> hookFailures = new ArrayList<>();
-    for (Channel c : Channel.values()) {
-      hookFailures.add(Point.ofLong(() -> sideEffects.hookFailures(c), "lock", lock, "channel", c.label()));
+    for (LockSeries l : locks) {
+      for (Channel c : Channel.values()) {
+        hookFailures.add(Point.ofLong(() -> l.sideEffects().hookFailures(c), "lock", l.lock(), "channel", c.label()));
+      }
     }
     all.add(new Series("fencing_hook_failures", Kind.COUNTER, null,
         "Calls a hook failed to handle (an agent or library bug); fencing.fail-mode decided them", List.copyOf(hookFailures)));
     all.add(new Series("fencing_token_reuse", Kind.COUNTER, null,
         "Grants whose token was not above the highest seen, or came from another etcd cluster",
-        List.of(Point.ofLong(state::reuseCount, "lock", lock))));
+        perLock(leased, l -> Point.ofLong(l.state()::reuseCount, "lock", l.lock()))));
     all.add(new Series("fencing_token_overflow", Kind.COUNTER, null, "Grants whose token was above fencing.token.max",
-        List.of(Point.ofLong(state::overflowCount, "lock", lock))));
+        perLock(leased, l -> Point.ofLong(l.state()::overflowCount, "lock", l.lock()))));
+    List<Point> skipped = new ArrayList<>();
+    for (LockSeries l : locks) {
+      if (l.sectionsSkipped() != null) {
+        skipped.add(Point.ofLong(l.sectionsSkipped(), "lock", l.lock()));
+      }
+    }
+    if (!skipped.isEmpty()) {
+      all.add(new Series("fencing_section_skipped", Kind.COUNTER, null,
+          "Void sections (fencing.sections) not run because this JVM did not hold their lock", List.copyOf(skipped)));
+    }
+    all.removeIf(series -> series.points().isEmpty());
     return List.copyOf(all);
   }
 
@@ -185,6 +245,14 @@ public final class FencingSeries {
     }
     out.add(NO_LEASE);
     return List.copyOf(out);
+  }
+
+  private static List<Point> perLock(List<LockSeries> locks, java.util.function.Function<LockSeries, Point> point) {
+    List<Point> points = new ArrayList<>();
+    for (LockSeries l : locks) {
+      points.add(point.apply(l));
+    }
+    return List.copyOf(points);
   }
 
   static double remainingSeconds(TokenState s) {

@@ -29,10 +29,12 @@ public final class RejectionCounters {
 
   /** Cached: values() clones its array on every call. */
   private static final int REASONS = Reason.values().length;
+  private static final int PER_LOCK = Channel.values().length * REASONS;
 
-  private final LongAdder[] adders = new LongAdder[Channel.values().length * REASONS];
-
-  private final SideEffectEvents events;
+  /** The lock labels; index 0 is the label of side effects outside every configured lock's scope. */
+  private final String[] locks;
+  private final LongAdder[] adders;
+  private final SideEffectEvents[] events;
 
   public RejectionCounters() {
     this(SideEffectEvents.NONE);
@@ -40,18 +42,56 @@ public final class RejectionCounters {
 
   /** Each recorded rejection is also reported to {@code events} (a log line). */
   public RejectionCounters(SideEffectEvents events) {
-    this.events = events;
+    this(java.util.List.of("(any)"), java.util.List.of(events));
+  }
+
+  /**
+   * Counters per lock: {@code locks.get(0)} counts rejections of side effects outside every other listed lock's scope
+   * (an inbound token's, or made with no lock at all); {@code events.get(i)} reports those of {@code locks.get(i)}.
+   */
+  public RejectionCounters(java.util.List<String> locks, java.util.List<? extends SideEffectEvents> events) {
+    this.locks = locks.toArray(new String[0]);
+    this.events = events.toArray(new SideEffectEvents[0]);
+    this.adders = new LongAdder[this.locks.length * PER_LOCK];
     for (int i = 0; i < adders.length; i++) {
       adders[i] = new LongAdder();
     }
   }
 
+  /**
+   * A fence refused a side effect of the calling thread: counted under the lock whose scope the thread is in (the
+   * thread that sees the refusal is the one that made the side effect: the JDBC call, the HTTP response).
+   */
   public void record(Channel channel, Reason reason) {
-    adders[channel.ordinal() * REASONS + reason.ordinal()].increment();
-    events.rejected(channel, reason);
+    int lock = 0;
+    if (locks.length > 1) {
+      dev.fencing.agent.bootstrap.Decision d = dev.fencing.agent.bootstrap.Fencing.current();
+      lock = d == null ? 0 : indexOf(d.lock());
+    }
+    adders[lock * PER_LOCK + channel.ordinal() * REASONS + reason.ordinal()].increment();
+    events[lock].rejected(channel, reason);
   }
 
+  private int indexOf(String lock) {
+    for (int i = 1; i < locks.length; i++) {
+      if (locks[i].equals(lock)) {
+        return i;
+      }
+    }
+    return 0;
+  }
+
+  /** Rejections of {@code lock}'s side effects (an unknown lock: those outside every lock). */
+  public long count(String lock, Channel channel, Reason reason) {
+    return adders[indexOf(lock) * PER_LOCK + channel.ordinal() * REASONS + reason.ordinal()].sum();
+  }
+
+  /** Rejections of every lock together. */
   public long count(Channel channel, Reason reason) {
-    return adders[channel.ordinal() * REASONS + reason.ordinal()].sum();
+    long sum = 0;
+    for (int i = 0; i < locks.length; i++) {
+      sum += adders[i * PER_LOCK + channel.ordinal() * REASONS + reason.ordinal()].sum();
+    }
+    return sum;
   }
 }

@@ -63,6 +63,18 @@ public final class SideEffectPolicy implements SideEffectGate {
         CallerExemptions.of(config.exemptCallers(), config.exemptBuiltin()));
   }
 
+  /**
+   * The policy of side effects outside every lock's scope in a JVM without a JVM-wide lock (declared sections only, or
+   * no lease at all): they carry an inbound token when there is one and pass untouched otherwise, counted under
+   * {@code state}'s lock label ({@code none}).
+   */
+  public static SideEffectPolicy outsideEveryScope(AgentConfig config, TokenState state, SideEffectCounters counters,
+      SideEffectEvents events) {
+    return new SideEffectPolicy(state, counters, events, config.mode() == AgentConfig.Mode.OBSERVE,
+        config.failMode() == AgentConfig.FailMode.OPEN, config.expiredFenced() == AgentConfig.ExpiredFenced.TAG,
+        config.standby() == AgentConfig.Standby.WAIT, config.standbyTimeout().toNanos(), true);
+  }
+
   SideEffectPolicy(TokenState state, SideEffectCounters counters, boolean observe, boolean failOpen, boolean expiredTag,
       boolean standbyWait, long standbyTimeoutNanos) {
     this(state, counters, SideEffectEvents.NONE, observe, failOpen, expiredTag, standbyWait, standbyTimeoutNanos, false);

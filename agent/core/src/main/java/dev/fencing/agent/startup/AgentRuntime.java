@@ -11,13 +11,14 @@ import dev.fencing.agent.metrics.CoordinatorLatency;
 import dev.fencing.agent.metrics.FencingSeries;
 import dev.fencing.agent.metrics.otlp.OtlpExport;
 import dev.fencing.agent.metrics.otlp.OtlpSettings;
-import dev.fencing.agent.policy.RejectionCounters;
-import dev.fencing.agent.policy.SideEffectCounters;
 import dev.fencing.agent.status.BuildInfo;
+import dev.fencing.agent.config.SectionSpec;
+import dev.fencing.agent.scope.LockRuntime;
+import dev.fencing.agent.scope.SectionLoading;
+import dev.fencing.agent.scope.Scopes;
 import dev.fencing.agent.status.StatusJson;
 import dev.fencing.agent.status.StatusServer;
 import dev.fencing.agent.threads.AgentThreads;
-import dev.fencing.agent.token.TokenState;
 import java.util.List;
 
 /** The agent's running parts, started on a daemon thread after premain returned. */
@@ -26,26 +27,27 @@ final class AgentRuntime {
   /** Beyond fencing.shutdown.timeout, for the threads to notice and return. */
   private static final long SHUTDOWN_SLACK_MILLIS = 200;
 
+  /** How long after start a declared section whose class has not loaded is logged. */
+  private static final long SECTION_CHECK_MILLIS = 30_000;
+
   private final AgentConfig config;
-  private final TokenState state;
-  private final SideEffectCounters counters;
-  private final RejectionCounters rejections;
+  private final Scopes scopes;
   private final long premainNanos;
   private final java.lang.instrument.Instrumentation inst;
-  private volatile LeaseKeeper keeper;
+  private final List<LeaseKeeper> keepers = new java.util.concurrent.CopyOnWriteArrayList<>();
   private volatile StatusServer server;
   private volatile OtlpExport otlp;
-  private final CoordinatorLatency latency;
+  /** One histogram per lock this JVM campaigns for (the lock label), in the configuration's order. */
+  private final List<CoordinatorLatency> latencies = new java.util.ArrayList<>();
 
-  AgentRuntime(AgentConfig config, TokenState state, SideEffectCounters counters, RejectionCounters rejections,
-      long premainNanos, java.lang.instrument.Instrumentation inst) {
+  AgentRuntime(AgentConfig config, Scopes scopes, long premainNanos, java.lang.instrument.Instrumentation inst) {
     this.inst = inst;
     this.config = config;
-    this.state = state;
-    this.counters = counters;
-    this.rejections = rejections;
+    this.scopes = scopes;
     this.premainNanos = premainNanos;
-    this.latency = new CoordinatorLatency(config.lock());
+    for (LockRuntime r : scopes.locks()) {
+      latencies.add(new CoordinatorLatency(r.lock()));
+    }
   }
 
   void start() {
@@ -57,7 +59,7 @@ final class AgentRuntime {
       // Also when misconfigured: which build this is decides what to read next. Here, off premain: reading the
       // version costs premain nothing.
       LOG.info(build.describe());
-      List<FencingSeries.Series> series = FencingSeries.of(state, counters, rejections, build, config.leaseEnabled());
+      List<FencingSeries.Series> series = FencingSeries.of(scopes, build, config.leaseEnabled());
       if (config.httpPort() >= 0) {
         startEndpoint(series);
       }
@@ -69,23 +71,67 @@ final class AgentRuntime {
         LOG.info("started without a lease (fencing.lease.enabled=false): side effects carry inbound tokens only");
         return;
       }
-      state.loadPersisted();
-      keeper = new LeaseKeeper(config, state, () -> new TimedLeaseProvider(new EtcdLeaseProvider(config), latency));
-      keeper.start();
-      LOG.info("started: lock '" + config.lock() + "', etcd " + config.display(ConfigKey.ETCD_ENDPOINTS)
-          + ", lease ttl " + config.display(ConfigKey.LEASE_TTL) + ", mode " + config.display(ConfigKey.MODE)
-          + ", holder " + config.holderId());
+      // One keeper, etcd session and lease per lock: each lock's grant, deadline and loss stay its own (the keeper's
+      // timing is per lease), so losing one lock never ends another's grant. The cost is one etcd client per lock,
+      // bounded by the configuration.
+      for (LockRuntime r : scopes.locks()) {
+        r.state().loadPersisted();
+        CoordinatorLatency latency = latencyOf(r.lock());
+        LeaseKeeper k = new LeaseKeeper(config, r.lock(), r.state(),
+            () -> new TimedLeaseProvider(new EtcdLeaseProvider(config), latency));
+        keepers.add(k);
+        k.start();
+        LOG.info("started: lock '" + r.lock() + "' (" + scopeOf(r) + "), etcd " + config.display(ConfigKey.ETCD_ENDPOINTS)
+            + ", lease ttl " + config.display(ConfigKey.LEASE_TTL) + ", mode " + config.display(ConfigKey.MODE)
+            + ", holder " + config.holderId());
+      }
+      if (!config.sections().isEmpty()) {
+        AgentThreads.newThread(this::checkSectionsLoaded, "fencing-agent-sections").start();
+      }
     } catch (Throwable t) {
       LOG.error("failed to start; side effects follow fencing.fail-mode", t);
-      state.failed("agent failed to start: " + AgentLog.describe(t));
+      scopes.failed("agent failed to start: " + AgentLog.describe(t));
+    }
+  }
+
+  private CoordinatorLatency latencyOf(String lock) {
+    for (CoordinatorLatency l : latencies) {
+      if (l.lock().equals(lock)) {
+        return l;
+      }
+    }
+    throw new IllegalStateException("no latency histogram for lock " + lock);
+  }
+
+  private static String scopeOf(LockRuntime r) {
+    StringBuilder sb = new StringBuilder(r.jvmWide() ? "JVM-wide" : "");
+    for (SectionSpec s : r.sections()) {
+      sb.append(sb.length() == 0 ? "sections " : r.jvmWide() && sb.indexOf("sections") < 0 ? ", sections " : ", ")
+          .append(s.className()).append('#').append(s.method());
+    }
+    return sb.toString();
+  }
+
+  /** A declared section that is not in place a while after start is worth one log line (never a failure). */
+  private void checkSectionsLoaded() {
+    try {
+      Thread.sleep(SECTION_CHECK_MILLIS);
+    } catch (InterruptedException e) {
+      return;
+    }
+    for (SectionSpec s : config.sections()) {
+      if (!SectionLoading.loaded(s)) {
+        LOG.warn("section " + s + ": " + SectionLoading.status(s) + " " + SECTION_CHECK_MILLIS / 1000
+            + " s after start; it is instrumented when its class loads (see /status locks[].sections)");
+      }
     }
   }
 
   private void startEndpoint(List<FencingSeries.Series> series) {
     try {
-      AgentMetrics metrics = new AgentMetrics(series, latency);
+      AgentMetrics metrics = new AgentMetrics(series, latencies);
       server = new StatusServer(config.httpHost(), config.httpPort(),
-          () -> StatusJson.render(state, config, premainNanos), metrics::scrape);
+          () -> StatusJson.render(scopes, config, premainNanos), metrics::scrape);
       LOG.info("status endpoint on http://" + config.httpHost() + ":" + server.port() + "/status and /metrics");
     } catch (Throwable t) {
       // The endpoint is for operators; its failure must not stop fencing.
@@ -101,7 +147,7 @@ final class AgentRuntime {
       if (s == null) {
         return;
       }
-      otlp = OtlpExport.start(s, series, latency, OtlpExport.resource(System.getProperties(), System.getenv(), config.holderId()));
+      otlp = OtlpExport.start(s, series, latencies, OtlpExport.resource(System.getProperties(), System.getenv(), config.holderId()));
       LOG.info("OTLP metrics export to " + s.endpoint() + " every " + s.interval().toMillis() + " ms (from "
           + s.origin() + ")");
     } catch (Throwable t) {
@@ -116,14 +162,19 @@ final class AgentRuntime {
    */
   private void shutdown() {
     long deadline = System.nanoTime() + (config.shutdownTimeout().toMillis() + SHUTDOWN_SLACK_MILLIS) * 1_000_000;
-    LeaseKeeper k = keeper;
-    if (k != null) {
+    // Every lock is given back at once (one closer each), all within the one shutdown timeout.
+    List<Thread> closers = new java.util.ArrayList<>();
+    for (LeaseKeeper k : keepers) {
       Thread closer = AgentThreads.newThread(k::close, "fencing-agent-release");
       closer.start();
+      closers.add(closer);
+    }
+    for (Thread closer : closers) {
       try {
         closer.join(Math.max(1, remainingMillis(deadline)));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
+        break;
       }
     }
     OtlpExport o = otlp;

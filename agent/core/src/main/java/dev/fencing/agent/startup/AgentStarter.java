@@ -4,15 +4,11 @@ import dev.fencing.agent.threads.AgentThreads;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.config.ConfigLoader;
-import dev.fencing.agent.events.FencingEvents;
 import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.instrumentation.AgentContext;
 import dev.fencing.agent.instrumentation.InstrumentationInstaller;
-import dev.fencing.agent.policy.RejectionCounters;
-import dev.fencing.agent.policy.SideEffectCounters;
-import dev.fencing.agent.policy.SideEffectPolicy;
-import dev.fencing.agent.token.HighestTokenStore;
-import dev.fencing.agent.token.TokenState;
+import dev.fencing.agent.bootstrap.Sections;
+import dev.fencing.agent.scope.Scopes;
 import java.lang.instrument.Instrumentation;
 
 /**
@@ -28,12 +24,11 @@ public final class AgentStarter {
   public static void start(String agentArgs, Instrumentation inst, boolean dynamic, long startNanos) {
     AgentConfig config = ConfigLoader.load(agentArgs);
     AgentLog.setLevel(config.logLevel());
-    TokenState state = new TokenState(config.lock(), config.tokenMax(),
-        HighestTokenStore.in(config.stateDir(), config.lock()), config.signingKey());
-    SideEffectCounters counters = new SideEffectCounters();
-    FencingEvents events = new FencingEvents(config.lock(), config.logEventInterval());
-    RejectionCounters rejections = new RejectionCounters(events);
-    Fencing.install(new SideEffectPolicy(config, state, counters, events));
+    // One token state and policy per lock (the JVM-wide one, each section's), and the gate that routes a side effect
+    // to the lock whose scope its thread is in.
+    Scopes scopes = Scopes.of(config);
+    Fencing.install(scopes.gate());
+    Sections.install(scopes.sectionTable());
     for (String warning : config.warnings()) {
       LOG.warn("configuration: " + warning);
     }
@@ -41,14 +36,16 @@ public final class AgentStarter {
       for (String problem : config.problems()) {
         LOG.error("invalid configuration: " + problem);
       }
-      state.failed("invalid configuration: " + String.join("; ", config.problems()));
+      scopes.failed("invalid configuration: " + String.join("; ", config.problems()));
       LOG.error("the application starts without a lease; side effects are "
           + (config.failMode() == AgentConfig.FailMode.OPEN ? "let through untagged (fencing.fail-mode=open)" : "blocked (fencing.fail-mode=closed)"));
     }
     // Hooks go in now, so classes the application loads from here on are fenced; even a misconfigured agent
     // installs them: fail-mode decides what they do.
     try {
-      InstrumentationInstaller.install(inst, new AgentContext(config, rejections, counters, inst), dynamic);
+      // Exempt side effects belong to no lock: counted under what decides outside every section.
+      AgentContext context = new AgentContext(config, scopes.rejections(), scopes.outside().counters(), inst);
+      InstrumentationInstaller.install(inst, context, dynamic);
     } catch (Throwable t) {
       LOG.error("could not install the instrumentation; side effects are not fenced", t);
     }
@@ -57,6 +54,6 @@ public final class AgentStarter {
       LOG.debug((dynamic ? "agentmain" : "premain") + " took " + premainNanos / 1000 + " us");
     }
     // Last step: from here on, everything runs on daemon threads.
-    AgentThreads.newThread(new AgentRuntime(config, state, counters, rejections, premainNanos, inst)::start, "fencing-agent-init").start();
+    AgentThreads.newThread(new AgentRuntime(config, scopes, premainNanos, inst)::start, "fencing-agent-init").start();
   }
 }

@@ -11,13 +11,29 @@ public final class StatusJson {
   private StatusJson() {}
 
   public static String render(TokenState state, AgentConfig config, long premainNanos) {
+    return render(state, null, config, premainNanos);
+  }
+
+  /**
+   * With the JVM's locks: the top-level fields describe the scope outside every section (the JVM-wide lock; without
+   * one {@code lock} is "none" and {@code state} "NO_LEASE"), and {@code locks} lists every lock this JVM campaigns
+   * for, with its sections.
+   */
+  public static String render(dev.fencing.agent.scope.Scopes scopes, AgentConfig config, long premainNanos) {
+    return render(scopes.outside().state(), scopes, config, premainNanos);
+  }
+
+  private static String render(TokenState state, dev.fencing.agent.scope.Scopes scopes, AgentConfig config,
+      long premainNanos) {
     TokenView v = state.view();
     long now = state.now();
     LeasePhase phase = v.phaseAt(now);
     Grant g = v.grant();
     StringBuilder sb = new StringBuilder(512).append('{');
     field(sb, "lock", state.lock());
-    field(sb, "state", config.leaseEnabled() ? phase.name() : "NO_LEASE");
+    boolean outsideLease = scopes == null ? config.leaseEnabled() : scopes.outside().campaigns()
+        || (config.leaseEnabled() && !config.valid());
+    field(sb, "state", outsideLease ? phase.name() : "NO_LEASE");
     sb.append("\"token\":").append(g == null ? 0 : g.token()).append(',');
     sb.append("\"highestSeenToken\":").append(state.highestSeen()).append(',');
     sb.append("\"leaseRemainingMs\":").append(phase == LeasePhase.HOLDING ? Math.max(0, (g.deadlineNanos() - now) / 1_000_000) : 0).append(',');
@@ -54,7 +70,49 @@ public final class StatusJson {
     sb.append("],\"unfencedClassLoadersTotal\":").append(
         dev.fencing.agent.instrumentation.BootstrapVisibility.unfencedLoaderCount());
     sb.append(",\"premainMicros\":").append(premainNanos / 1000);
+    if (scopes != null) {
+      locks(sb, scopes, config);
+    }
     return sb.append('}').toString();
+  }
+
+  /** {@code "locks":[{...}, ...]}: each lock this JVM campaigns for, and its sections. */
+  private static void locks(StringBuilder sb, dev.fencing.agent.scope.Scopes scopes, AgentConfig config) {
+    sb.append(",\"locks\":[");
+    boolean first = true;
+    for (dev.fencing.agent.scope.LockRuntime r : scopes.locks()) {
+      sb.append(first ? "" : ",").append('{');
+      first = false;
+      TokenState st = r.state();
+      TokenView v = st.view();
+      long now = st.now();
+      LeasePhase phase = v.phaseAt(now);
+      Grant g = v.grant();
+      field(sb, "lock", r.lock());
+      field(sb, "scope", r.jvmWide() ? (r.sections().isEmpty() ? "jvm" : "jvm+sections") : "sections");
+      field(sb, "state", phase.name());
+      sb.append("\"token\":").append(g == null ? 0 : g.token()).append(',');
+      sb.append("\"highestSeenToken\":").append(st.highestSeen()).append(',');
+      field(sb, "leaseId", g == null ? null : Long.toHexString(g.leaseId()));
+      sb.append("\"leaseRemainingMs\":").append(phase == LeasePhase.HOLDING ? Math.max(0, (g.deadlineNanos() - now) / 1_000_000) : 0).append(',');
+      field(sb, "lastLossReason", v.lastLoss() == null ? null : v.lastLoss().label());
+      sb.append("\"tokenReused\":").append(g != null && g.reused()).append(',');
+      sb.append("\"tokenOverflow\":").append(g != null && g.overflow()).append(',');
+      sb.append("\"acquisitionsTotal\":").append(st.acquisitions()).append(',');
+      sb.append("\"sectionSkippedTotal\":").append(r.skippedCount()).append(',');
+      field(sb, "detail", v.detail());
+      sb.append("\"sections\":[");
+      for (int i = 0; i < r.sections().size(); i++) {
+        dev.fencing.agent.config.SectionSpec s = r.sections().get(i);
+        sb.append(i == 0 ? "" : ",").append('{');
+        field(sb, "section", s.className() + "#" + s.method());
+        sb.append("\"status\":");
+        string(sb, dev.fencing.agent.scope.SectionLoading.status(s));
+        sb.append('}');
+      }
+      sb.append("]}");
+    }
+    sb.append(']');
   }
 
   private static void field(StringBuilder sb, String name, String value) {

@@ -61,6 +61,12 @@ public final class OtlpExport {
   /** As above, with the coordinator latency histogram ({@code latency} may be null). */
   public static OtlpExport start(OtlpSettings settings, List<FencingSeries.Series> series, CoordinatorLatency latency,
       Resource resource) {
+    return start(settings, series, latency == null ? List.of() : List.of(latency), resource);
+  }
+
+  /** As above, with one coordinator latency histogram per lock of {@code latencies}. */
+  public static OtlpExport start(OtlpSettings settings, List<FencingSeries.Series> series,
+      List<CoordinatorLatency> latencies, Resource resource) {
     routeSdkLogging();
     ExecutorService sender = Executors.newSingleThreadExecutor(AgentThreads.factory("fencing-agent-otlp-send"));
     OtlpHttpMetricExporterBuilder exporter = OtlpHttpMetricExporter.builder()
@@ -81,7 +87,7 @@ public final class OtlpExport {
         .build();
     SdkMeterProvider provider = SdkMeterProvider.builder().setResource(resource).registerMetricReader(reader).build();
     register(provider.get("dev.fencing.agent"), series);
-    if (latency != null) {
+    for (CoordinatorLatency latency : latencies) {
       register(provider.get("dev.fencing.agent"), latency);
     }
     return new OtlpExport(provider, sender);

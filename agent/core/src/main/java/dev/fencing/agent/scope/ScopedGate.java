@@ -1,0 +1,61 @@
+package dev.fencing.agent.scope;
+
+import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.agent.bootstrap.Decision;
+import dev.fencing.agent.bootstrap.LockScope;
+import dev.fencing.agent.bootstrap.SideEffectGate;
+import dev.fencing.agent.bootstrap.TokenContext;
+import java.util.Map;
+
+/**
+ * The gate of a JVM with declared sections: each side effect goes to the policy of the lock whose scope the thread is
+ * in (docs/DESIGN.md section 4, "Lock scopes"): inside a section (or a task handed off from one) that lock's policy;
+ * otherwise the JVM-wide lock's policy, or without one the policy of "outside every scope" (inbound token or pass).
+ * The agent's own threads are passed by every policy. One thread-local read and no allocation per side effect.
+ */
+public final class ScopedGate implements SideEffectGate {
+  private final SideEffectGate outside;
+  private final Map<String, SideEffectGate> byLock;
+
+  /** {@code outside}: the JVM-wide lock's policy, or that of "outside every scope"; {@code byLock}: every lock's. */
+  public ScopedGate(SideEffectGate outside, Map<String, SideEffectGate> byLock) {
+    this.outside = outside;
+    this.byLock = Map.copyOf(byLock);
+  }
+
+  /** The policy deciding the calling thread's side effects now. */
+  private SideEffectGate gate() {
+    Object carried = TokenContext.carried();
+    return carried instanceof LockScope ? ((LockScope) carried).gate() : outside;
+  }
+
+  @Override
+  public Decision decide(Channel channel, boolean write, boolean fenced) {
+    return gate().decide(channel, write, fenced);
+  }
+
+  @Override
+  public Decision checkNow(Channel channel, boolean fenced) {
+    return gate().checkNow(channel, fenced);
+  }
+
+  /**
+   * Buffered Kafka records are judged again by the lock they were tagged with (the producer's I/O thread is in no
+   * scope): a section's records leave only while that lock's grant they carry is still held.
+   */
+  @Override
+  public Decision recheck(Channel channel, boolean fenced, Decision taggedWith, int count) {
+    SideEffectGate g = taggedWith == null || !taggedWith.isTag() ? null : byLock.get(taggedWith.lock());
+    return (g != null ? g : outside).recheck(channel, fenced, taggedWith, count);
+  }
+
+  @Override
+  public Decision current() {
+    return gate().current();
+  }
+
+  @Override
+  public Decision hookFailed(Channel channel, boolean write, Throwable error) {
+    return gate().hookFailed(channel, write, error);
+  }
+}

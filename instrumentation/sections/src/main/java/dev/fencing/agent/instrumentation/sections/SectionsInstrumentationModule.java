@@ -1,0 +1,44 @@
+package dev.fencing.agent.instrumentation.sections;
+
+import dev.fencing.agent.config.SectionSpec;
+import dev.fencing.agent.instrumentation.AgentContext;
+import dev.fencing.agent.instrumentation.InstrumentationModule;
+import dev.fencing.agent.instrumentation.TypeInstrumentation;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Declared sections ({@code fencing.sections}): one type instrumentation per declared class, putting the section
+ * advice on the declared methods. Nothing at all without sections. Switch: fencing.instrumentation.sections.enabled.
+ */
+public final class SectionsInstrumentationModule implements InstrumentationModule {
+  private volatile List<SectionSpec> sections = List.of();
+
+  @Override
+  public String name() {
+    return "sections";
+  }
+
+  @Override
+  public void install(AgentContext context) {
+    sections = context.config().sections();
+  }
+
+  @Override
+  public List<TypeInstrumentation> typeInstrumentations() {
+    return instrumentations(sections);
+  }
+
+  /** The declared methods grouped by class, in declaration order. */
+  static List<TypeInstrumentation> instrumentations(List<SectionSpec> sections) {
+    Map<String, List<String>> methodsByClass = new LinkedHashMap<>();
+    for (SectionSpec s : sections) {
+      methodsByClass.computeIfAbsent(s.className(), k -> new ArrayList<>()).add(s.method());
+    }
+    List<TypeInstrumentation> out = new ArrayList<>();
+    methodsByClass.forEach((cls, methods) -> out.add(new SectionInstrumentation(cls, methods)));
+    return List.copyOf(out);
+  }
+}
