@@ -37,13 +37,19 @@ final class FencingTransformer implements ClassFileTransformer {
    * loads ByteBuddy, which premain must not pay for).
    */
   private static final class Entry {
-    final byte[] marker;
     final TypeInstrumentation type;
+    /** The internal name of the one class it can match ({@link TypeInstrumentation#className}), or null. */
+    final String internalName;
+    final byte[] marker;
+    /** Its marker's bit in {@link #markers}' answer; 0 when the marker is searched on its own (past MarkerSet.MAX). */
+    long markerBit;
     private volatile ElementMatcher<TypeDescription> typeMatcher;
     private volatile List<AsmVisitorWrapper> visitors;
 
     Entry(TypeInstrumentation type) {
       this.type = type;
+      String className = type.className();
+      this.internalName = className == null ? null : className.replace('.', '/');
       this.marker = type.classFileMarker().getBytes(StandardCharsets.US_ASCII);
     }
 
@@ -78,6 +84,12 @@ final class FencingTransformer implements ClassFileTransformer {
   private static final ThreadLocal<Boolean> TRANSFORMING = new ThreadLocal<>();
 
   private final List<Entry> entries = new ArrayList<>();
+  /** The markers of the entries that match by more than a name, searched in one pass per class. */
+  private MarkerSet markers = new MarkerSet(List.of());
+  /** True when some entry searched by marker considers boot classes (else boot classes skip the search). */
+  private boolean bootMarkers;
+  /** Counters of the class-load path, kept at fencing.log.level=debug only (null otherwise). */
+  private final TransformerStats stats = LOG.debugEnabled() ? new TransformerStats() : null;
   /** Every bootstrap class that inlined advice names (Fencing first: the one a loader that hides them all fails). */
   private final BootstrapVisibility bootstrapVisibility = new BootstrapVisibility(
       dev.fencing.agent.bootstrap.Fencing.class, dev.fencing.agent.bootstrap.JdbcHook.class,
@@ -87,8 +99,24 @@ final class FencingTransformer implements ClassFileTransformer {
       dev.fencing.agent.bootstrap.ReentryGuard.class, dev.fencing.agent.bootstrap.CallDepth.class,
       dev.fencing.agent.bootstrap.WithoutFencingHeaders.class);
 
+  /** Premain only, before the transformer is registered. */
   void add(TypeInstrumentation type) {
     entries.add(new Entry(type));
+    List<String> distinct = MarkerSet.newList();
+    boolean boot = false;
+    for (Entry e : entries) {
+      e.markerBit = 0;
+      if (e.internalName != null) {
+        continue; // matched by its name: its marker is only checked on the class of that name
+      }
+      String m = e.type.classFileMarker();
+      if (distinct.contains(m) || distinct.size() < MarkerSet.MAX) {
+        e.markerBit = 1L << MarkerSet.indexOf(distinct, m);
+      }
+      boot |= e.type.bootstrapClasses();
+    }
+    markers = new MarkerSet(distinct);
+    bootMarkers = boot;
   }
 
   boolean isEmpty() {
@@ -102,16 +130,12 @@ final class FencingTransformer implements ClassFileTransformer {
     if (internalName == null || internalName.startsWith("dev/fencing/agent/") || isOtherAgentLoader(loader)) {
       return null;
     }
-    List<Entry> candidates = null;
-    for (Entry e : entries) {
-      if ((loader != null || e.type.bootstrapClasses()) && contains(bytes, e.marker)) {
-        if (candidates == null) {
-          candidates = new ArrayList<>(2);
-        }
-        candidates.add(e);
-      }
-    }
+    long start = stats == null ? 0 : System.nanoTime();
+    List<Entry> candidates = candidates(loader, internalName, bytes);
     if (candidates == null) {
+      if (stats != null) {
+        stats.rejected(System.nanoTime() - start);
+      }
       return null;
     }
     if (TRANSFORMING.get() != null) {
@@ -143,9 +167,15 @@ final class FencingTransformer implements ClassFileTransformer {
         }
       }
       if (builder == null) {
+        if (stats != null) {
+          stats.parsed(System.nanoTime() - start, false);
+        }
         return null;
       }
       byte[] transformed = builder.make().getBytes();
+      if (stats != null) {
+        stats.parsed(System.nanoTime() - start, true);
+      }
       if (LOG.debugEnabled()) {
         LOG.debug("instrumented " + name + (loader == null ? "" : " (" + loader.getClass().getName() + ")"));
       }
@@ -157,6 +187,41 @@ final class FencingTransformer implements ClassFileTransformer {
     } finally {
       TRANSFORMING.remove();
     }
+  }
+
+  /**
+   * The entries that may match this class, in installation order (the order their advice is applied in), or null.
+   * Instrumentations of one class by name compare the name (no search); the others' markers are searched in one
+   * pass, and only when some of them applies to this loader.
+   */
+  private List<Entry> candidates(ClassLoader loader, String internalName, byte[] bytes) {
+    List<Entry> candidates = null;
+    long found = 0;
+    boolean searched = false;
+    for (Entry e : entries) {
+      if (loader == null && !e.type.bootstrapClasses()) {
+        continue;
+      }
+      boolean candidate;
+      if (e.internalName != null) {
+        candidate = e.internalName.equals(internalName) && contains(bytes, e.marker);
+      } else if (e.markerBit != 0) {
+        if (!searched) {
+          found = loader == null && !bootMarkers ? 0 : markers.find(bytes);
+          searched = true;
+        }
+        candidate = (found & e.markerBit) != 0;
+      } else {
+        candidate = contains(bytes, e.marker);
+      }
+      if (candidate) {
+        if (candidates == null) {
+          candidates = new ArrayList<>(2);
+        }
+        candidates.add(e);
+      }
+    }
+    return candidates;
   }
 
   /**

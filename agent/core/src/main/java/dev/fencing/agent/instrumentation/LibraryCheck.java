@@ -57,6 +57,9 @@ public final class LibraryCheck {
           byte[] bytes = jar.getInputStream(jar.getEntry(file)).readAllBytes();
           String name = file.substring(0, file.length() - ".class".length()).replace('/', '.');
           for (TypeInstrumentation type : module.typeInstrumentations()) {
+            if (type.className() != null && !type.className().equals(name)) {
+              continue; // as the transformer: an instrumentation of one class by name looks at no other class
+            }
             if (!FencingTransformer.contains(bytes, type.classFileMarker().getBytes(StandardCharsets.US_ASCII))) {
               continue;
             }
