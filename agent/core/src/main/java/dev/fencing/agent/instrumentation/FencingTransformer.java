@@ -80,6 +80,25 @@ final class FencingTransformer implements ClassFileTransformer {
     }
   }
 
+  /**
+   * Descriptions of the types already parsed, per class loader, shared by every class that loader defines. Candidates
+   * are matched by super type (java.sql.Statement, jakarta.servlet.Filter...), and in a Spring Boot service ~500
+   * classes name java/sql/ (Hibernate): without a cache each walked its whole hierarchy again, reading every super
+   * type's class file through the loader (a search of ~100 nested jars each). Soft references: the JVM may drop it
+   * under memory pressure; failed look-ups are not cached (a class file may appear later). The values hold the loader
+   * only weakly (the locators and {@link LoadedFallbackPool} do), so a cache never keeps a loader alive.
+   */
+  private final WeakIdentityCache<ClassLoader, TypePool.CacheProvider> typeCaches = new WeakIdentityCache<>();
+  private final TypePool.CacheProvider bootTypeCache = newTypeCache();
+
+  private TypePool.CacheProvider typeCache(ClassLoader loader) {
+    return loader == null ? bootTypeCache : typeCaches.computeIfAbsent(loader, l -> newTypeCache());
+  }
+
+  private static TypePool.CacheProvider newTypeCache() {
+    return TypePool.CacheProvider.WithIllegalResolutionReattempt.of(new TypePool.CacheProvider.Simple.UsingSoftReference());
+  }
+
   /** Set while this thread transforms a class. */
   private static final ThreadLocal<Boolean> TRANSFORMING = new ThreadLocal<>();
 
@@ -147,8 +166,9 @@ final class FencingTransformer implements ClassFileTransformer {
     TRANSFORMING.set(Boolean.TRUE);
     try {
       ClassFileLocator locator = new ClassFileLocator.Compound(ClassFileLocator.Simple.of(name, bytes),
-          loader == null ? ClassFileLocator.ForClassLoader.ofBootLoader() : ClassFileLocator.ForClassLoader.of(loader));
-      TypeDescription type = new LoadedFallbackPool(locator, loader).describe(name).resolve();
+          loader == null ? ClassFileLocator.ForClassLoader.ofBootLoader()
+              : ClassFileLocator.ForClassLoader.WeaklyReferenced.of(loader));
+      TypeDescription type = new LoadedFallbackPool(typeCache(loader), locator, loader).describe(name).resolve();
       DynamicType.Builder<?> builder = null;
       for (Entry e : candidates) {
         if (!e.matches(type)) {
@@ -168,13 +188,13 @@ final class FencingTransformer implements ClassFileTransformer {
       }
       if (builder == null) {
         if (stats != null) {
-          stats.parsed(System.nanoTime() - start, false);
+          stats.parsed(System.nanoTime() - start, false, names(candidates));
         }
         return null;
       }
       byte[] transformed = builder.make().getBytes();
       if (stats != null) {
-        stats.parsed(System.nanoTime() - start, true);
+        stats.parsed(System.nanoTime() - start, true, names(candidates));
       }
       if (LOG.debugEnabled()) {
         LOG.debug("instrumented " + name + (loader == null ? "" : " (" + loader.getClass().getName() + ")"));
@@ -187,6 +207,14 @@ final class FencingTransformer implements ClassFileTransformer {
     } finally {
       TRANSFORMING.remove();
     }
+  }
+
+  private static List<String> names(List<Entry> entries) {
+    List<String> names = new ArrayList<>(entries.size());
+    for (Entry e : entries) {
+      names.add(e.type.getClass().getSimpleName());
+    }
+    return names;
   }
 
   /**
@@ -243,6 +271,55 @@ final class FencingTransformer implements ClassFileTransformer {
         .with(Implementation.Context.Disabled.Factory.INSTANCE)
         .with(MethodGraph.Compiler.ForDeclaredMethods.INSTANCE)
         .with(InstrumentedType.Factory.Default.FROZEN);
+  }
+
+  /**
+   * Loads and initialises what the first instrumented class would (ByteBuddy's matchers, type pool, advice and class
+   * writer: ~900 classes, a second or more of one core on a small machine), on the agent's own thread at premain.
+   * Without it the application's main thread pays that inside its first JDBC, executor or class-loader class, on
+   * the startup's critical path; here it overlaps with the JVM's and the framework's own single-threaded startup. A
+   * tiny class of the agent's own is described and woven into bytes that are never loaded. Never throws.
+   */
+  void warmUp() {
+    try {
+      for (Entry e : entries) {
+        e.visitors();
+      }
+      String name = WarmUpTarget.class.getName();
+      byte[] bytes;
+      try (java.io.InputStream in = FencingTransformer.class.getResourceAsStream(
+          "/" + name.replace('.', '/') + ".class")) {
+        if (in == null) {
+          return;
+        }
+        bytes = in.readAllBytes();
+      }
+      ClassLoader loader = FencingTransformer.class.getClassLoader();
+      ClassFileLocator locator = new ClassFileLocator.Compound(ClassFileLocator.Simple.of(name, bytes),
+          ClassFileLocator.ForClassLoader.WeaklyReferenced.of(loader));
+      // A pool of its own: the warm-up must leave no entry in the caches the application's classes use.
+      TypeDescription type = new LoadedFallbackPool(new TypePool.CacheProvider.Simple(), locator, loader)
+          .describe(name).resolve();
+      DynamicType.Builder<?> builder = byteBuddy().redefine(type, locator);
+      for (Entry e : entries) {
+        e.matches(type);
+        for (AsmVisitorWrapper v : e.visitors()) {
+          builder = builder.visit(v);
+        }
+      }
+      builder.make().getBytes();
+    } catch (Throwable t) {
+      LOG.debug("warm-up of the class transformation path failed (classes are still instrumented as they load): "
+          + AgentLog.describe(t));
+    }
+  }
+
+  /** Only described and woven by {@link #warmUp}, never loaded. */
+  static final class WarmUpTarget {
+    @SuppressWarnings("unused")
+    public Object execute(String sql) {
+      return sql;
+    }
   }
 
   /** Dynamic attach: classes loaded before the agent are retransformed through {@link #transform}. */
@@ -339,11 +416,12 @@ final class FencingTransformer implements ClassFileTransformer {
    * Only types without a class file reach the fallback, and those are already loaded (so it loads nothing new).
    */
   static final class LoadedFallbackPool extends TypePool.Default.WithLazyResolution {
-    private final ClassLoader loader;
+    /** Weak: descriptions in a loader's type cache refer to the pool that parsed them. Null for the boot loader. */
+    private final java.lang.ref.WeakReference<ClassLoader> loader;
 
-    LoadedFallbackPool(ClassFileLocator locator, ClassLoader loader) {
-      super(new TypePool.CacheProvider.Simple(), locator, TypePool.Default.ReaderMode.FAST);
-      this.loader = loader;
+    LoadedFallbackPool(TypePool.CacheProvider cache, ClassFileLocator locator, ClassLoader loader) {
+      super(cache, locator, TypePool.Default.ReaderMode.FAST);
+      this.loader = loader == null ? null : new java.lang.ref.WeakReference<>(loader);
     }
 
     @Override
@@ -353,7 +431,11 @@ final class FencingTransformer implements ClassFileTransformer {
         return r;
       }
       try {
-        return new Resolution.Simple(TypeDescription.ForLoadedType.of(Class.forName(name, false, loader)));
+        ClassLoader l = loader == null ? null : loader.get();
+        if (loader != null && l == null) {
+          return r;
+        }
+        return new Resolution.Simple(TypeDescription.ForLoadedType.of(Class.forName(name, false, l)));
       } catch (Throwable t) {
         return r;
       }

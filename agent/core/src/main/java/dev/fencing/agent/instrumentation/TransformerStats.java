@@ -1,7 +1,10 @@
 package dev.fencing.agent.instrumentation;
 
 import dev.fencing.agent.log.AgentLog;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * What the class-load path costs, kept only at {@code fencing.log.level=debug}: classes seen, how many were parsed
@@ -17,6 +20,8 @@ final class TransformerStats {
   private final AtomicLong parsed = new AtomicLong();
   private final AtomicLong parseNanos = new AtomicLong();
   private final AtomicLong instrumented = new AtomicLong();
+  /** Per instrumentation (simple class name): candidates parsed for it, and their time in microseconds. */
+  private final Map<String, LongAdder[]> byInstrumentation = new ConcurrentHashMap<>();
 
   /** A class no instrumentation can want (name and marker search only). */
   void rejected(long nanos) {
@@ -25,7 +30,12 @@ final class TransformerStats {
   }
 
   /** A candidate described and matched, and woven when {@code woven}. */
-  void parsed(long nanos, boolean woven) {
+  void parsed(long nanos, boolean woven, Iterable<String> instrumentations) {
+    for (String name : instrumentations) {
+      LongAdder[] a = byInstrumentation.computeIfAbsent(name, k -> new LongAdder[] {new LongAdder(), new LongAdder()});
+      a[0].increment();
+      a[1].add(nanos / 1000);
+    }
     parseNanos.addAndGet(nanos);
     parsed.incrementAndGet();
     if (woven) {
@@ -43,6 +53,15 @@ final class TransformerStats {
   String summary() {
     return "transformer: " + seen.get() + " classes seen, " + parsed.get() + " parsed, " + instrumented.get()
         + " instrumented; " + rejectNanos.get() / 1_000_000 + " ms rejecting, " + parseNanos.get() / 1_000_000
-        + " ms parsing, matching and weaving";
+        + " ms parsing, matching and weaving; parsed per instrumentation (classes, ms): " + perInstrumentation();
+  }
+
+  private String perInstrumentation() {
+    StringBuilder b = new StringBuilder();
+    for (Map.Entry<String, LongAdder[]> e : byInstrumentation.entrySet()) {
+      b.append(b.length() == 0 ? "" : ", ").append(e.getKey()).append(' ').append(e.getValue()[0].sum()).append(' ')
+          .append(e.getValue()[1].sum() / 1000);
+    }
+    return b.toString();
   }
 }
