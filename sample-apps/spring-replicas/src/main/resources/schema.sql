@@ -4,7 +4,9 @@ CREATE TABLE IF NOT EXISTS orders (
   item TEXT NOT NULL,
   quantity INT NOT NULL,
   replica TEXT NOT NULL,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  -- Not mapped by the entity: the fencing token the writing session carried, if any (see settlement_run).
+  token_seen TEXT DEFAULT nullif(current_setting('fencing.token', true), '')
 );
 -- One row per settlement run. token_seen: the fencing token the writing session carried, if any (the SQL fence's
 -- session variable; NULL when the write was not tagged).
