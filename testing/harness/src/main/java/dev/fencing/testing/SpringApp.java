@@ -51,12 +51,21 @@ public final class SpringApp implements AutoCloseable {
    */
   public static SpringApp start(Path javaHome, String replica, String jdbcUrl, String user, String agentArgs,
       Duration timeout, String... extraJvmArgs) {
+    return start(javaHome, null, replica, jdbcUrl, user, agentArgs, timeout, extraJvmArgs);
+  }
+
+  /** As above with an explicit agent jar ({@code null}: the system property {@code fencing.agent.jar}). */
+  public static SpringApp start(Path javaHome, Path agentJar, String replica, String jdbcUrl, String user,
+      String agentArgs, Duration timeout, String... extraJvmArgs) {
     int port = Ports.freePort();
     AgentJvm.Builder b = AgentJvm.builder().javaHome(javaHome).name("spring-" + replica).executableJar(fatJar())
         .args("--server.port=" + port, "--app.replica=" + replica, "--spring.datasource.url=" + jdbcUrl,
             "--spring.datasource.username=" + user);
     for (String a : extraJvmArgs) {
       b.jvmArg(a);
+    }
+    if (agentJar != null) {
+      b.agentJar(agentJar);
     }
     b = agentArgs == null ? b.noAgent() : b.agentArgs(agentArgs);
     long t0 = System.nanoTime();
