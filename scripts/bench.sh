@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark command (BENCHMARKS.md). Not part of the test run: `mvn verify` only compiles benchmarks/.
 #
-#   scripts/bench.sh [all|jmh|startup|nmt|pg|pooler|clients|kafka|failover] [JMH options or benchmark regex]
+#   scripts/bench.sh [all|jmh|startup|nmt|pg|pooler|clients|kafka|failover|spring] [JMH options or benchmark regex]
 #   scripts/bench.sh pg,clients,kafka      several parts, one build
 #
 # jmh:      per-call hot path (policy decision + tagging) per channel, against a no-op hook, in ns/op.
@@ -20,6 +20,10 @@
 #           measured, heap fixed at 512 MB.
 # failover: holder frozen (SIGSTOP) to the successor's first write accepted by a PostgreSQL fence, TTL 2, 5, 10 s
 #           (FAILOVER_TRIALS per TTL, default 5).
+# spring:   startup of the Spring Boot sample (sample-apps/spring-replicas, java -jar, JPA on PostgreSQL, Tomcat):
+#           no agent / this agent (holding a real etcd lease) / the OpenTelemetry Java agent, SPRING_ROUNDS rounds
+#           (default 5, rotating order): Spring's started-in time, time to the first HTTP 200, CPU until then, RSS,
+#           classes loaded; ratios paired per round.
 # BENCH_JAVA_OPTS: system properties for the load parts' driver, e.g. "-Dbench.warm=3 -Dbench.fixed-heap=false"
 #           (a short warm-up and the JVM's default heap).
 # Builds and runs hold the shared build lock (FENCING_BENCH_LOCK, default /tmp/mvn.lock) so they never overlap with
@@ -35,7 +39,7 @@ java17="${FENCING_BENCH_JAVA17:-${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f
 jmh_opts="${JMH_OPTS:--f 1 -wi 3 -i 5 -w 1s -r 1s}"
 rounds="${STARTUP_ROUNDS:-5}"
 out=benchmarks/target/results
-parts="jmh startup nmt pg pooler clients kafka failover"
+parts="jmh startup nmt pg pooler clients kafka failover spring"
 for w in ${what//,/ }; do
   case " all $parts " in *" $w "*) ;; *) echo "usage: $0 [all|${parts// /|}][,part...] [JMH args]" >&2; exit 2 ;; esac
 done
@@ -46,7 +50,7 @@ agent_jar=agent/jar/target/fencing-agent.jar
 otel_jar=benchmarks/target/otel/opentelemetry-javaagent.jar
 
 # Package in one reactor (-am) so the class path points at this checkout's modules, not at ~/.m2 snapshots.
-flock "$lock" mvn -B -q ${MVN_ARGS:-} package -DskipTests -pl benchmarks,agent/jar -am
+flock "$lock" mvn -B -q ${MVN_ARGS:-} package -DskipTests -pl benchmarks,agent/jar,sample-apps/spring-replicas -am
 cp="$(cat benchmarks/target/bench-classpath.txt):benchmarks/target/classes"
 mkdir -p "$out"
 
@@ -122,4 +126,13 @@ if run failover; then
   echo
   flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.FailoverBench "$agent_jar" "${FAILOVER_TRIALS:-5}" \
     "$java17" 2 5 10 | tee "$out/failover-table.md"
+fi
+
+if run spring; then
+  need_etcd
+  need_pg
+  echo
+  flock "$lock" "$java17/bin/java" -Dfencing.it.spring.jar=sample-apps/spring-replicas/target/fencing-sample-spring-replicas-0.1.0-SNAPSHOT.jar \
+    -cp "$cp" dev.fencing.bench.SpringBench "$agent_jar" "$otel_jar" "${SPRING_ROUNDS:-5}" "$java17" \
+    | tee "$out/spring-table.md"
 fi

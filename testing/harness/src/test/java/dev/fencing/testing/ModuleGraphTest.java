@@ -37,6 +37,7 @@ class ModuleGraphTest {
       Map.entry("fencing-test-harness", Set.of()),
       Map.entry("fencing-isolation-app", Set.of()),
       Map.entry("fencing-sample-ledger-worker", Set.of()),
+      Map.entry("fencing-sample-spring-replicas", Set.of()),
       Map.entry("fencing-sample-inventory-service", Set.of("fencing-fence-http")),
       Map.entry("fencing-sample-audit-consumer", Set.of("fencing-fence-kafka")),
       Map.entry("fencing-demo", Set.of("fencing-test-harness", "fencing-fence-sql")),

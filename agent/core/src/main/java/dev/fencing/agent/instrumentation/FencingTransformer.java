@@ -37,13 +37,19 @@ final class FencingTransformer implements ClassFileTransformer {
    * loads ByteBuddy, which premain must not pay for).
    */
   private static final class Entry {
-    final byte[] marker;
     final TypeInstrumentation type;
+    /** The internal name of the one class it can match ({@link TypeInstrumentation#className}), or null. */
+    final String internalName;
+    final byte[] marker;
+    /** Its marker's bit in {@link #markers}' answer; 0 when the marker is searched on its own (past MarkerSet.MAX). */
+    long markerBit;
     private volatile ElementMatcher<TypeDescription> typeMatcher;
     private volatile List<AsmVisitorWrapper> visitors;
 
     Entry(TypeInstrumentation type) {
       this.type = type;
+      String className = type.className();
+      this.internalName = className == null ? null : className.replace('.', '/');
       this.marker = type.classFileMarker().getBytes(StandardCharsets.US_ASCII);
     }
 
@@ -74,10 +80,35 @@ final class FencingTransformer implements ClassFileTransformer {
     }
   }
 
+  /**
+   * Descriptions of the types already parsed, per class loader, shared by every class that loader defines. Candidates
+   * are matched by super type (java.sql.Statement, jakarta.servlet.Filter...), and in a Spring Boot service ~500
+   * classes name java/sql/ (Hibernate): without a cache each walked its whole hierarchy again, reading every super
+   * type's class file through the loader (a search of ~100 nested jars each). Soft references: the JVM may drop it
+   * under memory pressure; failed look-ups are not cached (a class file may appear later). The values hold the loader
+   * only weakly (the locators and {@link LoadedFallbackPool} do), so a cache never keeps a loader alive.
+   */
+  private final WeakIdentityCache<ClassLoader, TypePool.CacheProvider> typeCaches = new WeakIdentityCache<>();
+  private final TypePool.CacheProvider bootTypeCache = newTypeCache();
+
+  private TypePool.CacheProvider typeCache(ClassLoader loader) {
+    return loader == null ? bootTypeCache : typeCaches.computeIfAbsent(loader, l -> newTypeCache());
+  }
+
+  private static TypePool.CacheProvider newTypeCache() {
+    return TypePool.CacheProvider.WithIllegalResolutionReattempt.of(new TypePool.CacheProvider.Simple.UsingSoftReference());
+  }
+
   /** Set while this thread transforms a class. */
   private static final ThreadLocal<Boolean> TRANSFORMING = new ThreadLocal<>();
 
   private final List<Entry> entries = new ArrayList<>();
+  /** The markers of the entries that match by more than a name, searched in one pass per class. */
+  private MarkerSet markers = new MarkerSet(List.of());
+  /** True when some entry searched by marker considers boot classes (else boot classes skip the search). */
+  private boolean bootMarkers;
+  /** Counters of the class-load path, kept at fencing.log.level=debug only (null otherwise). */
+  private final TransformerStats stats = LOG.debugEnabled() ? new TransformerStats() : null;
   /** Every bootstrap class that inlined advice names (Fencing first: the one a loader that hides them all fails). */
   private final BootstrapVisibility bootstrapVisibility = new BootstrapVisibility(
       dev.fencing.agent.bootstrap.Fencing.class, dev.fencing.agent.bootstrap.JdbcHook.class,
@@ -87,8 +118,24 @@ final class FencingTransformer implements ClassFileTransformer {
       dev.fencing.agent.bootstrap.ReentryGuard.class, dev.fencing.agent.bootstrap.CallDepth.class,
       dev.fencing.agent.bootstrap.WithoutFencingHeaders.class, dev.fencing.agent.bootstrap.Sections.class);
 
+  /** Premain only, before the transformer is registered. */
   void add(TypeInstrumentation type) {
     entries.add(new Entry(type));
+    List<String> distinct = MarkerSet.newList();
+    boolean boot = false;
+    for (Entry e : entries) {
+      e.markerBit = 0;
+      if (e.internalName != null) {
+        continue; // matched by its name: its marker is only checked on the class of that name
+      }
+      String m = e.type.classFileMarker();
+      if (distinct.contains(m) || distinct.size() < MarkerSet.MAX) {
+        e.markerBit = 1L << MarkerSet.indexOf(distinct, m);
+      }
+      boot |= e.type.bootstrapClasses();
+    }
+    markers = new MarkerSet(distinct);
+    bootMarkers = boot;
   }
 
   boolean isEmpty() {
@@ -102,16 +149,12 @@ final class FencingTransformer implements ClassFileTransformer {
     if (internalName == null || internalName.startsWith("dev/fencing/agent/") || isOtherAgentLoader(loader)) {
       return null;
     }
-    List<Entry> candidates = null;
-    for (Entry e : entries) {
-      if ((loader != null || e.type.bootstrapClasses()) && contains(bytes, e.marker)) {
-        if (candidates == null) {
-          candidates = new ArrayList<>(2);
-        }
-        candidates.add(e);
-      }
-    }
+    long start = stats == null ? 0 : System.nanoTime();
+    List<Entry> candidates = candidates(loader, internalName, bytes);
     if (candidates == null) {
+      if (stats != null) {
+        stats.rejected(System.nanoTime() - start);
+      }
       return null;
     }
     if (TRANSFORMING.get() != null) {
@@ -123,8 +166,9 @@ final class FencingTransformer implements ClassFileTransformer {
     TRANSFORMING.set(Boolean.TRUE);
     try {
       ClassFileLocator locator = new ClassFileLocator.Compound(ClassFileLocator.Simple.of(name, bytes),
-          loader == null ? ClassFileLocator.ForClassLoader.ofBootLoader() : ClassFileLocator.ForClassLoader.of(loader));
-      TypeDescription type = new LoadedFallbackPool(locator, loader).describe(name).resolve();
+          loader == null ? ClassFileLocator.ForClassLoader.ofBootLoader()
+              : ClassFileLocator.ForClassLoader.WeaklyReferenced.of(loader));
+      TypeDescription type = new LoadedFallbackPool(typeCache(loader), locator, loader).describe(name).resolve();
       DynamicType.Builder<?> builder = null;
       for (Entry e : candidates) {
         if (!e.matches(type)) {
@@ -143,9 +187,15 @@ final class FencingTransformer implements ClassFileTransformer {
         }
       }
       if (builder == null) {
+        if (stats != null) {
+          stats.parsed(System.nanoTime() - start, false, names(candidates));
+        }
         return null;
       }
       byte[] transformed = builder.make().getBytes();
+      if (stats != null) {
+        stats.parsed(System.nanoTime() - start, true, names(candidates));
+      }
       if (LOG.debugEnabled()) {
         LOG.debug("instrumented " + name + (loader == null ? "" : " (" + loader.getClass().getName() + ")"));
       }
@@ -157,6 +207,49 @@ final class FencingTransformer implements ClassFileTransformer {
     } finally {
       TRANSFORMING.remove();
     }
+  }
+
+  private static List<String> names(List<Entry> entries) {
+    List<String> names = new ArrayList<>(entries.size());
+    for (Entry e : entries) {
+      names.add(e.type.getClass().getSimpleName());
+    }
+    return names;
+  }
+
+  /**
+   * The entries that may match this class, in installation order (the order their advice is applied in), or null.
+   * Instrumentations of one class by name compare the name (no search); the others' markers are searched in one
+   * pass, and only when some of them applies to this loader.
+   */
+  private List<Entry> candidates(ClassLoader loader, String internalName, byte[] bytes) {
+    List<Entry> candidates = null;
+    long found = 0;
+    boolean searched = false;
+    for (Entry e : entries) {
+      if (loader == null && !e.type.bootstrapClasses()) {
+        continue;
+      }
+      boolean candidate;
+      if (e.internalName != null) {
+        candidate = e.internalName.equals(internalName) && contains(bytes, e.marker);
+      } else if (e.markerBit != 0) {
+        if (!searched) {
+          found = loader == null && !bootMarkers ? 0 : markers.find(bytes);
+          searched = true;
+        }
+        candidate = (found & e.markerBit) != 0;
+      } else {
+        candidate = contains(bytes, e.marker);
+      }
+      if (candidate) {
+        if (candidates == null) {
+          candidates = new ArrayList<>(2);
+        }
+        candidates.add(e);
+      }
+    }
+    return candidates;
   }
 
   /**
@@ -178,6 +271,55 @@ final class FencingTransformer implements ClassFileTransformer {
         .with(Implementation.Context.Disabled.Factory.INSTANCE)
         .with(MethodGraph.Compiler.ForDeclaredMethods.INSTANCE)
         .with(InstrumentedType.Factory.Default.FROZEN);
+  }
+
+  /**
+   * Loads and initialises what the first instrumented class would (ByteBuddy's matchers, type pool, advice and class
+   * writer: ~900 classes, a second or more of one core on a small machine), on the agent's own thread at premain.
+   * Without it the application's main thread pays that inside its first JDBC, executor or class-loader class, on
+   * the startup's critical path; here it overlaps with the JVM's and the framework's own single-threaded startup. A
+   * tiny class of the agent's own is described and woven into bytes that are never loaded. Never throws.
+   */
+  void warmUp() {
+    try {
+      for (Entry e : entries) {
+        e.visitors();
+      }
+      String name = WarmUpTarget.class.getName();
+      byte[] bytes;
+      try (java.io.InputStream in = FencingTransformer.class.getResourceAsStream(
+          "/" + name.replace('.', '/') + ".class")) {
+        if (in == null) {
+          return;
+        }
+        bytes = in.readAllBytes();
+      }
+      ClassLoader loader = FencingTransformer.class.getClassLoader();
+      ClassFileLocator locator = new ClassFileLocator.Compound(ClassFileLocator.Simple.of(name, bytes),
+          ClassFileLocator.ForClassLoader.WeaklyReferenced.of(loader));
+      // A pool of its own: the warm-up must leave no entry in the caches the application's classes use.
+      TypeDescription type = new LoadedFallbackPool(new TypePool.CacheProvider.Simple(), locator, loader)
+          .describe(name).resolve();
+      DynamicType.Builder<?> builder = byteBuddy().redefine(type, locator);
+      for (Entry e : entries) {
+        e.matches(type);
+        for (AsmVisitorWrapper v : e.visitors()) {
+          builder = builder.visit(v);
+        }
+      }
+      builder.make().getBytes();
+    } catch (Throwable t) {
+      LOG.debug("warm-up of the class transformation path failed (classes are still instrumented as they load): "
+          + AgentLog.describe(t));
+    }
+  }
+
+  /** Only described and woven by {@link #warmUp}, never loaded. */
+  static final class WarmUpTarget {
+    @SuppressWarnings("unused")
+    public Object execute(String sql) {
+      return sql;
+    }
   }
 
   /** Dynamic attach: classes loaded before the agent are retransformed through {@link #transform}. */
@@ -274,11 +416,12 @@ final class FencingTransformer implements ClassFileTransformer {
    * Only types without a class file reach the fallback, and those are already loaded (so it loads nothing new).
    */
   static final class LoadedFallbackPool extends TypePool.Default.WithLazyResolution {
-    private final ClassLoader loader;
+    /** Weak: descriptions in a loader's type cache refer to the pool that parsed them. Null for the boot loader. */
+    private final java.lang.ref.WeakReference<ClassLoader> loader;
 
-    LoadedFallbackPool(ClassFileLocator locator, ClassLoader loader) {
-      super(new TypePool.CacheProvider.Simple(), locator, TypePool.Default.ReaderMode.FAST);
-      this.loader = loader;
+    LoadedFallbackPool(TypePool.CacheProvider cache, ClassFileLocator locator, ClassLoader loader) {
+      super(cache, locator, TypePool.Default.ReaderMode.FAST);
+      this.loader = loader == null ? null : new java.lang.ref.WeakReference<>(loader);
     }
 
     @Override
@@ -288,7 +431,11 @@ final class FencingTransformer implements ClassFileTransformer {
         return r;
       }
       try {
-        return new Resolution.Simple(TypeDescription.ForLoadedType.of(Class.forName(name, false, loader)));
+        ClassLoader l = loader == null ? null : loader.get();
+        if (loader != null && l == null) {
+          return r;
+        }
+        return new Resolution.Simple(TypeDescription.ForLoadedType.of(Class.forName(name, false, l)));
       } catch (Throwable t) {
         return r;
       }

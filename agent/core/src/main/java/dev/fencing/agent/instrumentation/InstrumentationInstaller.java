@@ -44,9 +44,12 @@ public final class InstrumentationInstaller {
         transformer.retransformLoaded(inst);
         transformer.retransformEarlyBootClasses(inst);
       } else {
-        // Off premain: a handful of JDK classes at most, but retransforming loads ByteBuddy.
-        dev.fencing.agent.threads.AgentThreads.newThread(() -> transformer.retransformEarlyBootClasses(inst),
-            "fencing-agent-retransform").start();
+        // Off premain: a handful of JDK classes at most, but retransforming loads ByteBuddy; the warm-up first, so
+        // the application's first instrumented class finds ByteBuddy initialised.
+        dev.fencing.agent.threads.AgentThreads.newThread(() -> {
+          transformer.warmUp();
+          transformer.retransformEarlyBootClasses(inst);
+        }, "fencing-agent-retransform").start();
       }
     }
     return installed;

@@ -110,6 +110,9 @@ public final class LibraryCheck {
       String file = c.getKey();
       String name = file.substring(0, file.length() - ".class".length()).replace('/', '.');
       for (TypeInstrumentation type : module.typeInstrumentations()) {
+        if (type.className() != null && !type.className().equals(name)) {
+          continue; // as the transformer: an instrumentation of one class by name looks at no other class
+        }
         if (!FencingTransformer.contains(c.getValue(), type.classFileMarker().getBytes(StandardCharsets.US_ASCII))) {
           continue;
         }

@@ -15,6 +15,16 @@ public interface TypeInstrumentation {
   ElementMatcher<TypeDescription> typeMatcher();
 
   /**
+   * For instrumentations whose type matcher only accepts one class by name ({@code named(...)}): that name. The
+   * transformer then compares class names instead of searching every class file for the marker, and parses no other
+   * class for it (a class that merely refers to ThreadPoolExecutor is not described and matched). The type matcher
+   * still decides on the class of that name.
+   */
+  default String className() {
+    return null;
+  }
+
+  /**
    * True when the classes are loaded by the boot loader (java.base's HttpURLConnection): the transformer then
    * considers boot classes for this instrumentation, which it otherwise never touches.
    */

@@ -19,6 +19,11 @@ final class AsyncConnectExecInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public String className() {
+    return "org.apache.hc.client5.http.impl.async.AsyncConnectExec";
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return named("org.apache.hc.client5.http.impl.async.AsyncConnectExec");
   }

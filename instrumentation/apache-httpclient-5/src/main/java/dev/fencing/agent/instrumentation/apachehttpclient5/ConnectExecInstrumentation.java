@@ -20,6 +20,11 @@ final class ConnectExecInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public String className() {
+    return "org.apache.hc.client5.http.impl.classic.ConnectExec";
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return named("org.apache.hc.client5.http.impl.classic.ConnectExec");
   }

@@ -45,6 +45,11 @@ final class ExecutorInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public String className() {
+    return className;
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return named(className);
   }

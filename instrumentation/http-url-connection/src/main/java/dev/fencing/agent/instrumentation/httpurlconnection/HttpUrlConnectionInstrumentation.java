@@ -25,6 +25,11 @@ final class HttpUrlConnectionInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public String className() {
+    return "sun.net.www.protocol.http.HttpURLConnection";
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return named("sun.net.www.protocol.http.HttpURLConnection");
   }

@@ -21,6 +21,11 @@ final class ResponseCodeInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public String className() {
+    return "java.net.HttpURLConnection";
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return named("java.net.HttpURLConnection");
   }

@@ -20,6 +20,11 @@ final class HttpClientImplInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public String className() {
+    return "jdk.internal.net.http.HttpClientImpl";
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return named("jdk.internal.net.http.HttpClientImpl");
   }

@@ -22,6 +22,11 @@ final class CopyManagerInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public String className() {
+    return "org.postgresql.copy.CopyManager";
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return named("org.postgresql.copy.CopyManager");
   }

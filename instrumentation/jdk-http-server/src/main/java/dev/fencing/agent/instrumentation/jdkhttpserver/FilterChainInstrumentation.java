@@ -19,6 +19,11 @@ final class FilterChainInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public String className() {
+    return "com.sun.net.httpserver.Filter$Chain";
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return named("com.sun.net.httpserver.Filter$Chain");
   }

@@ -20,6 +20,11 @@ final class ConsumerRecordsInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public String className() {
+    return "org.apache.kafka.clients.consumer.ConsumerRecords";
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return named("org.apache.kafka.clients.consumer.ConsumerRecords");
   }

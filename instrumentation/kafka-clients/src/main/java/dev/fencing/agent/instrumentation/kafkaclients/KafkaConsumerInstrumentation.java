@@ -19,6 +19,11 @@ final class KafkaConsumerInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public String className() {
+    return "org.apache.kafka.clients.consumer.KafkaConsumer";
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return named("org.apache.kafka.clients.consumer.KafkaConsumer");
   }

@@ -20,6 +20,11 @@ final class ProducerBatchInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public String className() {
+    return "org.apache.kafka.clients.producer.internals.ProducerBatch";
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return named("org.apache.kafka.clients.producer.internals.ProducerBatch");
   }

@@ -31,6 +31,11 @@ final class RecordAccumulatorInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public String className() {
+    return "org.apache.kafka.clients.producer.internals.RecordAccumulator";
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return named("org.apache.kafka.clients.producer.internals.RecordAccumulator");
   }

@@ -24,6 +24,11 @@ final class RealInterceptorChainInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public String className() {
+    return "okhttp3.internal.http.RealInterceptorChain";
+  }
+
+  @Override
   public ElementMatcher<TypeDescription> typeMatcher() {
     return named("okhttp3.internal.http.RealInterceptorChain");
   }

@@ -1,0 +1,148 @@
+package dev.fencing.bench;
+
+import dev.fencing.testing.EtcdCluster;
+import dev.fencing.testing.PostgresServer;
+import dev.fencing.testing.SpringApp;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The spring part of scripts/bench.sh: startup of a realistic Spring Boot service (sample-apps/spring-replicas: JPA,
+ * Hibernate, HikariCP on PostgreSQL, Tomcat, Actuator, validation, Jackson; ~14,000 classes without an agent) with
+ * no agent, with this agent holding a real etcd lease, and with the OpenTelemetry Java agent, in rounds with a
+ * rotating order. Per run: Spring's own "Started ... in X seconds", the time from launching the JVM to the first
+ * HTTP 200 of GET /orders, the process's CPU time (user + system) at that moment, its RSS and the classes loaded.
+ * Absolute values are medians over rounds; ratios are paired per round (variant / no agent in the same round).
+ *
+ * <p>Arguments: agent jar, OpenTelemetry agent jar, rounds, Java home.
+ */
+public final class SpringBench {
+  private static final String[] VARIANTS = {"none", "agent", "otel"};
+  private static final String[] METRICS = {"started in (s)", "first 200 (ms)", "CPU to first 200 (ms)",
+      "RSS after start (MB)", "classes loaded"};
+
+  private SpringBench() {}
+
+  public static void main(String[] args) throws Exception {
+    Path agentJar = Path.of(args[0]);
+    Path otelJar = Path.of(args[1]);
+    int rounds = Integer.parseInt(args[2]);
+    Path javaHome = Path.of(args[3]);
+    for (Path p : List.of(agentJar, otelJar, SpringApp.fatJar())) {
+      if (!Files.isRegularFile(p)) {
+        throw new IllegalStateException(p + " is missing: build it first (scripts/bench.sh builds all three)");
+      }
+    }
+    // [variant][round][metric]
+    double[][][] r = new double[VARIANTS.length][rounds][];
+    try (EtcdCluster etcd = EtcdCluster.single(); PostgresServer pg = PostgresServer.start()) {
+      for (int round = 0; round < rounds; round++) {
+        for (int k = 0; k < VARIANTS.length; k++) {
+          int v = (k + round) % VARIANTS.length; // rotating order: each variant goes first in some round
+          r[v][round] = runOnce(VARIANTS[v], round, javaHome, agentJar, otelJar, etcd.endpoints(), pg);
+          System.err.printf(Locale.ROOT, "round %d %-5s %s%n", round + 1, VARIANTS[v], Arrays.toString(r[v][round]));
+        }
+      }
+    }
+    System.out.println("Spring Boot startup (sample-apps/spring-replicas, java -jar, " + javaHome.getFileName()
+        + "); medians of " + rounds + " rotating rounds, ratios paired per round, median (min-max):");
+    System.out.println();
+    System.out.println("| metric | no agent | this agent | ratio | OpenTelemetry agent | ratio |");
+    System.out.println("|---|---:|---:|---:|---:|---:|");
+    for (int m = 0; m < METRICS.length; m++) {
+      System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %s |%n", METRICS[m], f(median(r, 0, m), m),
+          f(median(r, 1, m), m), ratio(r, 1, m), f(median(r, 2, m), m), ratio(r, 2, m));
+    }
+    System.out.println();
+    System.out.printf(Locale.ROOT, "Added RSS after start: this agent %+.0f MB, OpenTelemetry agent %+.0f MB "
+        + "(medians of the per-round differences)%n", medianDiff(r, 1, 3), medianDiff(r, 2, 3));
+  }
+
+  private static double[] runOnce(String variant, int round, Path javaHome, Path agentJar, Path otelJar,
+      String endpoints, PostgresServer pg) throws IOException, InterruptedException {
+    String agentArgs = null;
+    List<String> jvmArgs = new ArrayList<>();
+    if (variant.equals("agent")) {
+      agentArgs = "lock=spring-bench-" + round + ",etcd.endpoints=" + endpoints + ",http.port=0";
+    } else if (variant.equals("otel")) {
+      jvmArgs.addAll(List.of("-javaagent:" + otelJar, "-Dotel.traces.exporter=none", "-Dotel.metrics.exporter=none",
+          "-Dotel.logs.exporter=none", "-Dotel.javaagent.logging=none", "-Dotel.service.name=bench"));
+    }
+    try (SpringApp app = SpringApp.start(javaHome, agentJar, "bench-" + variant, pg.jdbcUrl(), pg.user(), agentArgs,
+        Duration.ofSeconds(180), jvmArgs.toArray(String[]::new))) {
+      long pid = app.jvm().pid();
+      double cpuMs = ProcessHandle.of(pid).flatMap(h -> h.info().totalCpuDuration()).map(Duration::toMillis)
+          .orElse(-1L);
+      double rssMb = rssKb(pid) / 1024.0;
+      double classes = loadedClasses(javaHome, pid);
+      if (variant.equals("agent") && !app.jvm().output().contains("holding lock")) {
+        throw new IllegalStateException("the agent run did not hold its lease:\n" + app.jvm().output());
+      }
+      return new double[] {app.startedInSeconds(), app.firstOkMillis(), cpuMs, rssMb, classes};
+    }
+  }
+
+  private static long rssKb(long pid) throws IOException {
+    for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+      if (line.startsWith("VmRSS:")) {
+        return Long.parseLong(line.replaceAll("[^0-9]", ""));
+      }
+    }
+    return -1;
+  }
+
+  private static double loadedClasses(Path javaHome, long pid) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder(javaHome.resolve("bin/jcmd").toString(), Long.toString(pid), "PerfCounter.print")
+        .redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes());
+    p.waitFor();
+    for (String line : out.split("\n")) {
+      if (line.startsWith("java.cls.loadedClasses=")) {
+        return Double.parseDouble(line.substring(line.indexOf('=') + 1).trim());
+      }
+    }
+    return Double.NaN;
+  }
+
+  private static double median(double[][][] r, int v, int m) {
+    double[] x = new double[r[v].length];
+    for (int i = 0; i < x.length; i++) {
+      x[i] = r[v][i][m];
+    }
+    return median(x);
+  }
+
+  private static double medianDiff(double[][][] r, int v, int m) {
+    double[] x = new double[r[v].length];
+    for (int i = 0; i < x.length; i++) {
+      x[i] = r[v][i][m] - r[0][i][m];
+    }
+    return median(x);
+  }
+
+  private static String ratio(double[][][] r, int v, int m) {
+    double[] x = new double[r[v].length];
+    for (int i = 0; i < x.length; i++) {
+      x[i] = r[v][i][m] / r[0][i][m];
+    }
+    Arrays.sort(x);
+    return String.format(Locale.ROOT, "%.3f (%.2f-%.2f)", median(x), x[0], x[x.length - 1]);
+  }
+
+  private static double median(double[] v) {
+    double[] s = v.clone();
+    Arrays.sort(s);
+    int n = s.length;
+    return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  }
+
+  private static String f(double v, int metric) {
+    return String.format(Locale.ROOT, metric == 0 ? "%.2f" : "%.0f", v);
+  }
+}
