@@ -23,7 +23,7 @@ public final class AgentMetrics {
   private final List<FencingSeries.Series> series;
 
   public AgentMetrics(List<FencingSeries.Series> series) {
-    this(series, null);
+    this(series, List.of());
   }
 
   /** With {@code latency}, also {@code fencing_coordinator_request_duration_seconds} (a classic histogram). */

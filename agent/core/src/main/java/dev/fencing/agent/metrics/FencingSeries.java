@@ -109,6 +109,11 @@ public final class FencingSeries {
     return of(List.of(new LockSeries(state, true, sideEffects, null)), rejections, build, leaseEnabled);
   }
 
+  /** As below, for an etcd agent with a lease (tests, tools). */
+  public static List<Series> of(dev.fencing.agent.scope.Scopes scopes) {
+    return of(scopes, BuildInfo.current("etcd"), true);
+  }
+
   /** The series of every lock of this JVM (scopes), each labelled with its lock: bounded by the configuration. */
   public static List<Series> of(dev.fencing.agent.scope.Scopes scopes, BuildInfo build, boolean leaseEnabled) {
     List<LockSeries> locks = new ArrayList<>();

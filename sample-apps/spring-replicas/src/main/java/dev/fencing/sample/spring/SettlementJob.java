@@ -15,16 +15,24 @@ import org.springframework.transaction.annotation.Transactional;
 public class SettlementJob {
   private final JdbcTemplate jdbc;
   private final String replica;
+  private final long workMillis;
 
-  public SettlementJob(JdbcTemplate jdbc, @Value("${app.replica}") String replica) {
+  public SettlementJob(JdbcTemplate jdbc, @Value("${app.replica}") String replica,
+      @Value("${app.settlement.work-ms:0}") long workMillis) {
     this.jdbc = jdbc;
     this.replica = replica;
+    this.workMillis = workMillis;
   }
 
   @Scheduled(initialDelayString = "${app.settlement.initial-delay-ms:500}",
       fixedDelayString = "${app.settlement.interval-ms:500}")
   @Transactional
-  public void settle() {
-    jdbc.update("INSERT INTO settlement_run (replica, orders_seen) SELECT ?, count(*) FROM orders", replica);
+  public void settle() throws InterruptedException {
+    // A run reads, works (app.settlement.work-ms: a real settlement computes for a while), then records itself.
+    Long seen = jdbc.queryForObject("SELECT count(*) FROM orders", Long.class);
+    if (workMillis > 0) {
+      Thread.sleep(workMillis);
+    }
+    jdbc.update("INSERT INTO settlement_run (replica, orders_seen) VALUES (?, ?)", replica, seen);
   }
 }

@@ -55,7 +55,7 @@ public final class OtlpExport {
 
   /** Starts the periodic export; call on an agent thread, never in premain. */
   public static OtlpExport start(OtlpSettings settings, List<FencingSeries.Series> series, Resource resource) {
-    return start(settings, series, null, resource);
+    return start(settings, series, List.<CoordinatorLatency>of(), resource);
   }
 
   /** As above, with the coordinator latency histogram ({@code latency} may be null). */

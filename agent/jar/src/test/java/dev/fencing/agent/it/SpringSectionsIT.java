@@ -1,0 +1,264 @@
+package dev.fencing.agent.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.fence.sql.SqlFence;
+import dev.fencing.fence.sql.SqlFenceInstaller;
+import dev.fencing.fence.sql.TableName;
+import dev.fencing.testing.EtcdCluster;
+import dev.fencing.testing.Http;
+import dev.fencing.testing.Ports;
+import dev.fencing.testing.PostgresServer;
+import dev.fencing.testing.SpringApp;
+import java.io.InputStream;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.zip.ZipFile;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The replicated Spring Boot sample (sample-apps/spring-replicas, no fencing code) on two replicas, the agent attached
+ * to both with one declared section and no JVM-wide lock: {@code SettlementJob#settle@settlement}. Both replicas
+ * start (Spring's SQL init writes at startup, also on the standby) and serve reads and writes the whole time; the
+ * {@code @Scheduled} job runs on the holder of {@code settlement} only; the holder is frozen (SIGSTOP) in the middle
+ * of a run, past the TTL; the other replica takes the job over with a higher token; the frozen one's write, made when
+ * it resumes, is refused (by the agent or by the SQL fence on {@code settlement_run}), and nothing else of either
+ * replica is refused.
+ */
+class SpringSectionsIT {
+  private static final String SECTION = "dev.fencing.sample.spring.SettlementJob#settle@settlement";
+
+  static List<Path> javaHomes() {
+    return AgentProcesses.javaHomes();
+  }
+
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void bothReplicasServeTheJobRunsOnTheHolderAndAFrozenHoldersLateWriteIsRefused(Path javaHome) throws Exception {
+    try (EtcdCluster etcd = EtcdCluster.single(); PostgresServer pg = PostgresServer.start()) {
+      String url = pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "user=" + pg.user();
+      // The DBA's part: the app's own schema (the one its SQL init runs), then the fence on the job's table only.
+      try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+        s.execute(schemaOfTheApp());
+        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("settlement_run"), "settlement", false, false));
+      }
+      int portA = Ports.freePort();
+      int portB = Ports.freePort();
+      String common = "sections=" + SECTION + ",lease.ttl=3s,lease.safety-margin=500ms,etcd.endpoints="
+          + etcd.endpoints();
+      // A run of the job reads, works for 2 s, then writes: a freeze lands inside a run, as a GC pause would.
+      String[] jobTiming = {"-Dapp.settlement.work-ms=2000", "-Dapp.settlement.interval-ms=100"};
+      try (SpringApp a = SpringApp.start(javaHome, "replica-a", pg.jdbcUrl(), pg.user(), common + ",http.port=" + portA,
+          Duration.ofSeconds(120), jobTiming)) {
+        long tokenA = awaitLock(portA, "HOLDING", Duration.ofSeconds(15));
+        Load load = new Load(a);
+        try (SpringApp b = SpringApp.start(javaHome, "replica-b", pg.jdbcUrl(), pg.user(),
+            common + ",http.port=" + portB, Duration.ofSeconds(120), jobTiming)) {
+          load.add(b);
+          awaitLock(portB, "STANDBY", Duration.ofSeconds(15));
+          try (Connection c = DriverManager.getConnection(url)) {
+            assertThat(strings(c, "SELECT replica FROM replica_start ORDER BY replica"))
+                .as("both replicas ran Spring's SQL init at startup, the standby too")
+                .containsExactly("replica-a", "replica-b");
+            awaitCount(c, "SELECT count(*) FROM settlement_run", 2, Duration.ofSeconds(15));
+            assertThat(strings(c, "SELECT DISTINCT replica || ':' || coalesce(token_seen, 'untagged') FROM settlement_run"))
+                .as("the job runs on the holder only, with its token").containsExactly("replica-a:" + tokenA);
+            assertThat(metric(Http.get("http://127.0.0.1:" + portB + "/metrics"),
+                "fencing_section_skipped_total{lock=\"settlement\"}"))
+                .as("the standby skips the job").isPositive();
+
+            // Freeze A in the middle of a run: just after one of its writes, the next run is in its 2 s of work.
+            long last = awaitNewRow(c, "replica-a", Duration.ofSeconds(10));
+            Thread.sleep(300);
+            load.pause(a);
+            a.jvm().suspend();
+            long tokenB = awaitLock(portB, "HOLDING", Duration.ofSeconds(3 + 5));
+            assertThat(tokenB).as("the successor's token").isGreaterThan(tokenA);
+            awaitCount(c, "SELECT count(*) FROM settlement_run WHERE replica = 'replica-b'", 1, Duration.ofSeconds(10));
+            a.jvm().resume();
+            load.resume(a);
+            // The run A was frozen in writes when it wakes; that write is refused, and A's later runs are skipped.
+            awaitOutput(a, Pattern.compile("FN001|FN003"), Duration.ofSeconds(20));
+            Thread.sleep(3000);
+            assertThat(count(c, "SELECT count(*) FROM settlement_run WHERE replica = 'replica-a' AND id > " + last))
+                .as("no settlement row of the frozen holder after it resumed").isZero();
+            assertThat(strings(c, "SELECT DISTINCT coalesce(token_seen, 'untagged') FROM settlement_run"
+                + " WHERE replica = 'replica-b'")).as("the successor's runs carry its token")
+                .containsExactly(Long.toString(tokenB));
+            String metricsA = Http.get("http://127.0.0.1:" + portA + "/metrics");
+            assertThat(metric(metricsA, "fencing_side_effects_total{channel=\"jdbc\",fenced=\"true\",lock=\"settlement\","
+                + "outcome=\"blocked\"}") + metric(metricsA, "fencing_rejections_total{channel=\"jdbc\","
+                + "lock=\"settlement\",reason=\"stale_token\"}")).as("the late write refused, as A's agent counts it")
+                .isGreaterThanOrEqualTo(1.0);
+          }
+          // Both served every write of the load, before, during and after the handover.
+          Thread.sleep(500);
+          load.stop();
+          assertThat(load.failures).as("requests of the load that did not get 201").isEmpty();
+          assertThat(load.ok.get()).as("orders created").isGreaterThan(20);
+          assertThat(a.postJson("/orders", "{\"item\":\"after\",\"quantity\":1}").statusCode()).isEqualTo(201);
+          assertThat(b.postJson("/orders", "{\"item\":\"after\",\"quantity\":1}").statusCode()).isEqualTo(201);
+        } finally {
+          load.stop();
+        }
+      }
+    }
+  }
+
+  /** POSTs an order to every replica every 50 ms, off the test's thread, and keeps what did not get 201. */
+  static final class Load {
+    final Map<SpringApp, Boolean> targets = new ConcurrentHashMap<>();
+    final Map<String, String> failures = new ConcurrentHashMap<>();
+    final AtomicInteger ok = new AtomicInteger();
+    final AtomicBoolean running = new AtomicBoolean(true);
+    final Thread thread;
+
+    Load(SpringApp first) {
+      targets.put(first, true);
+      thread = new Thread(this::run, "order-load");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    void add(SpringApp app) {
+      targets.put(app, true);
+    }
+
+    void pause(SpringApp app) {
+      targets.put(app, false);
+    }
+
+    void resume(SpringApp app) {
+      targets.put(app, true);
+    }
+
+    void stop() throws InterruptedException {
+      running.set(false);
+      thread.join(15_000);
+    }
+
+    private void run() {
+      int n = 0;
+      while (running.get()) {
+        for (Map.Entry<SpringApp, Boolean> t : targets.entrySet()) {
+          if (!t.getValue()) {
+            continue;
+          }
+          n++;
+          try {
+            HttpResponse<String> r = t.getKey().postJson("/orders", "{\"item\":\"load-" + n + "\",\"quantity\":1}");
+            if (r.statusCode() == 201) {
+              ok.incrementAndGet();
+            } else if (targets.get(t.getKey())) {
+              failures.put("load-" + n + " on port " + t.getKey().port(), r.statusCode() + " " + r.body());
+            }
+          } catch (RuntimeException e) {
+            if (targets.get(t.getKey())) { // a request caught by the freeze is not the app's failure
+              failures.put("load-" + n + " on port " + t.getKey().port(), e.toString());
+            }
+          }
+        }
+        try {
+          Thread.sleep(50);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
+  }
+
+  /** The app's schema.sql, read from its fat jar (the statements its SQL init runs at every start). */
+  private static String schemaOfTheApp() throws Exception {
+    try (ZipFile jar = new ZipFile(SpringApp.fatJar().toFile());
+        InputStream in = jar.getInputStream(jar.getEntry("BOOT-INF/classes/schema.sql"))) {
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+
+  /** Waits until /status shows the settlement lock in {@code state}; returns its token (0 when it has none). */
+  private static long awaitLock(int port, String state, Duration timeout) {
+    String prefix = "\"lock\":\"settlement\",\"scope\":\"sections\",\"state\":\"" + state + "\"";
+    String body = Http.awaitStatus(port, prefix, timeout);
+    Matcher m = Pattern.compile(Pattern.quote(prefix) + ",\"token\":(\\d+)").matcher(body);
+    return m.find() ? Long.parseLong(m.group(1)) : 0;
+  }
+
+  private static void awaitOutput(SpringApp app, Pattern pattern, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (pattern.matcher(app.jvm().output()).find()) {
+        return;
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError("no " + pattern + " in the output of " + app.jvm() + " within " + timeout + ":\n"
+        + app.jvm().output());
+  }
+
+  private static long awaitNewRow(Connection c, String replica, Duration timeout) throws Exception {
+    String sql = "SELECT coalesce(max(id), 0) FROM settlement_run WHERE replica = '" + replica + "'";
+    long before = count(c, sql);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      long now = count(c, sql);
+      if (now > before) {
+        return now;
+      }
+      Thread.sleep(20);
+    }
+    throw new AssertionError("no new settlement row of " + replica + " within " + timeout);
+  }
+
+  private static void awaitCount(Connection c, String sql, long atLeast, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    long n = 0;
+    while (System.nanoTime() < deadline) {
+      n = count(c, sql);
+      if (n >= atLeast) {
+        return;
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError(sql + " = " + n + ", expected at least " + atLeast + " within " + timeout);
+  }
+
+  private static long count(Connection c, String sql) throws Exception {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private static List<String> strings(Connection c, String sql) throws Exception {
+    List<String> out = new java.util.ArrayList<>();
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      while (rs.next()) {
+        out.add(rs.getString(1));
+      }
+    }
+    return out;
+  }
+
+  private static double metric(String metrics, String series) {
+    for (String line : metrics.split("\n")) {
+      if (line.startsWith(series + " ")) {
+        return Double.parseDouble(line.substring(series.length() + 1).trim());
+      }
+    }
+    return 0;
+  }
+}
