@@ -170,7 +170,7 @@ class OtlpExportIT {
       assertThat(effects.getSum().getIsMonotonic()).isTrue();
       assertThat(effects.getSum().getAggregationTemporality())
           .isEqualTo(AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE);
-      assertThat(effects.getSum().getDataPointsCount()).as("every known combination, from the start").isEqualTo(24);
+      assertThat(effects.getSum().getDataPointsCount()).as("every known combination, from the start: 3 channels x fenced or not x 5 outcomes").isEqualTo(30);
       assertThat(holding.metrics().get("fencing_rejections").getSum().getDataPointsCount()).as("3 channels x 3 reasons (stale, missing, replayed)").isEqualTo(9);
       assertThat(holding.metrics().get("fencing_lease_losses").getSum().getDataPointsList())
           .extracting(p -> attributes(p.getAttributesList()))
