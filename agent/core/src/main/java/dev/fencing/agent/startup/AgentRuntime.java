@@ -2,7 +2,7 @@ package dev.fencing.agent.startup;
 
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.config.ConfigKey;
-import dev.fencing.agent.lease.EtcdLeaseProvider;
+import dev.fencing.agent.lease.LeaseProviders;
 import dev.fencing.agent.lease.LeaseKeeper;
 import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.metrics.AgentMetrics;
@@ -61,9 +61,10 @@ final class AgentRuntime {
         return;
       }
       state.loadPersisted();
-      keeper = new LeaseKeeper(config, state, () -> new EtcdLeaseProvider(config));
+      keeper = new LeaseKeeper(config, state, () -> LeaseProviders.create(config));
       keeper.start();
-      LOG.info("started: lock '" + config.lock() + "', etcd " + config.display(ConfigKey.ETCD_ENDPOINTS)
+      LOG.info("started: lock '" + config.lock() + "', " + (config.coordinator() == dev.fencing.agent.config.AgentConfig.Coordinator.ZOOKEEPER
+          ? "ZooKeeper " + config.display(ConfigKey.ZOOKEEPER_CONNECT) : "etcd " + config.display(ConfigKey.ETCD_ENDPOINTS))
           + ", lease ttl " + config.display(ConfigKey.LEASE_TTL) + ", mode " + config.display(ConfigKey.MODE)
           + ", holder " + config.holderId());
     } catch (Throwable t) {
