@@ -169,8 +169,12 @@ public final class ZooKeeperLeaseProvider implements LeaseProvider {
   @Override
   public long clusterId(Duration timeout) throws Exception {
     ZooKeeper z = session(timeout);
-    Stat stat = await(ensurePath(z, root), timeout, root);
-    identity = stat.getCzxid();
+    await(ensurePath(z, root), timeout, root);
+    // A write proves this session may change the tree under the root (exists() needs no permission at all): wrong
+    // credentials fail here, before campaigning, as a clear error rather than a candidate that can never lock.
+    CompletableFuture<Stat> written = new CompletableFuture<>();
+    z.setData(root, new byte[0], -1, (rc, path, ctx, stat) -> complete(written, rc, stat, root), null);
+    identity = await(written, timeout, root).getCzxid();
     return identity;
   }
 
