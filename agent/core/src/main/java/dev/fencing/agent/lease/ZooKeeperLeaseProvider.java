@@ -31,9 +31,10 @@ import org.apache.zookeeper.data.Stat;
 
 /**
  * ZooKeeper through the plain client. A "lease" is a ZooKeeper session: granted when the session is established
- * (its TTL is the negotiated session timeout), kept alive by a {@code sync} round trip (an answer proves the session
- * was alive at the server after the request was sent, so the keeper's deadline = send time + timeout - margin never
- * outlives it), revoked by closing the session (which deletes its ephemeral nodes).
+ * (its TTL is the negotiated session timeout), kept alive by a {@code sync} round trip whose answer reports the
+ * timeout less the time since the previous answered keepalive was sent (see {@link #keepAlive}), so the keeper's
+ * deadline never outlives the leader's view of the session; revoked by closing the session (which deletes its
+ * ephemeral nodes).
  *
  * <p>The lock is ZooKeeper's lock recipe: an ephemeral sequential node {@code <path>/<lock>/lock-<seq>} holding the
  * holder id; the lowest sequence holds, every other candidate watches only its predecessor (no herd). The token is
@@ -61,6 +62,7 @@ public final class ZooKeeperLeaseProvider implements LeaseProvider {
   private ZooKeeper zk; // guarded by this; the current session
   private boolean leased; // guarded by this; the current session was handed out by grant()
   private volatile long identity; // czxid of the root node, read by clusterId()
+  private long lastAnsweredSent; // guarded by this; nanoTime the last answered keepalive (or the session request) was sent
 
   public ZooKeeperLeaseProvider(AgentConfig config) throws IOException {
     this.connect = config.zookeeperConnect();
@@ -132,6 +134,7 @@ public final class ZooKeeperLeaseProvider implements LeaseProvider {
         }
       }
     };
+    long requested = System.nanoTime();
     ZooKeeper z = new ZooKeeper(connect, sessionTimeoutMs, watcher, clientConfig);
     if (auth != null) {
       z.addAuthInfo("digest", auth); // sent before any request of this session, and again on every reconnect
@@ -144,6 +147,7 @@ public final class ZooKeeperLeaseProvider implements LeaseProvider {
     synchronized (this) {
       zk = z;
       leased = false;
+      lastAnsweredSent = requested; // the server cannot have started the session before it was requested
     }
     return z;
   }
@@ -272,7 +276,22 @@ public final class ZooKeeperLeaseProvider implements LeaseProvider {
       throw new IllegalStateException("ZooKeeper negotiated a session timeout of " + negotiated + " ms (the server's "
           + "minSessionTimeout..maxSessionTimeout bound fencing.zookeeper.session-timeout); at least 2 s is needed");
     }
-    return new Lease(z.getSessionId(), TimeUnit.MILLISECONDS.toSeconds(negotiated));
+    long since;
+    synchronized (this) {
+      since = System.nanoTime() - lastAnsweredSent;
+    }
+    // The keeper counts this TTL from just before grant(); the session may have been requested a little earlier.
+    long left = TimeUnit.MILLISECONDS.toNanos(negotiated) - since;
+    return new Lease(z.getSessionId(), Math.max(1, TimeUnit.NANOSECONDS.toSeconds(left)));
+  }
+
+  /** Records an answered keepalive sent at {@code sent}; returns the send time of the one answered before it. */
+  private synchronized long answered(long sent) {
+    long previous = lastAnsweredSent;
+    if (sent - lastAnsweredSent > 0) {
+      lastAnsweredSent = sent;
+    }
+    return previous;
   }
 
   private synchronized ZooKeeper sessionOf(long leaseId) {
@@ -285,14 +304,19 @@ public final class ZooKeeperLeaseProvider implements LeaseProvider {
     if (z == null || !z.getState().isAlive()) {
       return CompletableFuture.completedFuture(0L); // closed or expired: the lease is gone
     }
-    long ttlSeconds = TimeUnit.MILLISECONDS.toSeconds(z.getSessionTimeout());
+    long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(z.getSessionTimeout());
+    long sent = System.nanoTime();
     CompletableFuture<Long> f = new CompletableFuture<>();
-    // sync goes through the ensemble's leader: an answer also proves the server we talk to still follows one (a
-    // partitioned follower cannot answer it), not only that it had our session.
+    // sync goes through the ensemble's leader: an answer proves the server we talk to still follows one (a
+    // partitioned follower cannot answer it). But the leader counts our session from what the follower reports in
+    // its pings, and this sync's own visit may not be reported yet (the follower could lose the leader right after
+    // answering): what the leader has surely heard of is the previous answered keepalive, forwarded on the same
+    // connection before this one. So the time left is counted from that one's send time, not this one's.
     z.sync(root, (rc, path, ctx) -> {
       KeeperException.Code code = KeeperException.Code.get(rc);
       if (code == KeeperException.Code.OK) {
-        f.complete(ttlSeconds);
+        long previous = answered(sent);
+        f.complete(Math.max(0, TimeUnit.NANOSECONDS.toSeconds(timeoutNanos - (sent - previous))));
       } else if (code == KeeperException.Code.SESSIONEXPIRED) {
         f.complete(0L);
       } else {

@@ -110,7 +110,7 @@ class ZooKeeperTakeoverIT {
   @MethodSource("javaHomes")
   void holderKeepsItsTokenWhenTheZooKeeperLeaderIsKilled(Path javaHome) throws Exception {
     try (ZooKeeperEnsemble zk = ZooKeeperEnsemble.start(3);
-        Agent agent = AgentProcesses.start(javaHome, "zk-leader", args("survive", zk, "8s"))) {
+        Agent agent = AgentProcesses.start(javaHome, "zk-leader", args("survive", zk, "12s"))) {
       agent.awaitState("HOLDING", Duration.ofSeconds(20));
       long token = agent.token();
       ZooKeeperEnsemble.Server leader = zk.leader();
@@ -173,13 +173,16 @@ class ZooKeeperTakeoverIT {
       holder.awaitState("HOLDING", Duration.ofSeconds(20));
       try (ZooKeeper z = client(zk)) {
         // The agent's nodes are its user's alone: an anonymous client may not even read them.
-        assertThat(z.getACL("/fencing/locks", new Stat()).get(0).getId().getScheme()).isEqualTo("digest");
         try {
           z.getData("/fencing/locks", false, null);
           throw new AssertionError("anonymous read of /fencing/locks was allowed");
         } catch (org.apache.zookeeper.KeeperException.NoAuthException expected) {
           // refused, as the ACL says
         }
+        z.addAuthInfo("digest", "agent:s3cret".getBytes(StandardCharsets.UTF_8));
+        org.apache.zookeeper.data.Id owner = z.getACL("/fencing/locks", new Stat()).get(0).getId();
+        assertThat(owner.getScheme()).isEqualTo("digest");
+        assertThat(owner.getId()).startsWith("agent:");
       }
       try (Agent wrong = AgentProcesses.start(javaHome, "zk-auth-wrong", args("auth", zk, "3s") + ",zookeeper.auth-file=" + bad)) {
         String detail = Http.jsonField(wrong.awaitState("FAILED", Duration.ofSeconds(20)), "detail");
