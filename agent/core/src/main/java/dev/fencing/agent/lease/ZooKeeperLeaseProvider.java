@@ -227,7 +227,6 @@ public final class ZooKeeperLeaseProvider implements LeaseProvider {
 
   /** A KeeperException whose message tells an operator what to check. */
   private Exception failure(KeeperException.Code code, String path) {
-    KeeperException e = KeeperException.create(code, path);
     String hint;
     switch (code) {
       case NOAUTH:
@@ -243,9 +242,10 @@ public final class ZooKeeperLeaseProvider implements LeaseProvider {
         hint = "the server refused the credentials of fencing.zookeeper.auth-file";
         break;
       default:
-        return e;
+        return KeeperException.create(code, path);
     }
-    return new IOException("ZooKeeper refused " + path + " (" + code + "): " + hint, e);
+    // No cause: the agent's log and /status describe an error by its root cause, which would hide the hint.
+    return new IOException("ZooKeeper refused " + path + " (" + code + "): " + hint);
   }
 
   private static <T> T await(CompletableFuture<T> f, Duration timeout, String what) throws Exception {
