@@ -3,7 +3,7 @@ package dev.fencing.agent.cli;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.config.ConfigKey;
 import dev.fencing.agent.config.ConfigLoader;
-import dev.fencing.agent.lease.EtcdLeaseProvider;
+import dev.fencing.agent.lease.LeaseProviders;
 import dev.fencing.agent.lease.LeaseProvider;
 import dev.fencing.agent.log.AgentLog;
 import java.io.PrintStream;
@@ -86,9 +86,11 @@ public final class Cli {
         out.println("  PROBLEM " + p);
       }
     }
-    out.println("etcd " + config.display(ConfigKey.ETCD_ENDPOINTS) + ":");
+    boolean zk = config.coordinator() == dev.fencing.agent.config.AgentConfig.Coordinator.ZOOKEEPER;
+    out.println(zk ? "ZooKeeper " + config.display(ConfigKey.ZOOKEEPER_CONNECT) + " (path "
+        + config.display(ConfigKey.ZOOKEEPER_PATH) + "):" : "etcd " + config.display(ConfigKey.ETCD_ENDPOINTS) + ":");
     long start = System.nanoTime();
-    try (LeaseProvider etcd = new EtcdLeaseProvider(config)) {
+    try (LeaseProvider etcd = LeaseProviders.create(config)) {
       long clusterId = etcd.clusterId(config.etcdTimeout());
       out.printf("  OK: cluster %s answered in %d ms%n", Long.toHexString(clusterId), (System.nanoTime() - start) / 1_000_000);
       // Every lock this JVM would campaign for: the JVM-wide one and each section's.
@@ -97,8 +99,14 @@ public final class Cli {
         String scope = scopeOf(config, lock);
         if (h.isPresent()) {
           LeaseProvider.Holder holder = h.get();
-          out.printf("lock '%s' (%s): held by %s with fencing token %d (lease %s, %d s left)%n", lock, scope,
-              holder.holderId, holder.token, Long.toHexString(holder.leaseId), holder.remainingTtlSeconds);
+          if (zk) {
+            // A ZooKeeper session's remaining time is not visible to other clients.
+            out.printf("lock '%s' (%s): held by %s with fencing token %d (czxid 0x%s, session %s)%n", lock, scope,
+                holder.holderId, holder.token, Long.toHexString(holder.token), Long.toHexString(holder.leaseId));
+          } else {
+            out.printf("lock '%s' (%s): held by %s with fencing token %d (lease %s, %d s left)%n", lock, scope,
+                holder.holderId, holder.token, Long.toHexString(holder.leaseId), holder.remainingTtlSeconds);
+          }
         } else {
           out.printf("lock '%s' (%s): not held%n", lock, scope);
         }

@@ -3,7 +3,7 @@ package dev.fencing.agent.cli;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.config.ConfigKey;
 import dev.fencing.agent.config.ConfigLoader;
-import dev.fencing.agent.lease.EtcdLeaseProvider;
+import dev.fencing.agent.lease.LeaseProviders;
 import dev.fencing.agent.lease.LeaseProvider;
 import dev.fencing.agent.log.AgentLog;
 import dev.fencing.fence.sql.CliArgs;
@@ -100,17 +100,17 @@ final class FenceResetCli {
 
     long coordinator;
     String basis;
-    try (LeaseProvider etcd = new EtcdLeaseProvider(config)) {
+    try (LeaseProvider etcd = LeaseProviders.create(config)) {
       Optional<LeaseProvider.Holder> holder = etcd.holder(lock, config.etcdTimeout());
       if (holder.isPresent()) {
         coordinator = holder.get().token;
         basis = "holder " + holder.get().holderId + " token " + coordinator;
       } else {
         coordinator = etcd.revision(config.etcdTimeout());
-        basis = "not held, etcd revision " + coordinator;
+        basis = "not held, " + LeaseProviders.name(config) + " revision " + coordinator;
       }
     } catch (Exception e) {
-      out.println("fence reset failed: cannot read lock '" + lock + "' from etcd " + config.display(ConfigKey.ETCD_ENDPOINTS)
+      out.println("fence reset failed: cannot read lock '" + lock + "' from " + LeaseProviders.describe(config)
           + " within " + config.display(ConfigKey.ETCD_TIMEOUT) + ": " + AgentLog.describe(e));
       return 1;
     }

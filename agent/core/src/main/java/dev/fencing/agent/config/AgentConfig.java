@@ -16,6 +16,9 @@ public final class AgentConfig {
   /** fencing.jdbc.pooler: how a PostgreSQL session is made to carry the token. */
   public enum JdbcPooler { AUTO, TRANSACTION, SESSION }
 
+  /** fencing.coordinator: where the lock and its token come from. */
+  public enum Coordinator { ETCD, ZOOKEEPER }
+
   private final Map<ConfigKey, Object> values;
   private final Map<String, Boolean> instrumentations;
   private final Map<String, String> sources;
@@ -129,6 +132,43 @@ public final class AgentConfig {
 
   public Duration etcdTimeout() {
     return get(ConfigKey.ETCD_TIMEOUT);
+  }
+
+  public Coordinator coordinator() {
+    Coordinator c = get(ConfigKey.COORDINATOR);
+    return c == null ? Coordinator.ETCD : c;
+  }
+
+  public String zookeeperConnect() {
+    return get(ConfigKey.ZOOKEEPER_CONNECT);
+  }
+
+  public String zookeeperPath() {
+    return get(ConfigKey.ZOOKEEPER_PATH);
+  }
+
+  public Duration zookeeperSessionTimeout() {
+    return get(ConfigKey.ZOOKEEPER_SESSION_TIMEOUT);
+  }
+
+  public Path zookeeperAuthFile() {
+    return get(ConfigKey.ZOOKEEPER_AUTH_FILE);
+  }
+
+  public Path zookeeperTruststore() {
+    return get(ConfigKey.ZOOKEEPER_TLS_TRUSTSTORE);
+  }
+
+  public Path zookeeperTruststorePasswordFile() {
+    return get(ConfigKey.ZOOKEEPER_TLS_TRUSTSTORE_PASSWORD_FILE);
+  }
+
+  public Path zookeeperKeystore() {
+    return get(ConfigKey.ZOOKEEPER_TLS_KEYSTORE);
+  }
+
+  public Path zookeeperKeystorePasswordFile() {
+    return get(ConfigKey.ZOOKEEPER_TLS_KEYSTORE_PASSWORD_FILE);
   }
 
   public Duration leaseTtl() {

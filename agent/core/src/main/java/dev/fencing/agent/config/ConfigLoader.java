@@ -313,6 +313,26 @@ public final class ConfigLoader {
       problems.add(ConfigKey.ETCD_TLS_CERT.property() + " and " + ConfigKey.ETCD_TLS_KEY.property()
           + ": expected both or neither");
     }
+    pair(raw, ConfigKey.ZOOKEEPER_TLS_TRUSTSTORE, ConfigKey.ZOOKEEPER_TLS_TRUSTSTORE_PASSWORD_FILE, problems);
+    pair(raw, ConfigKey.ZOOKEEPER_TLS_KEYSTORE, ConfigKey.ZOOKEEPER_TLS_KEYSTORE_PASSWORD_FILE, problems);
+    if (setValue(raw, ConfigKey.ZOOKEEPER_TLS_KEYSTORE) != null && setValue(raw, ConfigKey.ZOOKEEPER_TLS_TRUSTSTORE) == null) {
+      problems.add(ConfigKey.ZOOKEEPER_TLS_KEYSTORE.property() + ": expected with "
+          + ConfigKey.ZOOKEEPER_TLS_TRUSTSTORE.property() + " (which enables TLS)");
+    }
+    Object session = v.get(ConfigKey.ZOOKEEPER_SESSION_TIMEOUT);
+    Object margin = v.get(ConfigKey.LEASE_SAFETY_MARGIN);
+    if (session instanceof java.time.Duration && margin instanceof java.time.Duration
+        && ((java.time.Duration) margin).compareTo(((java.time.Duration) session).dividedBy(2)) >= 0) {
+      problems.add(ConfigKey.ZOOKEEPER_SESSION_TIMEOUT.property() + "=" + Durations.format((java.time.Duration) session)
+          + ": expected more than twice " + ConfigKey.LEASE_SAFETY_MARGIN.property() + " ("
+          + Durations.format((java.time.Duration) margin) + ")");
+    }
+  }
+
+  private static void pair(Map<String, Raw> raw, ConfigKey a, ConfigKey b, List<String> problems) {
+    if ((setValue(raw, a) == null) != (setValue(raw, b) == null)) {
+      problems.add(a.property() + " and " + b.property() + ": expected both or neither");
+    }
   }
 
   /** hostname/pid without a DNS lookup (which can be slow). */

@@ -385,6 +385,33 @@ abstract class ValueType<T> {
     };
   }
 
+  /** The ZooKeeper session timeout: at least 2 s (ZooKeeper's own floor is two server ticks), by default the lease TTL. */
+  static ValueType<Duration> sessionTimeout() {
+    return new ValueType<>() {
+      @Override
+      Duration parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+        return checkedDuration(value, Duration.ofSeconds(2));
+      }
+
+      @Override
+      Duration byDefault(String defaultText, Map<ConfigKey, Object> before) {
+        return (Duration) before.get(ConfigKey.LEASE_TTL);
+      }
+    };
+  }
+
+  /** An absolute ZooKeeper path: starts with '/', no empty segment, no trailing '/', no '.' or '..' segment. */
+  static ValueType<String> zkPath() {
+    return of(value -> {
+      String v = value.trim();
+      if (!v.startsWith("/") || v.length() < 2 || v.endsWith("/") || v.contains("//") || v.contains("/./")
+          || v.contains("/../") || v.endsWith("/.") || v.endsWith("/..")) {
+        throw Invalid.expected("an absolute ZooKeeper path such as /fencing/locks (no trailing '/', no empty, '.' or '..' segment)");
+      }
+      return v;
+    });
+  }
+
   /** A duration (at least 0) whose default is the lease TTL (read before it). */
   static ValueType<Duration> durationDefaultingToTtl() {
     return new ValueType<>() {

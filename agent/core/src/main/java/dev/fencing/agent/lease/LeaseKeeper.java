@@ -53,6 +53,7 @@ public final class LeaseKeeper implements AutoCloseable {
   private volatile LeaseProvider provider;
   private volatile Session current;
   private String lastProblem;
+  private final String coordinator; // "etcd" or "ZooKeeper", for messages
 
   public LeaseKeeper(AgentConfig config, TokenState state, ProviderFactory factory) {
     this(config, state.lock(), state, factory);
@@ -70,6 +71,7 @@ public final class LeaseKeeper implements AutoCloseable {
     this.shutdownTimeout = config.shutdownTimeout();
     this.scheduler = Executors.newSingleThreadScheduledExecutor(AgentThreads.factory("fencing-agent-keepalive-" + lock));
     this.thread = AgentThreads.newThread(this::run, "fencing-agent-lease-" + lock);
+    this.coordinator = LeaseProviders.name(config);
   }
 
   public void start() {
@@ -104,8 +106,8 @@ public final class LeaseKeeper implements AutoCloseable {
         if (closed) {
           return;
         }
-        String problem = "etcd error: " + AgentLog.describe(t);
-        state.unreachable("etcd unreachable or failing (" + AgentLog.describe(t) + ")");
+        String problem = coordinator + " error: " + AgentLog.describe(t);
+        state.unreachable(coordinator + " unreachable or failing (" + AgentLog.describe(t) + ")");
         if (!problem.equals(lastProblem)) {
           LOG.warn("lock '" + lock + "': " + problem + "; retrying");
           lastProblem = problem;
@@ -129,7 +131,8 @@ public final class LeaseKeeper implements AutoCloseable {
     LeaseProvider.Lease lease = p.grant(Duration.ofNanos(ttlNanos), timeout);
     Session s = new Session(p, lease.id, sent + TimeUnit.SECONDS.toNanos(lease.ttlSeconds) - marginNanos);
     current = s;
-    long interval = Math.max(TimeUnit.NANOSECONDS.toMillis(ttlNanos) / 3, 100);
+    // A third of the TTL granted, when it is below the one asked for (a ZooKeeper server bounds the session timeout).
+    long interval = Math.max(Math.min(TimeUnit.NANOSECONDS.toMillis(ttlNanos), TimeUnit.SECONDS.toMillis(lease.ttlSeconds)) / 3, 100);
     ScheduledFuture<?> keepalive = scheduler.scheduleWithFixedDelay(s::sendKeepAlive, interval, interval, TimeUnit.MILLISECONDS);
     ScheduledFuture<?> check = scheduler.scheduleWithFixedDelay(s::checkDeadline, CHECK_MILLIS, CHECK_MILLIS, TimeUnit.MILLISECONDS);
     AutoCloseable watch = null;
@@ -152,7 +155,7 @@ public final class LeaseKeeper implements AutoCloseable {
         return g; // the finally block revokes the lease, deleting the lock key for the next candidate
       }
       LOG.info("holding lock '" + lock + "' with fencing token " + acquired.token + " (lease "
-          + Long.toHexString(lease.id) + ", etcd cluster " + Long.toHexString(acquired.clusterId) + ")");
+          + Long.toHexString(lease.id) + ", " + coordinator + " cluster " + Long.toHexString(acquired.clusterId) + ")");
       watch = p.watchDeletion(acquired, () -> s.end(LossReason.KEY_DELETED));
       LossReason reason = s.ended.get();
       if (reason != null) {

@@ -2,7 +2,7 @@ package dev.fencing.agent.startup;
 
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.config.ConfigKey;
-import dev.fencing.agent.lease.EtcdLeaseProvider;
+import dev.fencing.agent.lease.LeaseProviders;
 import dev.fencing.agent.lease.LeaseKeeper;
 import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.lease.TimedLeaseProvider;
@@ -55,7 +55,7 @@ final class AgentRuntime {
       String when = ShutdownOrder.afterApplicationHooks(inst, this::shutdown, "fencing-agent-shutdown");
       LOG.debug("the lease is released at shutdown " + when);
       // Metrics even for a misconfigured agent: what it blocks is what the operator needs to see.
-      BuildInfo build = BuildInfo.current("etcd");
+      BuildInfo build = BuildInfo.current(LeaseProviders.name(config).toLowerCase(java.util.Locale.ROOT));
       // Also when misconfigured: which build this is decides what to read next. Here, off premain: reading the
       // version costs premain nothing.
       LOG.info(build.describe());
@@ -71,17 +71,17 @@ final class AgentRuntime {
         LOG.info("started without a lease (fencing.lease.enabled=false): side effects carry inbound tokens only");
         return;
       }
-      // One keeper, etcd session and lease per lock: each lock's grant, deadline and loss stay its own (the keeper's
-      // timing is per lease), so losing one lock never ends another's grant. The cost is one etcd client per lock,
+      // One keeper, coordinator session and lease per lock: each lock's grant, deadline and loss stay its own (the keeper's
+      // timing is per lease), so losing one lock never ends another's grant. The cost is one coordinator client per lock,
       // bounded by the configuration.
       for (LockRuntime r : scopes.locks()) {
         r.state().loadPersisted();
         CoordinatorLatency latency = latencyOf(r.lock());
         LeaseKeeper k = new LeaseKeeper(config, r.lock(), r.state(),
-            () -> new TimedLeaseProvider(new EtcdLeaseProvider(config), latency));
+            () -> new TimedLeaseProvider(LeaseProviders.create(config), latency));
         keepers.add(k);
         k.start();
-        LOG.info("started: lock '" + r.lock() + "' (" + scopeOf(r) + "), etcd " + config.display(ConfigKey.ETCD_ENDPOINTS)
+        LOG.info("started: lock '" + r.lock() + "' (" + scopeOf(r) + "), " + coordinatorOf(config)
             + ", lease ttl " + config.display(ConfigKey.LEASE_TTL) + ", mode " + config.display(ConfigKey.MODE)
             + ", holder " + config.holderId());
       }
@@ -101,6 +101,12 @@ final class AgentRuntime {
       }
     }
     throw new IllegalStateException("no latency histogram for lock " + lock);
+  }
+
+  private static String coordinatorOf(AgentConfig config) {
+    return config.coordinator() == AgentConfig.Coordinator.ZOOKEEPER
+        ? "ZooKeeper " + config.display(ConfigKey.ZOOKEEPER_CONNECT)
+        : "etcd " + config.display(ConfigKey.ETCD_ENDPOINTS);
   }
 
   private static String scopeOf(LockRuntime r) {

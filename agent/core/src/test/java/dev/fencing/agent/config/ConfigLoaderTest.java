@@ -749,4 +749,42 @@ class ConfigLoaderTest {
 
     assertOneProblemMentioning(c, kv[0], "'" + kv[1] + "'", "expected");
   }
+
+  // ---- ZooKeeper coordinator ----
+
+  @Test
+  void zookeeperCoordinatorReadsAConnectStringWithSeveralServersAndAChrootFromAgentArgs() {
+    AgentConfig c = load("lock=l,coordinator=zookeeper,zookeeper.connect=zk1:2181,zk2:2181,zk3:2181/apps,lease.ttl=6s");
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.coordinator()).isEqualTo(AgentConfig.Coordinator.ZOOKEEPER);
+    assertThat(c.zookeeperConnect()).isEqualTo("zk1:2181,zk2:2181,zk3:2181/apps");
+    assertThat(c.zookeeperPath()).isEqualTo("/fencing/locks");
+    assertThat(c.zookeeperSessionTimeout()).as("defaults to the lease TTL").isEqualTo(Duration.ofSeconds(6));
+  }
+
+  @Test
+  void coordinatorDefaultsToEtcdAndRejectsOtherNames() {
+    assertThat(load("lock=l").coordinator()).isEqualTo(AgentConfig.Coordinator.ETCD);
+    assertThat(load("lock=l,coordinator=consul").problems()).singleElement().asString()
+        .contains("fencing.coordinator").contains("consul").contains("etcd, zookeeper");
+  }
+
+  @Test
+  void zookeeperPathSessionTimeoutAndTlsPairsAreChecked() throws IOException {
+    assertThat(load("lock=l,zookeeper.path=fencing/locks").problems()).singleElement().asString()
+        .contains("fencing.zookeeper.path").contains("absolute ZooKeeper path");
+    assertThat(load("lock=l,zookeeper.path=/fencing/").problems()).hasSize(1);
+    assertThat(load("lock=l,zookeeper.session-timeout=1s").problems()).singleElement().asString()
+        .contains("fencing.zookeeper.session-timeout");
+    assertThat(load("lock=l,lease.safety-margin=2s,zookeeper.session-timeout=4s").problems()).singleElement().asString()
+        .contains("fencing.zookeeper.session-timeout=4s: expected more than twice fencing.lease.safety-margin (2s)");
+    Path store = existingFile("trust.p12");
+    assertThat(load("lock=l,zookeeper.tls.truststore=" + store).problems()).singleElement().asString()
+        .contains("fencing.zookeeper.tls.truststore and fencing.zookeeper.tls.truststore-password-file: expected both or neither");
+    Path pw = existingFile("pw");
+    assertThat(load("lock=l,zookeeper.tls.keystore=" + store + ",zookeeper.tls.keystore-password-file=" + pw).problems())
+        .singleElement().asString().contains("expected with fencing.zookeeper.tls.truststore");
+    assertThat(load("lock=l,zookeeper.tls.truststore=" + store + ",zookeeper.tls.truststore-password-file=" + pw
+        + ",zookeeper.tls.keystore=" + store + ",zookeeper.tls.keystore-password-file=" + pw).problems()).isEmpty();
+  }
 }
