@@ -37,7 +37,7 @@ class CliAndAttachIT {
         assertThat(doctor.output())
             .contains("fencing.lock")
             .contains("OK: cluster ")
-            .contains("lock 'doc': held by doctor-holder with fencing token " + token)
+            .contains("lock 'doc' (JVM-wide): held by doctor-holder with fencing token " + token)
             .contains("doctor: OK");
       }
     }

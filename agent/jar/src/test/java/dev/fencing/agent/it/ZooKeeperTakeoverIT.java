@@ -206,7 +206,7 @@ class ZooKeeperTakeoverIT {
         assertThat(doctor.awaitExit(Duration.ofSeconds(30))).as(doctor.output()).isZero();
         assertThat(doctor.output())
             .contains("ZooKeeper " + zk.connectString())
-            .contains("lock 'doc': held by zk-doctor-holder with fencing token " + token)
+            .contains("lock 'doc' (JVM-wide): held by zk-doctor-holder with fencing token " + token)
             .contains("doctor: OK");
       }
     }
