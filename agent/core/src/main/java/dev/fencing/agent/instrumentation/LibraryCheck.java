@@ -66,6 +66,22 @@ public final class LibraryCheck {
   }
 
   /**
+   * The JDK a range test checks: "17" is the one running the build, "25" the newest supported one (the system
+   * property {@code fencing.test.java25}, which the root pom sets from {@code fencing.it.java25}).
+   */
+  public static Path testedJdk(String which) {
+    if (which.equals("17")) {
+      return Path.of(System.getProperty("java.home"));
+    }
+    String home = System.getProperty("fencing.test.java25");
+    if (home == null || !Files.isDirectory(Path.of(home))) {
+      throw new IllegalStateException("Java 25 not found at fencing.test.java25=" + home
+          + ": install it there or pass -Dfencing.it.java25=<JDK 25 home>");
+    }
+    return Path.of(home);
+  }
+
+  /**
    * The same for the JDK's own classes: every class of the named modules ({@code java.base}, {@code java.net.http},
    * ...) of the JDK installed at {@code javaHome}, read from that JDK's run-time image (not the one running the test),
    * supertypes included, so one build can check the module against each JDK it supports.

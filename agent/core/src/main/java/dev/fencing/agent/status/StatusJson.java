@@ -71,21 +71,27 @@ public final class StatusJson {
         dev.fencing.agent.instrumentation.BootstrapVisibility.unfencedLoaderCount());
     sb.append(",\"premainMicros\":").append(premainNanos / 1000);
     if (scopes != null) {
-      locks(sb, scopes, config);
+      locks(sb, scopes, state, v, now);
     }
     return sb.append('}').toString();
   }
 
-  /** {@code "locks":[{...}, ...]}: each lock this JVM campaigns for, and its sections. */
-  private static void locks(StringBuilder sb, dev.fencing.agent.scope.Scopes scopes, AgentConfig config) {
+  /**
+   * {@code "locks":[{...}, ...]}: each lock this JVM campaigns for, and its sections. The lock the top-level fields
+   * describe is rendered from the same snapshot ({@code outsideView} at {@code outsideNow}): read twice, a grant
+   * landing in between would show HOLDING in the list beside a top-level token of 0 (a reader waiting for HOLDING
+   * and then taking the top-level token would take the wrong one).
+   */
+  private static void locks(StringBuilder sb, dev.fencing.agent.scope.Scopes scopes, TokenState outside,
+      TokenView outsideView, long outsideNow) {
     sb.append(",\"locks\":[");
     boolean first = true;
     for (dev.fencing.agent.scope.LockRuntime r : scopes.locks()) {
       sb.append(first ? "" : ",").append('{');
       first = false;
       TokenState st = r.state();
-      TokenView v = st.view();
-      long now = st.now();
+      TokenView v = st == outside ? outsideView : st.view();
+      long now = st == outside ? outsideNow : st.now();
       LeasePhase phase = v.phaseAt(now);
       Grant g = v.grant();
       field(sb, "lock", r.lock());

@@ -3,8 +3,6 @@ package dev.fencing.agent.instrumentation.executors;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.instrumentation.LibraryCheck;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -16,24 +14,11 @@ import org.junit.jupiter.params.provider.ValueSource;
  * or reshapes one of them (as Java 21 added ThreadPerTaskExecutor) fails here, and the module is updated with it.
  */
 class ExecutorsRangeTest {
-  /** The JDK of this build (17) and the newest supported one (fencing.test.java25, set by the root pom). */
-  static Path javaHome(String which) {
-    if (which.equals("17")) {
-      return Path.of(System.getProperty("java.home"));
-    }
-    String home = System.getProperty("fencing.test.java25");
-    if (home == null || !Files.isDirectory(Path.of(home))) {
-      throw new IllegalStateException("Java 25 not found at fencing.test.java25=" + home
-          + ": install it there or pass -Dfencing.it.java25=<JDK 25 home>");
-    }
-    return Path.of(home);
-  }
-
   @ParameterizedTest
   @ValueSource(strings = {"17", "25"})
   void theHooksSelectTheirJdkClassesAndTheirAdviceWeaves(String java) throws Exception {
     Map<String, Integer> advised =
-        LibraryCheck.advisedInJdk(new ExecutorsInstrumentationModule(), javaHome(java), "java.base");
+        LibraryCheck.advisedInJdk(new ExecutorsInstrumentationModule(), LibraryCheck.testedJdk(java), "java.base");
     Map<String, Integer> expected = new TreeMap<>(Map.of(
         "java.util.concurrent.ThreadPoolExecutor", 1, // execute(Runnable)
         "java.util.concurrent.ScheduledThreadPoolExecutor", 2, // schedule(Runnable, ...), schedule(Callable, ...)

@@ -3,8 +3,6 @@ package dev.fencing.agent.instrumentation.httpurlconnection;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.instrumentation.LibraryCheck;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -17,24 +15,11 @@ import org.junit.jupiter.params.provider.ValueSource;
  * (java.net.HttpURLConnection). A JDK that renames one of them fails here, not in production.
  */
 class HttpUrlConnectionRangeTest {
-  /** The JDK of this build (17) and the newest supported one (fencing.test.java25, set by the root pom). */
-  static Path javaHome(String which) {
-    if (which.equals("17")) {
-      return Path.of(System.getProperty("java.home"));
-    }
-    String home = System.getProperty("fencing.test.java25");
-    if (home == null || !Files.isDirectory(Path.of(home))) {
-      throw new IllegalStateException("Java 25 not found at fencing.test.java25=" + home
-          + ": install it there or pass -Dfencing.it.java25=<JDK 25 home>");
-    }
-    return Path.of(home);
-  }
-
   @ParameterizedTest
   @ValueSource(strings = {"17", "25"})
   void theHooksSelectTheirJdkClassesAndTheirAdviceWeaves(String java) throws Exception {
     Map<String, Integer> advised =
-        LibraryCheck.advisedInJdk(new HttpUrlConnectionInstrumentationModule(), javaHome(java), "java.base");
+        LibraryCheck.advisedInJdk(new HttpUrlConnectionInstrumentationModule(), LibraryCheck.testedJdk(java), "java.base");
     assertThat(advised).containsExactly(Map.entry("java.net.HttpURLConnection", 1),
         Map.entry("sun.net.www.protocol.http.HttpURLConnection", 3));
   }
