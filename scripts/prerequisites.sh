@@ -38,8 +38,8 @@ command -v promtool >/dev/null 2>&1 || db_packages+=(prometheus)
 [ -x /usr/sbin/pgbouncer ] || command -v pgbouncer >/dev/null 2>&1 || db_packages+=(pgbouncer)
 [ -x /usr/lib/postgresql/15/bin/initdb ] && [ -x /usr/lib/postgresql/15/bin/pg_ctl ] || db_packages+=(postgresql)
 # The Kubernetes example (deploy/kubernetes) is read by kubectl in the dashboards module's tests (Debian's
-# 'kubernetes-client' brings kubectl; no cluster is needed).
-command -v kubectl >/dev/null 2>&1 || db_packages+=(kubernetes-client)
+# 'kubernetes-client' brings kubectl; no cluster is needed); the tests only (--java25), not the demo.
+if $need_java25; then command -v kubectl >/dev/null 2>&1 || db_packages+=(kubernetes-client); fi
 { [ -x /usr/sbin/mariadbd ] || command -v mariadbd >/dev/null 2>&1; } && command -v mariadb-install-db >/dev/null 2>&1 \
   || db_packages+=(mariadb-server)
 if [ "${#db_packages[@]}" -gt 0 ]; then
@@ -52,7 +52,7 @@ if [ "${#db_packages[@]}" -gt 0 ]; then
     fail "installing ${db_packages[*]} with apt-get failed (see above)"
   fi
   command -v promtool >/dev/null 2>&1 || fail "prometheus is installed but 'promtool' is still not on PATH"
-  command -v kubectl >/dev/null 2>&1 || fail "kubernetes-client is installed but 'kubectl' is still not on PATH"
+  if $need_java25; then command -v kubectl >/dev/null 2>&1 || fail "kubernetes-client is installed but 'kubectl' is still not on PATH"; fi
   [ -x /usr/lib/postgresql/15/bin/initdb ] || fail "postgresql is installed but /usr/lib/postgresql/15/bin/initdb is" \
     "missing: the tests need PostgreSQL 15 (Debian 12)"
 fi
