@@ -71,6 +71,19 @@ record Facts(
     };
   }
 
+  /** Whether the service stored a reservation for {@code e}'s transfer. */
+  boolean reservationStored(SideEffect e) {
+    return db.reservations().stream().anyMatch(r -> r.worker().equals(e.worker()) && r.transfer() == e.transfer());
+  }
+
+  /**
+   * For a reservation whose outcome its worker never learned: the service either has no row for it, or stored it
+   * before every row of worker-b (as the fence must order it).
+   */
+  boolean noRowAfterSuccessor(SideEffect e) {
+    return !reservationStored(e) || rowBeforeSuccessor(db.reservations(), e);
+  }
+
   private boolean rowBeforeSuccessor(List<DatabaseState.Row> rows, SideEffect e) {
     long firstB = rows.stream().filter(r -> r.token() == tokenB).mapToLong(DatabaseState.Row::id).min()
         .orElse(Long.MAX_VALUE);

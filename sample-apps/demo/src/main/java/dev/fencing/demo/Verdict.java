@@ -43,6 +43,14 @@ record Verdict(Kind kind, String sentence) {
       return new Verdict(Kind.IN_FLIGHT, "delivered: it was IN FLIGHT when worker-a froze (decided and sent before"
           + " the freeze, answered after)");
     }
+    if (e.is(SideEffect.INVENTORY) && e.equals(facts.inFlightAtFreeze()) && e.indeterminate()
+        && facts.noRowAfterSuccessor(e)) {
+      // The freeze outlasts the worker's 5 s HTTP timeout, so a POST caught at the service when worker-a froze
+      // times out on waking, on worker-a's own clock, although the service may have answered long before.
+      return new Verdict(Kind.IN_FLIGHT, "timed out on worker-a's clock: it was IN FLIGHT when worker-a froze (sent"
+          + " before the freeze, with token " + facts.tokenA() + "); the service "
+          + (facts.reservationStored(e) ? "took it before any of worker-b's" : "never stored it"));
+    }
     return switch (e.channel()) {
       case SideEffect.JDBC -> jdbc(e);
       case SideEffect.INVENTORY -> inventory(e);

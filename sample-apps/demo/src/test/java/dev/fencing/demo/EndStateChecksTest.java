@@ -160,4 +160,45 @@ class EndStateChecksTest {
     assertThat(EndStateChecks.run(s.facts())).filteredOn(c -> !c.ok()).extracting(EndStateChecks.Check::claim)
         .contains("the webhook received nothing from worker-a after it resumed");
   }
+
+  @Test
+  void aReservationInFlightAtTheFreezeThatTimedOutOnTheWorkersClockIsInFlightNotAFailure() {
+    // worker-a froze while its POST of transfer 2 was at the service: the service answered at once, but worker-a's
+    // client timed out on waking (its 5 s timeout ran through the freeze). The service took it before worker-b's.
+    Story s = inFlightReservation();
+    s.reservations.add(new Row(2, A, 2, 0, 0, 10, 2));
+    Facts f = s.accepted(B, 3, 4500, 3).stopped(3, 6300).facts();
+    assertThat(EndStateChecks.run(f)).allSatisfy(c -> assertThat(c.ok()).as(c.claim() + ": " + c.evidence()).isTrue());
+    assertThat(Verdict.of(f.inFlightAtFreeze(), f).kind()).isEqualTo(Verdict.Kind.IN_FLIGHT);
+
+    // The same without the row: the service never got it. Still in flight, not a failure.
+    Story lost = inFlightReservation();
+    Facts g = lost.accepted(B, 3, 4500, 3).stopped(3, 6300).facts();
+    assertThat(EndStateChecks.run(g)).allSatisfy(c -> assertThat(c.ok()).as(c.claim() + ": " + c.evidence()).isTrue());
+  }
+
+  @Test
+  void aTimedOutReservationStoredAfterTheSuccessorsFailsTheStory() {
+    Story s = inFlightReservation();
+    s.accepted(B, 3, 4500, 3).stopped(3, 6300);
+    s.reservations.add(new Row(s.reservations.size() + 1, A, 2, 0, 0, 10, 2));
+    Facts f = s.facts();
+    assertThat(Verdict.of(f.inFlightAtFreeze(), f).kind()).isNotEqualTo(Verdict.Kind.IN_FLIGHT);
+    assertThat(EndStateChecks.run(f)).filteredOn(c -> !c.ok()).extracting(EndStateChecks.Check::claim)
+        .anyMatch(claim -> claim.startsWith("every side effect worker-a attempted after resuming"));
+  }
+
+  /** Transfer 1 accepted; transfer 2 committed before the freeze, its POST in flight, the rest stopped after. */
+  private static Story inFlightReservation() {
+    Story s = new Story().accepted(A, 1, 500, 2);
+    s.a.add(new SideEffect(A, 900, 2, SideEffect.JDBC, "OK"));
+    s.ledger.add(new Row(s.ledger.size() + 1, A, 2, 1, 2, 10, 2));
+    s.a.add(new SideEffect(A, 6000, 2, SideEffect.INVENTORY,
+        "ERR java.net.http.HttpTimeoutException: request timed out"));
+    s.a.add(new SideEffect(A, 6019, 2, SideEffect.KAFKA, "OK offset=5"));
+    s.a.add(new SideEffect(A, 6020, 2, SideEffect.WEBHOOK, BLOCKED));
+    s.counted.merge("kafka", 1, Integer::sum);
+    s.counted.merge("blocked", 1, Integer::sum);
+    return s;
+  }
 }
