@@ -65,6 +65,30 @@ public final class LibraryCheck {
     }
   }
 
+  /** The jars of one end of a tested range ({@code <dir>/<end>}, as the modules' poms copy them); fails on none. */
+  public static List<Path> jars(Path dir, String end) throws IOException {
+    Path d = dir.resolve(end);
+    try (Stream<Path> files = Files.list(d)) {
+      List<Path> jars = files.filter(f -> f.toString().endsWith(".jar")).sorted().toList();
+      if (jars.isEmpty()) {
+        throw new IllegalStateException("no jars in " + d + ": the module's maven-dependency-plugin copies them");
+      }
+      return jars;
+    }
+  }
+
+  /**
+   * A class loader of {@code jars} alone (its parent is the platform loader), so that a test can run a helper on the
+   * real classes of one library version, whichever version the module compiles against. Close it after use.
+   */
+  public static java.net.URLClassLoader isolated(List<Path> jars) throws IOException {
+    java.net.URL[] urls = new java.net.URL[jars.size()];
+    for (int i = 0; i < urls.length; i++) {
+      urls[i] = jars.get(i).toUri().toURL();
+    }
+    return new java.net.URLClassLoader("library-check", urls, ClassLoader.getPlatformClassLoader());
+  }
+
   /**
    * The JDK a range test checks: "17" is the one running the build, "25" the newest supported one (the system
    * property {@code fencing.test.java25}, which the root pom sets from {@code fencing.it.java25}).

@@ -1,13 +1,12 @@
 package dev.fencing.agent.instrumentation.kafkaclients;
 
-import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.FencingBlockedException;
+import dev.fencing.agent.bootstrap.HeldBatches;
 import dev.fencing.agent.bootstrap.KafkaHook;
-import java.util.ArrayList;
+import dev.fencing.agent.bootstrap.KafkaSend;
 import java.util.Deque;
-import java.util.List;
 import net.bytebuddy.asm.Advice;
 import org.apache.kafka.clients.MetadataSnapshot;
 import org.apache.kafka.clients.producer.internals.ProducerBatch;
@@ -27,7 +26,9 @@ import org.apache.kafka.common.TopicPartition;
  * transaction in progress turned abortable, the buffer memory returned. Callbacks run on the I/O thread, as for any
  * completed batch, after the partition's lock is released.
  *
- * <p>Inlined into RecordAccumulator: bootstrap, JDK and kafka-clients classes only, no lambdas.
+ * <p>Which batches must not leave is the hook's ({@link KafkaHook#buffered}); the collection, the block's message and
+ * cause and the transaction's transition are {@link HeldBatches} and {@link KafkaSend}. Inlined into
+ * RecordAccumulator: bootstrap, JDK and kafka-clients classes only, no lambdas.
  */
 public final class ReadyAdvice {
   private ReadyAdvice() {}
@@ -39,9 +40,8 @@ public final class ReadyAdvice {
     if (metadata == null || !hook.bufferedMayBeHeld()) {
       return;
     }
+    HeldBatches held = null;
     Cluster cluster = metadata.cluster();
-    List<ProducerBatch> failed = null;
-    List<Decision> reasons = null;
     for (String topic : cluster.topics()) {
       for (PartitionInfo part : cluster.partitionsForTopic(topic)) {
         Deque<ProducerBatch> deque = accumulator.getDeque(new TopicPartition(part.topic(), part.partition()));
@@ -49,40 +49,24 @@ public final class ReadyAdvice {
           continue;
         }
         synchronized (deque) {
-          ProducerBatch first = deque.peekFirst();
-          while (first != null && !first.isClosed()) { // closed: sent before; Kafka's sweep fails those
-            Decision d = hook.buffered(first, true);
+          // Oldest first; a closed batch was sent before, and Kafka's sweep fails those.
+          for (ProducerBatch b = deque.peekFirst(); b != null && !b.isClosed(); b = deque.peekFirst()) {
+            Decision d = hook.buffered(b, true);
             if (d == null) {
               break;
             }
             deque.pollFirst();
-            first.abortRecordAppends();
-            if (failed == null) {
-              failed = new ArrayList<ProducerBatch>();
-              reasons = new ArrayList<Decision>();
-            }
-            failed.add(first);
-            reasons.add(d);
-            first = deque.peekFirst();
+            b.abortRecordAppends();
+            held = HeldBatches.add(held, b, d);
           }
         }
       }
     }
-    if (failed == null) {
-      return;
-    }
-    for (int i = 0; i < failed.size(); i++) {
-      ProducerBatch batch = failed.get(i);
-      Decision d = reasons.get(i);
-      KafkaException error = new KafkaException(d.blockMessage(Channel.KAFKA),
-          new FencingBlockedException(Channel.KAFKA, d));
-      if (transactions != null) {
-        try {
-          transactions.maybeTransitionToErrorState(error); // a no-op unless transactional
-        } catch (RuntimeException ignored) {
-          // the transaction is already failing; the batch is failed regardless
-        }
-      }
+    for (int i = 0; i < HeldBatches.size(held); i++) {
+      ProducerBatch batch = (ProducerBatch) held.batch(i);
+      Decision d = held.decision(i);
+      KafkaException error = new KafkaException(KafkaSend.message(d), KafkaSend.cause(d));
+      KafkaSend.abortable(transactions, error);
       // Each batch on its own: one that could not be failed must not keep the others (and flush()) waiting.
       try {
         if (!batch.isDone()) {
