@@ -90,6 +90,41 @@ public final class LibraryCheck {
   }
 
   /**
+   * Calls the public method {@code method} of {@code target} whose parameters take {@code args} (non-null, reference
+   * types), for a test that works on classes of an {@link #isolated} loader, which it cannot name. Fails when there is
+   * no such method or more than one.
+   */
+  public static Object invoke(Object target, String method, Object... args) throws Exception {
+    java.lang.reflect.Method found = null;
+    for (java.lang.reflect.Method m : target.getClass().getMethods()) {
+      if (m.getName().equals(method) && !m.isBridge() && accepts(m.getParameterTypes(), args)) {
+        if (found != null) {
+          throw new IllegalArgumentException(target.getClass().getName() + " has more than one public " + method
+              + " taking " + args.length + " parameters");
+        }
+        found = m;
+      }
+    }
+    if (found == null) {
+      throw new IllegalArgumentException(target.getClass().getName() + " has no public " + method + " taking "
+          + args.length + " parameters");
+    }
+    return found.invoke(target, args);
+  }
+
+  private static boolean accepts(Class<?>[] types, Object[] args) {
+    if (types.length != args.length) {
+      return false;
+    }
+    for (int i = 0; i < types.length; i++) {
+      if (!types[i].isInstance(args[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
    * The JDK a range test checks: "17" is the one running the build, "25" the newest supported one (the system
    * property {@code fencing.test.java25}, which the root pom sets from {@code fencing.it.java25}).
    */

@@ -1,11 +1,11 @@
 package dev.fencing.agent.instrumentation.apachehttpclient4;
 
+import static dev.fencing.agent.instrumentation.LibraryCheck.invoke;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.RequestHeaders;
 import dev.fencing.agent.instrumentation.LibraryCheck;
-import java.lang.reflect.Array;
 import java.net.URLClassLoader;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,19 +20,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * and the caller's request keeps what it had.
  */
 class ApacheHttpClient4HeadersTest {
-  private static Object call(Object target, String method, Class<?>[] types, Object... args) throws Exception {
-    return target.getClass().getMethod(method, types).invoke(target, args);
-  }
-
-  private static List<String> values(Object message, String name) throws Exception {
-    Object headers = call(message, "getHeaders", new Class<?>[] {String.class}, name);
-    List<String> values = new ArrayList<>();
-    for (int i = 0; i < Array.getLength(headers); i++) {
-      values.add((String) call(Array.get(headers, i), "getValue", new Class<?>[0]));
-    }
-    return values;
-  }
-
   @ParameterizedTest
   @ValueSource(strings = {"oldest", "latest"})
   void theWrapperCarriesThePairOnceAndTheCallersRequestIsUnchanged(String end) throws Throwable {
@@ -40,12 +27,10 @@ class ApacheHttpClient4HeadersTest {
     try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.jars(dir, end))) {
       Object caller = library.loadClass("org.apache.http.client.methods.HttpPost").getConstructor(String.class)
           .newInstance("http://ledger:8080/entries");
-      Class<?>[] pair = {String.class, String.class};
-      call(caller, "addHeader", pair, "Fencing-Token", "6");
-      call(caller, "addHeader", pair, "Fencing-Grant", "old-grant");
-      Class<?> wrapper = library.loadClass("org.apache.http.client.methods.HttpRequestWrapper");
-      Object attempt = wrapper.getMethod("wrap", library.loadClass("org.apache.http.HttpRequest"))
-          .invoke(null, caller);
+      invoke(caller, "addHeader", "Fencing-Token", "6");
+      invoke(caller, "addHeader", "Fencing-Grant", "old-grant");
+      Object attempt = library.loadClass("org.apache.http.client.methods.HttpRequestWrapper")
+          .getMethod("wrap", library.loadClass("org.apache.http.HttpRequest")).invoke(null, caller);
 
       RequestHeaders.APACHE_HTTPCLIENT_4.tag(attempt, Decision.tag("orders", 7, "c2ln", null));
 
@@ -59,5 +44,13 @@ class ApacheHttpClient4HeadersTest {
       assertThat(values(attempt, "Fencing-Token")).containsExactly("8");
       assertThat(values(attempt, "Fencing-Grant")).containsExactly("1a2b");
     }
+  }
+
+  private static List<Object> values(Object message, String name) throws Exception {
+    List<Object> values = new ArrayList<>();
+    for (Object header : (Object[]) invoke(message, "getHeaders", name)) {
+      values.add(invoke(header, "getValue"));
+    }
+    return values;
   }
 }

@@ -1,14 +1,14 @@
 package dev.fencing.agent.instrumentation.apachehttpclient5;
 
+import static dev.fencing.agent.instrumentation.LibraryCheck.invoke;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.RequestHeaders;
 import dev.fencing.agent.instrumentation.LibraryCheck;
-import java.lang.reflect.Array;
 import java.net.URLClassLoader;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -20,17 +20,14 @@ import org.junit.jupiter.params.provider.CsvSource;
  * header exactly once, and a grant only when the decision has one.
  */
 class ApacheHttpClient5HeadersTest {
-  private static Object call(Object target, String method, Class<?>[] types, Object... args) throws Exception {
-    return target.getClass().getMethod(method, types).invoke(target, args);
-  }
-
-  private static List<String> values(Object message, String name) throws Exception {
-    Object headers = call(message, "getHeaders", new Class<?>[] {String.class}, name);
-    List<String> values = new ArrayList<>();
-    for (int i = 0; i < Array.getLength(headers); i++) {
-      values.add((String) call(Array.get(headers, i), "getValue", new Class<?>[0]));
+  /** The values of {@code name} on {@code message}, through MessageHeaders.getHeaders and Header.getValue. */
+  private static List<Object> values(Object message, String name) throws Exception {
+    Object[] headers = (Object[]) invoke(message, "getHeaders", name);
+    Object[] values = new Object[headers.length];
+    for (int i = 0; i < headers.length; i++) {
+      values[i] = invoke(headers[i], "getValue");
     }
-    return values;
+    return Arrays.asList(values);
   }
 
   @ParameterizedTest
@@ -41,9 +38,8 @@ class ApacheHttpClient5HeadersTest {
     try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.jars(dir, end))) {
       Object attempt = library.loadClass("org.apache.hc.core5.http.message." + requestType)
           .getConstructor(String.class, String.class).newInstance("PUT", "/entries/1");
-      Class<?>[] pair = {String.class, Object.class};
-      call(attempt, "addHeader", pair, "Fencing-Token", "6");
-      call(attempt, "addHeader", pair, "Fencing-Grant", "old-grant");
+      invoke(attempt, "addHeader", "Fencing-Token", "6");
+      invoke(attempt, "addHeader", "Fencing-Grant", "old-grant");
 
       RequestHeaders.APACHE_HTTPCLIENT_5.tag(attempt, Decision.tag("orders", 7));
 

@@ -1,5 +1,6 @@
 package dev.fencing.agent.instrumentation.okhttp;
 
+import static dev.fencing.agent.instrumentation.LibraryCheck.invoke;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.bootstrap.Decision;
@@ -18,12 +19,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * what it had.
  */
 class OkHttpHeadersTest {
-  private static Object call(Object target, String method, Class<?>[] types, Object... args) throws Exception {
-    return target.getClass().getMethod(method, types).invoke(target, args);
-  }
-
-  private static Object headers(Object request, String name) throws Exception {
-    return call(request, "headers", new Class<?>[] {String.class}, name);
+  @SuppressWarnings("unchecked")
+  private static List<Object> headers(Object request, String name) throws Exception {
+    return (List<Object>) invoke(request, "headers", name);
   }
 
   @ParameterizedTest
@@ -32,21 +30,20 @@ class OkHttpHeadersTest {
     Path dir = Path.of(System.getProperty("fencing.test.okhttp.jars"));
     try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.jars(dir, end))) {
       Object builder = library.loadClass("okhttp3.Request$Builder").getConstructor().newInstance();
-      Class<?>[] pair = {String.class, String.class};
-      call(builder, "url", new Class<?>[] {String.class}, "http://ledger:8080/entries");
-      call(builder, "header", pair, "Fencing-Token", "6");
-      call(builder, "header", pair, "Fencing-Grant", "old-grant");
-      Object caller = call(builder, "build", new Class<?>[0]);
+      invoke(builder, "url", "http://ledger:8080/entries");
+      invoke(builder, "header", "Fencing-Token", "6");
+      invoke(builder, "header", "Fencing-Grant", "old-grant");
+      Object caller = invoke(builder, "build");
 
-      Object copy = call(caller, "newBuilder", new Class<?>[0]);
+      Object copy = invoke(caller, "newBuilder");
       RequestHeaders.OKHTTP_BUILDER.tag(copy, Decision.tag("orders", 7, "c2ln", null));
-      Object attempt = call(copy, "build", new Class<?>[0]);
+      Object attempt = invoke(copy, "build");
 
-      assertThat((List<Object>) headers(attempt, "Fencing-Token")).containsExactly("7");
-      assertThat((List<Object>) headers(attempt, "Fencing-Lock")).containsExactly("orders");
-      assertThat((List<Object>) headers(attempt, "Fencing-Signature")).containsExactly("c2ln");
-      assertThat((List<Object>) headers(attempt, "Fencing-Grant")).as("the old grant is not this token's").isEmpty();
-      assertThat((List<Object>) headers(caller, "Fencing-Token")).containsExactly("6");
+      assertThat(headers(attempt, "Fencing-Token")).containsExactly("7");
+      assertThat(headers(attempt, "Fencing-Lock")).containsExactly("orders");
+      assertThat(headers(attempt, "Fencing-Signature")).containsExactly("c2ln");
+      assertThat(headers(attempt, "Fencing-Grant")).as("the old grant is not this token's").isEmpty();
+      assertThat(headers(caller, "Fencing-Token")).containsExactly("6");
     }
   }
 }
