@@ -33,17 +33,7 @@ public final class RequestHeaders {
   private final String removeName;
 
   /** The handles for one request class, or why there are none (kept, so a failing class is not looked up again). */
-  private static final class Handles {
-    final MethodHandle set;
-    final MethodHandle remove;
-    final RuntimeException failure;
-
-    Handles(MethodHandle set, MethodHandle remove, RuntimeException failure) {
-      this.set = set;
-      this.remove = remove;
-      this.failure = failure;
-    }
-  }
+  private record Handles(MethodHandle set, MethodHandle remove, RuntimeException failure) {}
 
   private final ClassValue<Handles> handles = new ClassValue<>() {
     @Override
@@ -86,14 +76,14 @@ public final class RequestHeaders {
       return;
     }
     Handles m = handles.get(request.getClass());
-    if (m.failure != null) {
-      throw m.failure;
+    if (m.failure() != null) {
+      throw m.failure();
     }
     for (int i = 0; i < h.length; i += 2) {
-      m.set.invokeExact(request, h[i], h[i + 1]);
+      m.set().invokeExact(request, h[i], h[i + 1]);
     }
     if (HttpAttempt.dropsGrant(d)) {
-      m.remove.invokeExact(request, HttpHook.GRANT_HEADER);
+      m.remove().invokeExact(request, HttpHook.GRANT_HEADER);
     }
   }
 }
