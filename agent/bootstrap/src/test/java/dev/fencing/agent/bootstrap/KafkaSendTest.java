@@ -116,16 +116,4 @@ class KafkaSendTest {
 
     assertThat(hookFailures).singleElement().asString().contains("maybeTransitionToErrorState");
   }
-
-  @Test
-  void heldBatchesAreMadeOnlyWhenABatchFails() {
-    Decision d = Decision.block("orders", 7, BlockReason.EXPIRED);
-
-    assertThat(HeldBatches.size(null)).isZero();
-    HeldBatches held = HeldBatches.add(null, "batch-1", d);
-    assertThat(HeldBatches.add(held, "batch-2", d)).isSameAs(held);
-    assertThat(HeldBatches.size(held)).isEqualTo(2);
-    assertThat(held.batch(1)).isEqualTo("batch-2");
-    assertThat(held.decision(0)).isSameAs(d);
-  }
 }
