@@ -7,9 +7,11 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * What the Kafka producer advice does for one record or one failed batch, apart from the kafka-clients calls it
- * makes itself: ask the hook (its failures counted, never the application's error), the headers a tag carries, the
- * message and cause of the block's KafkaException, and turning a transaction in progress abortable. Static,
- * java.base types only: it is reached from advice inlined into KafkaProducer and RecordAccumulator.
+ * makes itself: ask the hook (its failures counted, never the application's error), write the headers a tag carries,
+ * the message and cause of the block's KafkaException, and turn a transaction in progress abortable. Static,
+ * java.base types only: it is reached from advice inlined into KafkaProducer and RecordAccumulator; the
+ * kafka-clients methods it calls (Headers.remove/add, TransactionManager.maybeTransitionToErrorState: public API of
+ * 3.x and 4.x) are method handles looked up once per class, lock-free afterwards.
  */
 public final class KafkaSend {
   /** How many record headers a tag may carry, in {@link #headerName} order: token, lock, signature, grant. */
@@ -36,7 +38,61 @@ public final class KafkaSend {
     }
   };
 
+  /** Headers.remove(String) and Headers.add(String, byte[]) of a record's headers class, or why there are none. */
+  private record HeaderHandles(MethodHandle remove, MethodHandle add, IllegalStateException failure) {}
+
+  private static final ClassValue<HeaderHandles> HEADER_HANDLES = new ClassValue<>() {
+    @Override
+    protected HeaderHandles computeValue(Class<?> type) {
+      try {
+        Class<?> headers = Class.forName("org.apache.kafka.common.header.Headers", false, type.getClassLoader());
+        MethodHandles.Lookup l = MethodHandles.publicLookup();
+        return new HeaderHandles(l.findVirtual(headers, "remove", MethodType.methodType(headers, String.class))
+            .asType(MethodType.methodType(void.class, Object.class, String.class)),
+            l.findVirtual(headers, "add", MethodType.methodType(headers, String.class, byte[].class))
+                .asType(MethodType.methodType(void.class, Object.class, String.class, byte[].class)), null);
+      } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+        return new HeaderHandles(null, null, new IllegalStateException("cannot tag records: " + type.getName()
+            + " has no Headers.remove(String) and add(String, byte[]); records go on untagged", e));
+      }
+    }
+  };
+
   private KafkaSend() {}
+
+  /**
+   * Tags a record through its {@code headers} (kafka-clients' Headers): the headers a tag carries, each exactly once
+   * (values of those names already there are removed first). Throws what the headers throw when they are read-only
+   * (IllegalStateException: a record that went through a send before), before anything changed, so the caller can
+   * tag a copy instead. A headers class without the two methods is a hook failure (counted; the record goes on
+   * untagged), never an exception.
+   */
+  public static void tag(Object headers, Decision d) {
+    HeaderHandles h = HEADER_HANDLES.get(headers.getClass());
+    if (h.failure() != null) {
+      try {
+        Fencing.hookFailed(Channel.KAFKA, false, h.failure());
+      } catch (Throwable unreachable) {
+        // nothing left to count with
+      }
+      return;
+    }
+    try {
+      for (int i = 0; i < HEADERS; i++) {
+        h.remove().invokeExact(headers, NAMES[i]); // the first throws for read-only headers
+      }
+      for (int i = 0; i < HEADERS; i++) {
+        byte[] value = headerValue(d, i);
+        if (value != null) {
+          h.add().invokeExact(headers, NAMES[i], value);
+        }
+      }
+    } catch (RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable checked) {
+      throw new IllegalStateException(checked); // Headers declares none
+    }
+  }
 
   /**
    * The decision for one record sent to {@code topic}, or null when the hook failed: the failure is counted and

@@ -12,7 +12,6 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.clients.producer.internals.TransactionManager;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.Headers;
 
 /**
  * On {@code KafkaProducer.send(record, callback)}, before the interceptors and before any metadata request.
@@ -32,8 +31,8 @@ import org.apache.kafka.common.header.Headers;
  * cannot see Kafka's, and the Kafka error types that exist all mean something else (ProducerFencedException is
  * fatal for the producer; authorization errors are too).
  *
- * <p>The decision, the headers' names and values, the block's message and cause and the transaction's transition
- * are {@link KafkaSend}'s; what is left here are the kafka-clients calls. Inlined into KafkaProducer: bootstrap, JDK
+ * <p>The decision, the header writes, the block's message and cause and the transaction's transition are
+ * {@link KafkaSend}'s; what is left here is the producer's error path and the copy of a sealed record. Inlined into KafkaProducer: bootstrap, JDK
  * and kafka-clients classes only, no lambdas.
  */
 public final class SendAdvice {
@@ -56,24 +55,13 @@ public final class SendAdvice {
       return CompletableFuture.failedFuture(error);
     }
     if (d != null && d.isTag()) {
-      Headers h = record.headers();
       try {
-        h.remove(KafkaSend.headerName(0));
+        KafkaSend.tag(record.headers(), d);
       } catch (IllegalStateException | UnsupportedOperationException readOnly) {
         // Sealed by an earlier send: the copy (whose headers are a fresh copy) is what gets sent.
         record = new ProducerRecord<Object, Object>(record.topic(), record.partition(), record.timestamp(),
             record.key(), record.value(), record.headers());
-        h = record.headers();
-        h.remove(KafkaSend.headerName(0));
-      }
-      for (int i = 1; i < KafkaSend.HEADERS; i++) {
-        h.remove(KafkaSend.headerName(i));
-      }
-      for (int i = 0; i < KafkaSend.HEADERS; i++) {
-        byte[] value = KafkaSend.headerValue(d, i);
-        if (value != null) {
-          h.add(KafkaSend.headerName(i), value);
-        }
+        KafkaSend.tag(record.headers(), d);
       }
     }
     return null;
