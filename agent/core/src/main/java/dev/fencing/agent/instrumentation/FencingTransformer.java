@@ -116,7 +116,10 @@ final class FencingTransformer implements ClassFileTransformer {
       dev.fencing.agent.bootstrap.Decision.class, dev.fencing.agent.bootstrap.Channel.class,
       dev.fencing.agent.bootstrap.FencingBlockedException.class, dev.fencing.agent.bootstrap.TokenContext.class,
       dev.fencing.agent.bootstrap.ReentryGuard.class, dev.fencing.agent.bootstrap.CallDepth.class,
-      dev.fencing.agent.bootstrap.WithoutFencingHeaders.class, dev.fencing.agent.bootstrap.Sections.class);
+      dev.fencing.agent.bootstrap.WithoutFencingHeaders.class, dev.fencing.agent.bootstrap.Sections.class,
+      dev.fencing.agent.bootstrap.HttpAttempt.class, dev.fencing.agent.bootstrap.RequestHeaders.class,
+      dev.fencing.agent.bootstrap.KafkaSend.class, dev.fencing.agent.bootstrap.HeldBatches.class,
+      dev.fencing.agent.bootstrap.FixedError.class);
 
   /** Premain only, before the transformer is registered. */
   void add(TypeInstrumentation type) {

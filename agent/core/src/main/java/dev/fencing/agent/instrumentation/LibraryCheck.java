@@ -65,6 +65,65 @@ public final class LibraryCheck {
     }
   }
 
+  /** The jars of one end of a tested range ({@code <dir>/<end>}, as the modules' poms copy them); fails on none. */
+  public static List<Path> jars(Path dir, String end) throws IOException {
+    Path d = dir.resolve(end);
+    try (Stream<Path> files = Files.list(d)) {
+      List<Path> jars = files.filter(f -> f.toString().endsWith(".jar")).sorted().toList();
+      if (jars.isEmpty()) {
+        throw new IllegalStateException("no jars in " + d + ": the module's maven-dependency-plugin copies them");
+      }
+      return jars;
+    }
+  }
+
+  /**
+   * A class loader of {@code jars} alone (its parent is the platform loader), so that a test can run a helper on the
+   * real classes of one library version, whichever version the module compiles against. Close it after use.
+   */
+  public static java.net.URLClassLoader isolated(List<Path> jars) throws IOException {
+    java.net.URL[] urls = new java.net.URL[jars.size()];
+    for (int i = 0; i < urls.length; i++) {
+      urls[i] = jars.get(i).toUri().toURL();
+    }
+    return new java.net.URLClassLoader("library-check", urls, ClassLoader.getPlatformClassLoader());
+  }
+
+  /**
+   * Calls the public method {@code method} of {@code target} whose parameters take {@code args} (non-null, reference
+   * types), for a test that works on classes of an {@link #isolated} loader, which it cannot name. Fails when there is
+   * no such method or more than one.
+   */
+  public static Object invoke(Object target, String method, Object... args) throws Exception {
+    java.lang.reflect.Method found = null;
+    for (java.lang.reflect.Method m : target.getClass().getMethods()) {
+      if (m.getName().equals(method) && !m.isBridge() && accepts(m.getParameterTypes(), args)) {
+        if (found != null) {
+          throw new IllegalArgumentException(target.getClass().getName() + " has more than one public " + method
+              + " taking " + args.length + " parameters");
+        }
+        found = m;
+      }
+    }
+    if (found == null) {
+      throw new IllegalArgumentException(target.getClass().getName() + " has no public " + method + " taking "
+          + args.length + " parameters");
+    }
+    return found.invoke(target, args);
+  }
+
+  private static boolean accepts(Class<?>[] types, Object[] args) {
+    if (types.length != args.length) {
+      return false;
+    }
+    for (int i = 0; i < types.length; i++) {
+      if (!types[i].isInstance(args[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /**
    * The JDK a range test checks: "17" is the one running the build, "25" the newest supported one (the system
    * property {@code fencing.test.java25}, which the root pom sets from {@code fencing.it.java25}).

@@ -1,10 +1,8 @@
 package dev.fencing.agent.instrumentation.apachehttpclient4;
 
-import dev.fencing.agent.bootstrap.Channel;
-import dev.fencing.agent.bootstrap.Decision;
-import dev.fencing.agent.bootstrap.Fencing;
-import dev.fencing.agent.bootstrap.FencingBlockedException;
+import dev.fencing.agent.bootstrap.HttpAttempt;
 import dev.fencing.agent.bootstrap.HttpHook;
+import dev.fencing.agent.bootstrap.RequestHeaders;
 import java.io.IOException;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.implementation.bytecode.assign.Assigner;
@@ -22,8 +20,9 @@ import org.apache.http.conn.routing.HttpRoute;
  * NoRetryWhenBlockedAdvice). Tagging sets (replaces) the pair on the request: the chain only works on an
  * HttpRequestWrapper, which holds its own copy of the caller's headers, so the caller's request object is never
  * changed, and a retry that passes the same wrapper down again gets its values replaced, not added. On return, a 409
- * with Fencing-Rejected is reported, once per response. Parameters are typed Object: the advice class is loaded by
- * the agent's loader, which cannot see the library (the casts in the body are only resolved once inlined).
+ * with Fencing-Rejected is reported, once per response. The decision, the block and the header writes are
+ * {@link HttpAttempt} and {@link RequestHeaders}. Parameters are typed Object: the advice class is loaded by the
+ * agent's loader, which cannot see the library (the casts in the body are only resolved once inlined).
  */
 public final class ClientExecAdvice {
   private ClientExecAdvice() {}
@@ -32,41 +31,21 @@ public final class ClientExecAdvice {
   public static void enter(@Advice.Argument(0) Object route, @Advice.Argument(1) Object request)
       throws IOException {
     try {
-      HttpRequest r = (HttpRequest) request;
       HttpHost target = ((HttpRoute) route).getTargetHost();
-      Decision d = Fencing.http().decide(r.getRequestLine().getMethod(), target.getSchemeName(),
-          target.getHostName(), target.getPort());
-      if (d.isBlock()) {
-        throw new FencingBlockedException(Channel.HTTP, d);
-      }
-      if (d.isTag()) {
-        String[] h = d.httpHeaders();
-        for (int i = 0; i < h.length; i += 2) {
-          r.setHeader(h[i], h[i + 1]);
-        }
-        if (d.grant() == null) {
-          r.removeHeaders(HttpHook.GRANT_HEADER); // a re-sent wrapper's grant is not this token's
-        }
-      }
-    } catch (IOException blocked) {
-      throw blocked; // FencingBlockedException: nothing else in here throws an IOException
-    } catch (Throwable agentError) {
-      try {
-        Fencing.hookFailed(Channel.HTTP, false, agentError); // counted and logged once per interval
-      } catch (Throwable unreachable) {
-        // the agent's classes are out of this loader's reach: nothing to count with
-      }
+      String method = ((HttpRequest) request).getRequestLine().getMethod();
+      RequestHeaders.APACHE_HTTPCLIENT_4.tag(request,
+          HttpAttempt.decide(method, target.getSchemeName(), target.getHostName(), target.getPort()));
+    } catch (Throwable blockedOrAgentError) {
+      HttpAttempt.failed(blockedOrAgentError); // rethrows the block; an agent error is counted, the attempt goes on
     }
   }
 
   @Advice.OnMethodExit(suppress = Throwable.class)
   public static void exit(@Advice.Return(typing = Assigner.Typing.DYNAMIC) Object response) {
-    if (response != null) {
-      HttpResponse r = (HttpResponse) response;
-      if (r.getStatusLine().getStatusCode() == 409) {
-        Header h = r.getFirstHeader(HttpHook.REJECTED_HEADER);
-        Fencing.http().responded(409, h == null ? null : h.getValue());
-      }
+    HttpResponse r = (HttpResponse) response;
+    if (r != null && r.getStatusLine().getStatusCode() == 409) {
+      Header rejected = r.getFirstHeader(HttpHook.REJECTED_HEADER);
+      HttpAttempt.responded(409, rejected == null ? null : rejected.getValue());
     }
   }
 }

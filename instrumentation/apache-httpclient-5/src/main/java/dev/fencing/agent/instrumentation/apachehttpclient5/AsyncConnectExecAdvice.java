@@ -1,10 +1,8 @@
 package dev.fencing.agent.instrumentation.apachehttpclient5;
 
-import dev.fencing.agent.bootstrap.Channel;
-import dev.fencing.agent.bootstrap.Decision;
-import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.FencingBlockedException;
-import dev.fencing.agent.bootstrap.HttpHook;
+import dev.fencing.agent.bootstrap.HttpAttempt;
+import dev.fencing.agent.bootstrap.RequestHeaders;
 import net.bytebuddy.asm.Advice;
 import org.apache.hc.client5.http.async.AsyncExecCallback;
 import org.apache.hc.client5.http.async.AsyncExecChain;
@@ -26,38 +24,19 @@ public final class AsyncConnectExecAdvice {
   @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class)
   public static boolean enter(@Advice.Argument(0) Object request, @Advice.Argument(2) Object scope,
       @Advice.Argument(4) Object callback) {
-    FencingBlockedException blocked;
+    FencingBlockedException blocked = null;
     try {
       HttpRequest r = (HttpRequest) request;
       HttpHost target = ((AsyncExecChain.Scope) scope).route.getTargetHost();
-      Decision d = Fencing.http().decide(r.getMethod(), target.getSchemeName(), target.getHostName(), target.getPort());
-      if (d.isBlock()) {
-        blocked = new FencingBlockedException(Channel.HTTP, d);
-      } else {
-        blocked = null;
-        if (d.isTag()) {
-          String[] h = d.httpHeaders();
-          for (int i = 0; i < h.length; i += 2) {
-            r.setHeader(h[i], h[i + 1]);
-          }
-          if (d.grant() == null) {
-            r.removeHeaders(HttpHook.GRANT_HEADER); // a copied request's grant is not this token's
-          }
-        }
-      }
-    } catch (Throwable agentError) {
-      try {
-        Fencing.hookFailed(Channel.HTTP, false, agentError); // counted and logged once per interval
-      } catch (Throwable unreachable) {
-        // the agent's classes are out of this loader's reach: nothing to count with
-      }
-      return false; // the attempt goes on untagged
+      RequestHeaders.APACHE_HTTPCLIENT_5.tag(r,
+          HttpAttempt.decide(r.getMethod(), target.getSchemeName(), target.getHostName(), target.getPort()));
+    } catch (Throwable blockedOrAgentError) {
+      blocked = HttpAttempt.blocked(blockedOrAgentError); // null for an agent error: the attempt goes on untagged
     }
-    if (blocked == null) {
-      return false;
+    if (blocked != null) {
+      // Outside the try: the callback is the client's (and so the application's) code, its exceptions are its own.
+      ((AsyncExecCallback) callback).failed(blocked);
     }
-    // Outside the try: the callback is the client's (and so the application's) code, its exceptions are its own.
-    ((AsyncExecCallback) callback).failed(blocked);
-    return true;
+    return blocked != null;
   }
 }

@@ -1,6 +1,6 @@
 package dev.fencing.agent.instrumentation.apachehttpclient5;
 
-import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.bootstrap.HttpAttempt;
 import dev.fencing.agent.bootstrap.HttpHook;
 import net.bytebuddy.asm.Advice;
 import org.apache.hc.core5.http.Header;
@@ -16,10 +16,9 @@ public final class AsyncResponseAdvice {
 
   @Advice.OnMethodEnter(suppress = Throwable.class)
   public static void enter(@Advice.Argument(0) Object response) {
-    HttpResponse r = (HttpResponse) response;
-    if (r.getCode() == 409) {
-      Header h = r.getFirstHeader(HttpHook.REJECTED_HEADER);
-      Fencing.http().responded(409, h == null ? null : h.getValue());
+    if (((HttpResponse) response).getCode() == 409) {
+      Header rejected = ((HttpResponse) response).getFirstHeader(HttpHook.REJECTED_HEADER);
+      HttpAttempt.responded(409, rejected == null ? null : rejected.getValue());
     }
   }
 }

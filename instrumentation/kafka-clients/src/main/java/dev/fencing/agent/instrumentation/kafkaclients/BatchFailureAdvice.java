@@ -1,10 +1,9 @@
 package dev.fencing.agent.instrumentation.kafkaclients;
 
-import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
-import dev.fencing.agent.bootstrap.FencingBlockedException;
 import dev.fencing.agent.bootstrap.FixedError;
+import dev.fencing.agent.bootstrap.KafkaSend;
 import java.util.function.Function;
 import net.bytebuddy.asm.Advice;
 import org.apache.kafka.common.KafkaException;
@@ -25,8 +24,7 @@ public final class BatchFailureAdvice {
       @Advice.Argument(value = 1, readOnly = false) Function<Integer, RuntimeException> perRecord) {
     Decision d = Fencing.kafka().expiredHeld(batch);
     if (d != null) {
-      KafkaException error = new KafkaException(d.blockMessage(Channel.KAFKA),
-          new FencingBlockedException(Channel.KAFKA, d));
+      KafkaException error = new KafkaException(KafkaSend.message(d), KafkaSend.cause(d));
       topLevel = error;
       perRecord = new FixedError(error);
     }

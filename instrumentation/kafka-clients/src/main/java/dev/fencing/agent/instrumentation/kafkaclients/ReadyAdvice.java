@@ -1,16 +1,11 @@
 package dev.fencing.agent.instrumentation.kafkaclients;
 
-import dev.fencing.agent.bootstrap.Channel;
-import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.FencingBlockedException;
+import dev.fencing.agent.bootstrap.HeldBatches;
 import dev.fencing.agent.bootstrap.KafkaHook;
-import java.util.ArrayList;
-import java.util.Deque;
-import java.util.List;
 import net.bytebuddy.asm.Advice;
 import org.apache.kafka.clients.MetadataSnapshot;
-import org.apache.kafka.clients.producer.internals.ProducerBatch;
 import org.apache.kafka.clients.producer.internals.RecordAccumulator;
 import org.apache.kafka.clients.producer.internals.TransactionManager;
 import org.apache.kafka.common.Cluster;
@@ -27,72 +22,28 @@ import org.apache.kafka.common.TopicPartition;
  * transaction in progress turned abortable, the buffer memory returned. Callbacks run on the I/O thread, as for any
  * completed batch, after the partition's lock is released.
  *
- * <p>Inlined into RecordAccumulator: bootstrap, JDK and kafka-clients classes only, no lambdas.
+ * <p>Which batches must not leave is the hook's ({@link KafkaHook#buffered}); taking them out and failing them is
+ * {@link HeldBatches}'s. What is left here is finding each partition's batches. Inlined into RecordAccumulator:
+ * bootstrap, JDK and kafka-clients classes only, no lambdas.
  */
 public final class ReadyAdvice {
   private ReadyAdvice() {}
 
   @Advice.OnMethodEnter(suppress = Throwable.class)
   public static void enter(@Advice.This RecordAccumulator accumulator, @Advice.Argument(0) MetadataSnapshot metadata,
-      @Advice.FieldValue("transactionManager") TransactionManager transactions) {
-    KafkaHook hook = Fencing.kafka();
-    if (metadata == null || !hook.bufferedMayBeHeld()) {
+      @Advice.FieldValue("transactionManager") TransactionManager transactions) throws Throwable {
+    if (metadata == null || !Fencing.kafka().bufferedMayBeHeld()) {
       return;
     }
+    HeldBatches held = null;
     Cluster cluster = metadata.cluster();
-    List<ProducerBatch> failed = null;
-    List<Decision> reasons = null;
     for (String topic : cluster.topics()) {
       for (PartitionInfo part : cluster.partitionsForTopic(topic)) {
-        Deque<ProducerBatch> deque = accumulator.getDeque(new TopicPartition(part.topic(), part.partition()));
-        if (deque == null) {
-          continue;
-        }
-        synchronized (deque) {
-          ProducerBatch first = deque.peekFirst();
-          while (first != null && !first.isClosed()) { // closed: sent before; Kafka's sweep fails those
-            Decision d = hook.buffered(first, true);
-            if (d == null) {
-              break;
-            }
-            deque.pollFirst();
-            first.abortRecordAppends();
-            if (failed == null) {
-              failed = new ArrayList<ProducerBatch>();
-              reasons = new ArrayList<Decision>();
-            }
-            failed.add(first);
-            reasons.add(d);
-            first = deque.peekFirst();
-          }
-        }
+        held = HeldBatches.take(held, accumulator.getDeque(new TopicPartition(part.topic(), part.partition())));
       }
     }
-    if (failed == null) {
-      return;
-    }
-    for (int i = 0; i < failed.size(); i++) {
-      ProducerBatch batch = failed.get(i);
-      Decision d = reasons.get(i);
-      KafkaException error = new KafkaException(d.blockMessage(Channel.KAFKA),
-          new FencingBlockedException(Channel.KAFKA, d));
-      if (transactions != null) {
-        try {
-          transactions.maybeTransitionToErrorState(error); // a no-op unless transactional
-        } catch (RuntimeException ignored) {
-          // the transaction is already failing; the batch is failed regardless
-        }
-      }
-      // Each batch on its own: one that could not be failed must not keep the others (and flush()) waiting.
-      try {
-        if (!batch.isDone()) {
-          batch.abort(error);
-        }
-      } catch (RuntimeException alreadyCompleted) {
-        // completed meanwhile: its records have their outcome
-      } finally {
-        accumulator.deallocate(batch);
-      }
+    if (held != null) {
+      held.fail(accumulator, transactions, KafkaException.class);
     }
   }
 }

@@ -1,11 +1,8 @@
 package dev.fencing.agent.instrumentation.kafkaclients;
 
-import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
-import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.FencingBlockedException;
-import dev.fencing.agent.bootstrap.KafkaHook;
-import java.nio.charset.StandardCharsets;
+import dev.fencing.agent.bootstrap.KafkaSend;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import net.bytebuddy.asm.Advice;
@@ -15,7 +12,6 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.clients.producer.internals.TransactionManager;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.Headers;
 
 /**
  * On {@code KafkaProducer.send(record, callback)}, before the interceptors and before any metadata request.
@@ -35,7 +31,9 @@ import org.apache.kafka.common.header.Headers;
  * cannot see Kafka's, and the Kafka error types that exist all mean something else (ProducerFencedException is
  * fatal for the producer; authorization errors are too).
  *
- * <p>Inlined into KafkaProducer: bootstrap, JDK and kafka-clients classes only, no lambdas.
+ * <p>The decision, the header writes, the block's message and cause and the transaction's transition are
+ * {@link KafkaSend}'s; what is left here is the producer's error path and the copy of a sealed record. Inlined into KafkaProducer: bootstrap, JDK
+ * and kafka-clients classes only, no lambdas.
  */
 public final class SendAdvice {
   private SendAdvice() {}
@@ -45,66 +43,25 @@ public final class SendAdvice {
       @Advice.Argument(value = 0, readOnly = false) ProducerRecord<?, ?> record,
       @Advice.Argument(1) Callback callback,
       @Advice.FieldValue("transactionManager") TransactionManager transactions) {
-    if (record == null) {
-      return null; // KafkaProducer's own validation answers
-    }
-    Decision d;
-    try {
-      d = Fencing.kafka().decide(record.topic());
-    } catch (Throwable agentError) {
-      try {
-        Fencing.hookFailed(Channel.KAFKA, false, agentError); // counted and logged once per interval
-      } catch (Throwable unreachable) {
-        // the agent's classes are out of this loader's reach: nothing to count with
-      }
-      return null; // never the application's error: the record goes on untagged
-    }
-    if (d.isBlock()) {
-      KafkaException error = new KafkaException(d.blockMessage(Channel.KAFKA),
-          new FencingBlockedException(Channel.KAFKA, d));
-      if (transactions != null) {
-        try {
-          // As KafkaProducer does for its own errors; a no-op unless transactional.
-          transactions.maybeTransitionToErrorState(error);
-        } catch (RuntimeException noTransactionInProgress) {
-          // Transactional producer outside a transaction: Kafka would refuse the send itself; nothing to abort.
-        }
-      }
+    Decision d = record == null ? null : KafkaSend.decide(record.topic()); // null record: Kafka's validation answers
+    if (d != null && d.isBlock()) {
+      KafkaException error = new KafkaException(KafkaSend.message(d), KafkaSend.cause(d));
+      KafkaSend.abortable(transactions, error);
       if (callback != null) {
-        Integer partition = record.partition();
-        callback.onCompletion(new RecordMetadata(new TopicPartition(record.topic(),
-            partition == null ? -1 : partition), -1L, -1, -1L, -1, -1), error);
+        Integer p = record.partition();
+        TopicPartition partition = new TopicPartition(record.topic(), p == null ? -1 : p);
+        callback.onCompletion(new RecordMetadata(partition, -1L, -1, -1L, -1, -1), error);
       }
       return CompletableFuture.failedFuture(error);
     }
-    if (d.isTag()) {
-      byte[] token = d.tokenText().getBytes(StandardCharsets.US_ASCII);
-      byte[] lock = d.lock().getBytes(StandardCharsets.UTF_8);
-      String signatureText = d.signature();
-      byte[] signature = signatureText == null ? null : signatureText.getBytes(StandardCharsets.US_ASCII);
-      String grantText = d.grant();
-      byte[] grant = grantText == null ? null : grantText.getBytes(StandardCharsets.US_ASCII);
-      Headers h = record.headers();
+    if (d != null && d.isTag()) {
       try {
-        h.remove(KafkaHook.TOKEN_HEADER);
+        KafkaSend.tag(record.headers(), d);
       } catch (IllegalStateException | UnsupportedOperationException readOnly) {
         // Sealed by an earlier send: the copy (whose headers are a fresh copy) is what gets sent.
-        ProducerRecord<Object, Object> copy = new ProducerRecord<Object, Object>(record.topic(), record.partition(),
-            record.timestamp(), record.key(), record.value(), record.headers());
-        record = copy;
-        h = copy.headers();
-        h.remove(KafkaHook.TOKEN_HEADER);
-      }
-      h.remove(KafkaHook.LOCK_HEADER);
-      h.remove(KafkaHook.SIGNATURE_HEADER);
-      h.remove(KafkaHook.GRANT_HEADER);
-      h.add(KafkaHook.TOKEN_HEADER, token);
-      h.add(KafkaHook.LOCK_HEADER, lock);
-      if (signature != null) {
-        h.add(KafkaHook.SIGNATURE_HEADER, signature);
-      }
-      if (grant != null) {
-        h.add(KafkaHook.GRANT_HEADER, grant);
+        record = new ProducerRecord<Object, Object>(record.topic(), record.partition(), record.timestamp(),
+            record.key(), record.value(), record.headers());
+        KafkaSend.tag(record.headers(), d);
       }
     }
     return null;

@@ -3,11 +3,9 @@ package dev.fencing.agent.instrumentation.kafkaclients;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.instrumentation.LibraryCheck;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -20,11 +18,7 @@ class KafkaClientsRangeTest {
   @ParameterizedTest
   @ValueSource(strings = {"oldest", "latest"})
   void everyHookFindsItsMethodsAndItsAdviceWeaves(String end) throws Exception {
-    Path dir = Path.of(System.getProperty("fencing.test.kafka-clients.jars"), end);
-    List<Path> jars;
-    try (Stream<Path> files = Files.list(dir)) {
-      jars = files.filter(f -> f.toString().endsWith(".jar")).toList();
-    }
+    List<Path> jars = LibraryCheck.jars(Path.of(System.getProperty("fencing.test.kafka-clients.jars")), end);
     Map<String, Integer> advised = LibraryCheck.advised(new KafkaClientsInstrumentationModule(), jars);
     // poll(long) and poll(Duration) in 3.x; 4.0 removed poll(long). RecordAccumulator: ready, shouldBackoff and
     // the delivery-timeout sweep; ProducerBatch: its delivery-timeout check and its failure path.

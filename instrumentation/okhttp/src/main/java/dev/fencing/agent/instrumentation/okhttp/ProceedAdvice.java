@@ -1,12 +1,11 @@
 package dev.fencing.agent.instrumentation.okhttp;
 
-import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
-import dev.fencing.agent.bootstrap.Fencing;
-import dev.fencing.agent.bootstrap.FencingBlockedException;
+import dev.fencing.agent.bootstrap.HttpAttempt;
 import dev.fencing.agent.bootstrap.HttpHook;
-import java.util.List;
+import dev.fencing.agent.bootstrap.RequestHeaders;
 import java.io.IOException;
+import java.util.List;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.implementation.bytecode.assign.Assigner;
 import okhttp3.HttpUrl;
@@ -20,7 +19,8 @@ import okhttp3.internal.http.BridgeInterceptor;
  * so the pair is carried exactly once; the caller's Request is immutable and untouched); blocks by throwing
  * FencingBlockedException, an IOException, before ConnectInterceptor opens any connection: execute() throws it,
  * enqueue() hands it to Callback.onFailure. RetryAndFollowUpInterceptor does not retry it (no exchange has failed).
- * Each attempt's response is checked for a fence's 409 on the way back; the response is returned unchanged.
+ * Each attempt's response is checked for a fence's 409 on the way back; the response is returned unchanged. The
+ * decision, the block and the header writes are {@link HttpAttempt} and {@link RequestHeaders#OKHTTP_BUILDER}.
  *
  * <p>Inlined into OkHttp, so it may name okhttp3 classes in its body (resolved by the application's loader), but its
  * method signatures use JDK types only: the agent's loader, which reads them, cannot see OkHttp. Only methods that
@@ -39,32 +39,16 @@ public final class ProceedAdvice {
       if (index >= interceptors.size() || !(interceptors.get(index) instanceof BridgeInterceptor)) {
         return false;
       }
-      Request r = (Request) request;
-      HttpUrl url = r.url();
-      Decision d = Fencing.http().decide(r.method(), url.scheme(), url.host(), url.port());
-      if (d.isBlock()) {
-        throw new FencingBlockedException(Channel.HTTP, d);
-      }
+      HttpUrl url = ((Request) request).url();
+      Decision d = HttpAttempt.decide(((Request) request).method(), url.scheme(), url.host(), url.port());
       if (d.isTag()) {
-        Request.Builder b = r.newBuilder();
-        String[] h = d.httpHeaders();
-        for (int i = 0; i < h.length; i += 2) {
-          b.header(h[i], h[i + 1]);
-        }
-        if (d.grant() == null) {
-          b.removeHeader(HttpHook.GRANT_HEADER); // a copied request's grant is not this token's
-        }
-        request = b.build();
+        Request.Builder copy = ((Request) request).newBuilder();
+        RequestHeaders.OKHTTP_BUILDER.tag(copy, d);
+        request = copy.build();
       }
       return true;
-    } catch (IOException blocked) {
-      throw blocked; // FencingBlockedException: nothing else in here throws an IOException
-    } catch (Throwable agentError) {
-      try {
-        Fencing.hookFailed(Channel.HTTP, false, agentError); // counted and logged once per interval
-      } catch (Throwable unreachable) {
-        // the agent's classes are out of this loader's reach: nothing to count with
-      }
+    } catch (Throwable blockedOrAgentError) {
+      HttpAttempt.failed(blockedOrAgentError); // rethrows the block; an agent error is counted, the attempt goes on
       return false;
     }
   }
@@ -72,11 +56,8 @@ public final class ProceedAdvice {
   @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
   public static void exit(@Advice.Enter boolean bridge,
       @Advice.Return(typing = Assigner.Typing.DYNAMIC) Object response) {
-    if (bridge && response != null) {
-      Response r = (Response) response;
-      if (r.code() == 409) {
-        Fencing.http().responded(409, r.header(HttpHook.REJECTED_HEADER));
-      }
+    if (bridge && response != null && ((Response) response).code() == 409) {
+      HttpAttempt.responded(409, ((Response) response).header(HttpHook.REJECTED_HEADER));
     }
   }
 }

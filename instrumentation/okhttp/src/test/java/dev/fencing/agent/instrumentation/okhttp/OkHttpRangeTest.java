@@ -3,10 +3,8 @@ package dev.fencing.agent.instrumentation.okhttp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.instrumentation.LibraryCheck;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -19,11 +17,7 @@ class OkHttpRangeTest {
   @ParameterizedTest
   @ValueSource(strings = {"oldest", "latest"})
   void theHookSelectsRealInterceptorChainAndItsAdviceWeaves(String end) throws Exception {
-    Path dir = Path.of(System.getProperty("fencing.test.okhttp.jars"), end);
-    List<Path> jars;
-    try (Stream<Path> files = Files.list(dir)) {
-      jars = files.filter(f -> f.toString().endsWith(".jar")).toList();
-    }
+    List<Path> jars = LibraryCheck.jars(Path.of(System.getProperty("fencing.test.okhttp.jars")), end);
     assertThat(LibraryCheck.advised(new OkHttpInstrumentationModule(), jars))
         .containsExactly(java.util.Map.entry("okhttp3.internal.http.RealInterceptorChain", 1));
   }

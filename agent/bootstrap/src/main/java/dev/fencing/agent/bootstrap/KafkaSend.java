@@ -1,0 +1,173 @@
+package dev.fencing.agent.bootstrap;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * What the Kafka producer advice does for one record or one failed batch, apart from the kafka-clients calls it
+ * makes itself: ask the hook (its failures counted, never the application's error), write the headers a tag carries,
+ * the message and cause of the block's KafkaException, and turn a transaction in progress abortable. Static,
+ * java.base types only: it is reached from advice inlined into KafkaProducer and RecordAccumulator; the
+ * kafka-clients methods it calls (Headers.remove/add, TransactionManager.maybeTransitionToErrorState: public API of
+ * 3.x and 4.x) are method handles looked up once per class, lock-free afterwards.
+ */
+public final class KafkaSend {
+  /** How many record headers a tag may carry, in {@link #headerName} order: token, lock, signature, grant. */
+  public static final int HEADERS = 4;
+
+  private static final String[] NAMES = {KafkaHook.TOKEN_HEADER, KafkaHook.LOCK_HEADER, KafkaHook.SIGNATURE_HEADER,
+      KafkaHook.GRANT_HEADER};
+
+  private static final MethodType TO_ERROR_STATE = MethodType.methodType(void.class, RuntimeException.class);
+
+  /**
+   * {@code TransactionManager.maybeTransitionToErrorState(RuntimeException)} per transaction-manager class (public
+   * API of kafka-clients 3.x and 4.x), adapted to (Object, RuntimeException); null when the class has none.
+   */
+  private static final ClassValue<MethodHandle> ERROR_STATE = new ClassValue<>() {
+    @Override
+    protected MethodHandle computeValue(Class<?> type) {
+      try {
+        return MethodHandles.publicLookup().findVirtual(type, "maybeTransitionToErrorState", TO_ERROR_STATE)
+            .asType(MethodType.methodType(void.class, Object.class, RuntimeException.class));
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return null;
+      }
+    }
+  };
+
+  /** Headers.remove(String) and Headers.add(String, byte[]) of a record's headers class, or why there are none. */
+  private record HeaderHandles(MethodHandle remove, MethodHandle add, IllegalStateException failure) {}
+
+  private static final ClassValue<HeaderHandles> HEADER_HANDLES = new ClassValue<>() {
+    @Override
+    protected HeaderHandles computeValue(Class<?> type) {
+      try {
+        Class<?> headers = Class.forName("org.apache.kafka.common.header.Headers", false, type.getClassLoader());
+        MethodHandles.Lookup l = MethodHandles.publicLookup();
+        return new HeaderHandles(l.findVirtual(headers, "remove", MethodType.methodType(headers, String.class))
+            .asType(MethodType.methodType(void.class, Object.class, String.class)),
+            l.findVirtual(headers, "add", MethodType.methodType(headers, String.class, byte[].class))
+                .asType(MethodType.methodType(void.class, Object.class, String.class, byte[].class)), null);
+      } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+        return new HeaderHandles(null, null, new IllegalStateException("cannot tag records: " + type.getName()
+            + " has no Headers.remove(String) and add(String, byte[]); records go on untagged", e));
+      }
+    }
+  };
+
+  private KafkaSend() {}
+
+  /**
+   * Tags a record through its {@code headers} (kafka-clients' Headers): the headers a tag carries, each exactly once
+   * (values of those names already there are removed first). Throws what the headers throw when they are read-only
+   * (IllegalStateException: a record that went through a send before), before anything changed, so the caller can
+   * tag a copy instead. A headers class without the two methods is a hook failure (counted; the record goes on
+   * untagged), never an exception.
+   */
+  public static void tag(Object headers, Decision d) {
+    HeaderHandles h = HEADER_HANDLES.get(headers.getClass());
+    if (h.failure() != null) {
+      try {
+        Fencing.hookFailed(Channel.KAFKA, false, h.failure());
+      } catch (Throwable unreachable) {
+        // nothing left to count with
+      }
+      return;
+    }
+    try {
+      for (int i = 0; i < HEADERS; i++) {
+        h.remove().invokeExact(headers, NAMES[i]); // the first throws for read-only headers
+      }
+      for (int i = 0; i < HEADERS; i++) {
+        byte[] value = headerValue(d, i);
+        if (value != null) {
+          h.add().invokeExact(headers, NAMES[i], value);
+        }
+      }
+    } catch (RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable checked) {
+      throw new IllegalStateException(checked); // Headers declares none
+    }
+  }
+
+  /**
+   * The decision for one record sent to {@code topic}, or null when the hook failed: the failure is counted and
+   * logged once per interval, and the record goes on untagged. Never throws.
+   */
+  public static Decision decide(String topic) {
+    try {
+      return Fencing.kafka().decide(topic);
+    } catch (Throwable agentError) {
+      try {
+        Fencing.hookFailed(Channel.KAFKA, false, agentError);
+      } catch (Throwable unreachable) {
+        // nothing left to count with: the record goes on regardless
+      }
+      return null;
+    }
+  }
+
+  /** The name of the tag's header {@code i} (0 to {@link #HEADERS} - 1). */
+  public static String headerName(int i) {
+    return NAMES[i];
+  }
+
+  /**
+   * The value of the tag's header {@code i} as the wire carries it (token and signature and grant ASCII, lock UTF-8),
+   * or null when the decision has no such value (unsigned, no grant). One new array per call: a record's header owns
+   * its value.
+   */
+  public static byte[] headerValue(Decision d, int i) {
+    switch (i) {
+      case 0:
+        return d.tokenText().getBytes(StandardCharsets.US_ASCII);
+      case 1:
+        return d.lock().getBytes(StandardCharsets.UTF_8);
+      case 2:
+        return d.signature() == null ? null : d.signature().getBytes(StandardCharsets.US_ASCII);
+      default:
+        return d.grant() == null ? null : d.grant().getBytes(StandardCharsets.US_ASCII);
+    }
+  }
+
+  /** The message of the KafkaException a blocked record or batch fails with: lock, token and reason. */
+  public static String message(Decision d) {
+    return d.blockMessage(Channel.KAFKA);
+  }
+
+  /** The cause of that KafkaException, for callers that tell the agent's block apart from Kafka's own errors. */
+  public static FencingBlockedException cause(Decision d) {
+    return new FencingBlockedException(Channel.KAFKA, d);
+  }
+
+  /**
+   * As KafkaProducer does for its own errors: a transaction in progress on {@code transactions} (the producer's
+   * TransactionManager, null for a producer that is not transactional) turns abortable with {@code error}, so its
+   * commit fails and its abort works. A no-op outside a transaction; never throws (a transaction already failing, or
+   * none in progress on a transactional producer: the record or batch fails regardless).
+   */
+  public static void abortable(Object transactions, RuntimeException error) {
+    if (transactions == null) {
+      return;
+    }
+    MethodHandle toErrorState = ERROR_STATE.get(transactions.getClass());
+    if (toErrorState == null) {
+      try {
+        Fencing.hookFailed(Channel.KAFKA, false, new IllegalStateException(transactions.getClass().getName()
+            + " has no maybeTransitionToErrorState(RuntimeException): a blocked record's transaction stays open"));
+      } catch (Throwable unreachable) {
+        // nothing left to count with
+      }
+      return;
+    }
+    try {
+      toErrorState.invokeExact(transactions, error);
+    } catch (Throwable noTransactionInProgress) {
+      // the transaction is already failing, or there is none to abort: the record or batch fails regardless
+    }
+  }
+}
