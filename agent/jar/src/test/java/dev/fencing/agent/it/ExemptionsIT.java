@@ -39,18 +39,37 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Flyway migration (an exempt caller, by default) runs to the end on the database whose other writes it blocks.
  */
 class ExemptionsIT {
+  // One broker, etcd and PostgreSQL for every case: each case has its own lock, topics and databases.
   private static KafkaBroker broker;
+  private static EtcdCluster etcd;
+  private static PostgresServer pg;
 
   @BeforeAll
-  static void startBroker() {
+  static void startServers() {
     broker = KafkaBroker.start();
+    etcd = EtcdCluster.single();
+    pg = PostgresServer.start();
   }
 
   @AfterAll
-  static void stopBroker() {
-    if (broker != null) {
-      broker.close();
+  static void stopServers() {
+    for (AutoCloseable server : new AutoCloseable[] {pg, etcd, broker}) {
+      try {
+        if (server != null) {
+          server.close();
+        }
+      } catch (Exception e) {
+        throw new IllegalStateException("cannot stop " + server, e);
+      }
     }
+  }
+
+  /** Creates database {@code name} on the shared server; returns its JDBC URL. */
+  private static String database(String name) throws Exception {
+    try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+      s.execute("CREATE DATABASE " + name);
+    }
+    return pg.jdbcUrl(name);
   }
 
   static List<Path> javaHomes() {
@@ -129,13 +148,9 @@ class ExemptionsIT {
     List<String> otherSeen = new CopyOnWriteArrayList<>();
     HttpServer exemptServer = receiver(exemptSeen);
     HttpServer otherServer = receiver(otherSeen);
-    try (EtcdCluster etcd = EtcdCluster.single(); PostgresServer pg = PostgresServer.start()) {
-      try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
-        s.execute("CREATE DATABASE app");
-        s.execute("CREATE DATABASE telemetry");
-      }
-      String appUrl = pg.jdbcUrl("app");
-      String telemetryUrl = pg.jdbcUrl("telemetry");
+    try {
+      String appUrl = database("app_" + run);
+      String telemetryUrl = database("telemetry_" + run);
       try (Connection c = DriverManager.getConnection(telemetryUrl); Statement s = c.createStatement()) {
         s.execute("CREATE TABLE sample (v INT)");
       }
@@ -193,25 +208,20 @@ class ExemptionsIT {
     Path migrations = Files.createDirectories(dir.resolve("db"));
     Files.writeString(migrations.resolve("V1__account.sql"), "CREATE TABLE account (id INT PRIMARY KEY, balance INT);");
     Files.writeString(migrations.resolve("V2__seed.sql"), "INSERT INTO account VALUES (1, 100), (2, 0);");
-    try (EtcdCluster etcd = EtcdCluster.single(); PostgresServer pg = PostgresServer.start()) {
-      try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
-        s.execute("CREATE DATABASE app");
-      }
-      String appUrl = pg.jdbcUrl("app");
-      String lock = "flyway-" + run;
-      try (Standby app = Standby.start(javaHome, etcd, lock, "")) {
-        assertThat(app.run("FLYWAY " + appUrl + " " + migrations)).isEqualTo("OK 2");
-        assertThat(app.run("SQL " + appUrl + " UPDATE account SET balance = 0 WHERE id = 1")).startsWith("ERR FN003");
+    String appUrl = database("flyway_" + run);
+    String lock = "flyway-" + run;
+    try (Standby app = Standby.start(javaHome, etcd, lock, "")) {
+      assertThat(app.run("FLYWAY " + appUrl + " " + migrations)).isEqualTo("OK 2");
+      assertThat(app.run("SQL " + appUrl + " UPDATE account SET balance = 0 WHERE id = 1")).startsWith("ERR FN003");
 
-        String metrics = app.metrics();
-        // Flyway's writes that would have been blocked (its history table, the DDL, the rows, the commits).
-        assertThat(exemptCount(metrics, "jdbc")).isGreaterThanOrEqualTo(4);
-        assertThat(metrics).contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"" + lock
-            + "\",outcome=\"blocked\"} 1.0");
-      }
-      assertThat(query(appUrl, "SELECT count(*) FROM flyway_schema_history WHERE success")).isEqualTo("2");
-      assertThat(query(appUrl, "SELECT balance FROM account WHERE id = 1")).isEqualTo("100");
+      String metrics = app.metrics();
+      // Flyway's writes that would have been blocked (its history table, the DDL, the rows, the commits).
+      assertThat(exemptCount(metrics, "jdbc")).isGreaterThanOrEqualTo(4);
+      assertThat(metrics).contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"" + lock
+          + "\",outcome=\"blocked\"} 1.0");
     }
+    assertThat(query(appUrl, "SELECT count(*) FROM flyway_schema_history WHERE success")).isEqualTo("2");
+    assertThat(query(appUrl, "SELECT balance FROM account WHERE id = 1")).isEqualTo("100");
   }
 
   private static double exemptCount(String metrics, String channel) {

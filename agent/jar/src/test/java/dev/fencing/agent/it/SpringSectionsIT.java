@@ -68,6 +68,7 @@ class SpringSectionsIT {
         Load load = new Load(a);
         try (SpringApp b = SpringApp.start(javaHome, "replica-b", pg.jdbcUrl(), pg.user(),
             common + ",http.port=" + portB, Duration.ofSeconds(120), jobTiming)) {
+          long bStarted = System.nanoTime();
           load.add(b);
           awaitLock(portB, "STANDBY", Duration.ofSeconds(15));
           try (Connection c = DriverManager.getConnection(url)) {
@@ -77,12 +78,17 @@ class SpringSectionsIT {
             awaitCount(c, "SELECT count(*) FROM settlement_run", 2, Duration.ofSeconds(15));
             assertThat(strings(c, "SELECT DISTINCT replica || ':' || coalesce(token_seen, 'untagged') FROM settlement_run"))
                 .as("the job runs on the holder only, with its token").containsExactly("replica-a:" + tokenA);
-            assertThat(metric(Http.get("http://127.0.0.1:" + portB + "/metrics"),
-                "fencing_section_skipped_total{lock=\"settlement\"}"))
-                .as("the standby skips the job").isPositive();
+            // B's first run comes app.settlement.initial-delay-ms (500 ms) after its context refreshed, which can be
+            // after the checks above: the two runs counted are A's, made while B started.
+            long checkedAt = System.nanoTime();
+            assertThat(awaitSkipped(portB, 0, Duration.ofSeconds(10))).as("the standby skips the job").isPositive();
+            System.out.printf("java %s: B started %d ms before the skip check, its first skip counted %d ms after it%n",
+                AgentProcesses.javaVersion(javaHome), (checkedAt - bStarted) / 1_000_000,
+                (System.nanoTime() - checkedAt) / 1_000_000);
 
             // Freeze A in the middle of a run: just after one of its writes, the next run is in its 2 s of work.
             long last = awaitNewRow(c, "replica-a", Duration.ofSeconds(10));
+            double skippedByA = skipped(portA);
             Thread.sleep(300);
             load.pause(a);
             a.jvm().suspend();
@@ -96,7 +102,10 @@ class SpringSectionsIT {
             // database the agent bounds an idle open transaction by about one TTL (25P03, connection closed), so
             // the successor was never held back by it; otherwise the agent (FN003) or the fence (FN001) refuses it.
             awaitOutput(a, Pattern.compile("FN001|FN003|25P03"), Duration.ofSeconds(20));
-            Thread.sleep(3000);
+            // A run starts only when the one before it ended (fixed delay): a skip counted after the resume means the
+            // frozen run is over, and every later run is skipped while B holds the lock.
+            assertThat(awaitSkipped(portA, skippedByA, Duration.ofSeconds(10))).as("the resumed holder skips the job")
+                .isGreaterThan(skippedByA);
             assertThat(count(c, "SELECT count(*) FROM settlement_run WHERE replica = 'replica-a' AND id > " + last))
                 .as("no settlement row of the frozen holder after it resumed").isZero();
             assertThat(strings(c, "SELECT DISTINCT coalesce(token_seen, 'untagged') FROM settlement_run"
@@ -251,12 +260,30 @@ class SpringSectionsIT {
     return out;
   }
 
+  /** The replica's count of skipped runs of the job. */
+  private static double skipped(int port) {
+    return metric(Http.get("http://127.0.0.1:" + port + "/metrics"), "fencing_section_skipped_total{lock=\"settlement\"}");
+  }
+
+  /** Polls the replica's count of skipped runs until it is above {@code above}; returns it (as it is, if not in time). */
+  private static double awaitSkipped(int port, double above, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      double skipped = skipped(port);
+      if (skipped > above || System.nanoTime() > deadline) {
+        return skipped;
+      }
+      Thread.sleep(50);
+    }
+  }
+
+  /** The value of one series; a series that is missing fails (a renamed label must not read as 0). */
   private static double metric(String metrics, String series) {
     for (String line : metrics.split("\n")) {
       if (line.startsWith(series + " ")) {
         return Double.parseDouble(line.substring(series.length() + 1).trim());
       }
     }
-    return 0;
+    throw new AssertionError("no series " + series + " in /metrics:\n" + metrics);
   }
 }
