@@ -26,6 +26,23 @@ public interface CaptureHook {
    */
   void alive(long sessionId, long aliveAtNanos, long timeoutMillis);
 
+  /**
+   * The application acquired the lock {@code name} as {@code holdId} with {@code token} on the lease {@code sessionId},
+   * reported from a callback thread (jetcd completes its lock future there): no thread enters the scope yet; the one
+   * that waits for the lock does, with {@link #entered}. The lease's deadline is the one last reported by
+   * {@link #renewed}; for a lease never reported the lock is not trusted.
+   */
+  void granted(String library, String name, String holdId, long token, long sessionId);
+
+  /** The calling thread waited for the hold {@code holdId} and now runs its critical section: it enters the scope. */
+  void entered(String holdId);
+
+  /**
+   * The coordinator knew the session (an etcd lease) alive at {@code aliveAtNanos} (the send time of the grant or of
+   * an answered keepalive), for {@code timeoutMillis} (its TTL) from then.
+   */
+  void renewed(long sessionId, long aliveAtNanos, long timeoutMillis);
+
   /** The coordinator said the session is gone (expired, closed, lease revoked): its holds end at once. */
   void sessionLost(long sessionId, String why);
 
@@ -39,6 +56,15 @@ public interface CaptureHook {
 
     @Override
     public void alive(long sessionId, long aliveAtNanos, long timeoutMillis) {}
+
+    @Override
+    public void granted(String library, String name, String holdId, long token, long sessionId) {}
+
+    @Override
+    public void entered(String holdId) {}
+
+    @Override
+    public void renewed(long sessionId, long aliveAtNanos, long timeoutMillis) {}
 
     @Override
     public void sessionLost(long sessionId, String why) {}

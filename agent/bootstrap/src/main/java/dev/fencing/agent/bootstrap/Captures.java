@@ -46,6 +46,33 @@ public final class Captures {
     }
   }
 
+  /** See {@link CaptureHook#granted}. */
+  public static void granted(String library, String name, String holdId, long token, long sessionId) {
+    try {
+      hook.granted(library, name, holdId, token, sessionId);
+    } catch (Throwable t) {
+      // as above
+    }
+  }
+
+  /** See {@link CaptureHook#entered}. */
+  public static void entered(String holdId) {
+    try {
+      hook.entered(holdId);
+    } catch (Throwable t) {
+      // as above
+    }
+  }
+
+  /** See {@link CaptureHook#renewed}. */
+  public static void renewed(long sessionId, long aliveAtNanos, long timeoutMillis) {
+    try {
+      hook.renewed(sessionId, aliveAtNanos, timeoutMillis);
+    } catch (Throwable t) {
+      // as above
+    }
+  }
+
   /** See {@link CaptureHook#sessionLost}. */
   public static void sessionLost(long sessionId, String why) {
     try {

@@ -47,6 +47,8 @@ public final class CapturedLocks implements CaptureHook {
   private final Set<String> refused = ConcurrentHashMap.newKeySet();
   /** Per session: the send time of its last answered ping (the renewal after the next one uses it). */
   private final Map<Long, Long> lastAnswered = new ConcurrentHashMap<>();
+  /** Per etcd lease: {when it was last known alive, its TTL}, both in nanoseconds. */
+  private final Map<Long, long[]> leases = new ConcurrentHashMap<>();
   private volatile boolean scopedGate;
 
   /** One captured lock: its runtime and the scope its holders' threads run in (allocated once). */
@@ -93,8 +95,8 @@ public final class CapturedLocks implements CaptureHook {
     final Grant grant;
     final long sessionId;
     volatile long timeoutNanos;
-    final Thread thread;
-    final Object previous;
+    volatile Thread thread;
+    volatile Object previous;
 
     Hold(Captured lock, Grant grant, long sessionId, long timeoutNanos, Thread thread, Object previous) {
       this.lock = lock;
@@ -162,6 +164,46 @@ public final class CapturedLocks implements CaptureHook {
   }
 
   @Override
+  public void granted(String library, String path, String holdId, long token, long sessionId) {
+    Captured c = captured(library, path);
+    if (c == null) {
+      return;
+    }
+    ensureScopedGate();
+    long[] lease = leases.get(sessionId);
+    // A lease this JVM never saw granted or kept alive has no known deadline: the lock is not trusted at all.
+    long deadline = lease == null ? System.nanoTime() : lease[0] + lease[1] - marginNanos;
+    Grant g = c.runtime.state().granted(token, sessionId, 0, deadline);
+    holds.put(holdId, new Hold(c, g, sessionId, lease == null ? 0 : lease[1], null, null));
+    if (lease == null) {
+      LOG.warn(library + " lock " + path + " is held on lease " + Long.toHexString(sessionId)
+          + ", which this JVM did not grant: its side effects are refused as after expiry");
+    }
+  }
+
+  @Override
+  public void entered(String holdId) {
+    Hold h = holds.get(holdId);
+    if (h == null || h.thread != null || TokenContext.carried() == h.lock.scope) {
+      return;
+    }
+    h.previous = TokenContext.enterScope(h.lock.scope);
+    h.thread = Thread.currentThread();
+  }
+
+  @Override
+  public void renewed(long sessionId, long aliveAtNanos, long timeoutMillis) {
+    long timeout = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+    leases.merge(sessionId, new long[] {aliveAtNanos, timeout}, (a, b) -> b[0] - a[0] > 0 ? b : a);
+    for (Hold h : holds.values()) {
+      if (h.sessionId == sessionId) {
+        h.timeoutNanos = timeout;
+        h.lock.runtime.state().renewed(h.grant, aliveAtNanos + timeout - marginNanos);
+      }
+    }
+  }
+
+  @Override
   public void released(String library, String holdId) {
     Hold h = holds.remove(holdId);
     if (h == null) {
@@ -202,6 +244,7 @@ public final class CapturedLocks implements CaptureHook {
 
   @Override
   public void sessionLost(long sessionId, String why) {
+    leases.remove(sessionId);
     for (Hold h : holds.values()) {
       if (h.sessionId == sessionId) {
         h.lock.runtime.state().lost(h.grant, LossReason.LEASE_REVOKED);
@@ -241,7 +284,9 @@ public final class CapturedLocks implements CaptureHook {
         return null;
       }
       TokenState state = new TokenState(name, config.tokenMax(), HighestTokenStore.none(), config.signingKey());
-      SideEffectCounters counters = new SideEffectCounters();
+      // The metrics' lock labels are fixed at start-up: a captured lock's side effects are counted with those of
+      // "outside every scope" (lock="none" or the JVM-wide lock); /status lists the captured lock itself.
+      SideEffectCounters counters = scopes.outside().counters();
       FencingEvents events = new FencingEvents(name, config.logEventInterval());
       SideEffectPolicy policy = SideEffectPolicy.capturedLock(config, state, counters, events);
       LockRuntime runtime = new LockRuntime(name, state, counters, events, policy, false, false, List.of(),

@@ -93,4 +93,40 @@ class CapturedLocksTest {
     assertThat(c.locks()).hasSize(1);
     assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).isFalse();
   }
+
+  @Test
+  void aLockGrantedOnACallbackThreadIsEnteredByTheThreadThatWaitsForItAndTrustedByItsLease() throws Exception {
+    Scopes s = scopes("lease.enabled=false,capture.safety-margin=100ms");
+    CapturedLocks c = s.captured();
+    long now = System.nanoTime();
+    long ms = TimeUnit.MILLISECONDS.toNanos(1);
+    c.renewed(77, now, 2000); // the lease grant: 2 s from when it was asked for
+    Thread callback = new Thread(() -> c.granted("jetcd", "ledger-lock", "ledger-lock/4d", 12, 77));
+    callback.start();
+    callback.join();
+    assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).as("before waiting for it").isFalse();
+    c.entered("ledger-lock/4d");
+    Decision d = Fencing.decide(Channel.JDBC, true, true);
+    assertThat(d.isTag()).isTrue();
+    assertThat(d.lock()).isEqualTo("ledger-lock");
+    assertThat(d.token()).isEqualTo(12);
+    var state = c.locks().get(0).runtime().state();
+    assertThat(state.view().grant().deadlineNanos()).isEqualTo(now + 1900 * ms);
+    c.renewed(77, now + 500 * ms, 2000); // an answered keepalive sent 0.5 s later
+    assertThat(state.view().grant().deadlineNanos()).isEqualTo(now + 2400 * ms);
+    c.sessionLost(77, "lease expired");
+    assertThat(state.phase()).isEqualTo(LeasePhase.LOST);
+    c.released("jetcd", "ledger-lock/4d");
+    assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).as("after unlock").isFalse();
+  }
+
+  @Test
+  void aLockOnALeaseThisJvmNeverSawIsNotTrusted() {
+    Scopes s = scopes("lease.enabled=false");
+    CapturedLocks c = s.captured();
+    c.granted("jetcd", "other", "other/1", 3, 99);
+    c.entered("other/1");
+    assertThat(Fencing.decide(Channel.JDBC, true, false).isBlock()).isTrue();
+    c.released("jetcd", "other/1");
+  }
 }

@@ -139,4 +139,62 @@ class CapturedLocksIT {
       }
     }
   }
+
+  /** The create revision of the lowest key under the app's jetcd lock name: the holder's token as etcd sees it. */
+  private static long holderRevision(io.etcd.jetcd.Client etcd, String name) throws Exception {
+    var prefix = io.etcd.jetcd.ByteSequence.from(name + "/", java.nio.charset.StandardCharsets.UTF_8);
+    var kvs = etcd.getKVClient().get(prefix, io.etcd.jetcd.options.GetOption.builder().isPrefix(true).build()).get().getKvs();
+    return kvs.stream().mapToLong(io.etcd.jetcd.KeyValue::getCreateRevision).min().orElseThrow();
+  }
+
+  /** Every jar of the test's own class path (the app's libraries: jetcd and what it brings), none of the agent's. */
+  private static String testJars() {
+    return java.util.Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+        .filter(p -> p.endsWith(".jar") && !Path.of(p).getFileName().toString().startsWith("fencing-"))
+        .collect(java.util.stream.Collectors.joining(File.pathSeparator));
+  }
+
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void jetcdLockHolderPausedPastItsLeaseHasItsStaleWritesRefusedByTheFence(Path javaHome) throws Exception {
+    String name = "ledger-lock";
+    try (dev.fencing.testing.EtcdCluster etcd = dev.fencing.testing.EtcdCluster.single();
+        JdbcTakeoverIT.Database db = JdbcTakeoverIT.start("postgresql")) {
+      try (Connection c = DriverManager.getConnection(db.url()); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE account (id INT PRIMARY KEY, balance INT NOT NULL)");
+        s.execute("INSERT INTO account VALUES (1, 0)");
+        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("account"), name, false, false));
+      }
+      String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar")
+          + File.pathSeparator + testJars();
+      String[] args = {etcd.endpoints(), "2", name, db.url()};
+      try (io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(etcd.endpoints().split(",")).build();
+          LockJvm a = new LockJvm(javaHome, "jetcd-a", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args);
+          LockJvm b = new LockJvm(javaHome, "jetcd-b", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args)) {
+        assertThat(a.run("LOCK")).isEqualTo("OK locked");
+        long tokenA = holderRevision(client, name);
+        assertThat(a.captured("lock")).isEqualTo(name);
+        assertThat(a.captured("state")).isEqualTo("HOLDING");
+        assertThat(Long.parseLong(a.captured("token"))).as("token = create revision of the app's lock key").isEqualTo(tokenA);
+        assertThat(a.run("SQL UPDATE account SET balance = 100 WHERE id = 1")).isEqualTo("OK 1");
+        Thread.sleep(2500); // answered keepalives keep the captured lock trusted past one TTL
+        assertThat(a.run("SQL UPDATE account SET balance = 101 WHERE id = 1")).isEqualTo("OK 1");
+
+        a.jvm.suspend(); // inside its critical section, past the lease TTL: etcd deletes A's lock key
+        assertThat(b.run("LOCK")).isEqualTo("OK locked");
+        long tokenB = holderRevision(client, name);
+        assertThat(tokenB).isGreaterThan(tokenA);
+        assertThat(Long.parseLong(b.captured("token"))).isEqualTo(tokenB);
+        assertThat(b.run("SQL UPDATE account SET balance = 200 WHERE id = 1")).isEqualTo("OK 1");
+
+        a.jvm.resume();
+        assertThat(a.run("SQL UPDATE account SET balance = 666 WHERE id = 1")).startsWith("ERR FN001");
+        assertThat(a.captured("state")).isNotEqualTo("HOLDING");
+        assertThat(JdbcTakeoverIT.query(db.url(), "SELECT balance FROM account WHERE id = 1")).isEqualTo("200");
+        assertThat(b.run("UNLOCK")).isEqualTo("OK unlocked");
+        assertThat(b.run("SQL UPDATE account SET balance = 301 WHERE id = 1")).as("after unlock: outside the lock")
+            .startsWith("ERR FN002");
+      }
+    }
+  }
 }
