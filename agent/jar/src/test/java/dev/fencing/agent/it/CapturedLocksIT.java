@@ -102,7 +102,7 @@ class CapturedLocksIT {
         new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("account"), LOCK, false, false));
       }
       String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar")
-          + File.pathSeparator + AgentProcesses.libraries("curator-", "zookeeper-", "slf4j-api", "guava-", "failureaccess-");
+          + File.pathSeparator + testJars();
       String[] args = {zk.connectString(), Integer.toString(SESSION_MS), PATH, db.url()};
       try (ZooKeeper z = client(zk); LockJvm a = new LockJvm(javaHome, "curator-a", CuratorLockApp.class, cp, args);
           LockJvm b = new LockJvm(javaHome, "curator-b", CuratorLockApp.class, cp, args)) {
