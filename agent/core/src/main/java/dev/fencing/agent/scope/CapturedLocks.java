@@ -247,8 +247,9 @@ public final class CapturedLocks implements CaptureHook {
     leases.remove(sessionId);
     for (Hold h : holds.values()) {
       if (h.sessionId == sessionId) {
-        h.lock.runtime.state().lost(h.grant, LossReason.LEASE_REVOKED);
-        LOG.warn("captured lock '" + h.lock.runtime.lock() + "' lost: " + why);
+        if (h.lock.runtime.state().lost(h.grant, LossReason.LEASE_REVOKED)) {
+          LOG.warn("captured lock '" + h.lock.runtime.lock() + "' lost: " + why);
+        }
       }
     }
   }
