@@ -179,6 +179,15 @@ public final class AgentConfig {
     return get(ConfigKey.LEASE_SAFETY_MARGIN);
   }
 
+  /** fencing.capture.max-locks: the bound on captured application locks (and so on their lock labels). */
+  public int captureMaxLocks() {
+    return (Integer) get(ConfigKey.CAPTURE_MAX_LOCKS);
+  }
+
+  public Duration captureSafetyMargin() {
+    return get(ConfigKey.CAPTURE_SAFETY_MARGIN);
+  }
+
   public Standby standby() {
     return get(ConfigKey.STANDBY);
   }

@@ -464,6 +464,17 @@ abstract class ValueType<T> {
     });
   }
 
+  /** A whole number from {@code min} to {@code max}. */
+  static ValueType<Integer> count(int min, int max) {
+    return of(value -> {
+      long n = integer(value.trim(), min, max);
+      if (n < 0) {
+        throw Invalid.expected("an integer from " + min + " to " + max);
+      }
+      return (int) n;
+    });
+  }
+
   /** A TCP port, 0 for any free one; {@code off} (the default) for none. */
   static ValueType<Integer> port() {
     return of(value -> {

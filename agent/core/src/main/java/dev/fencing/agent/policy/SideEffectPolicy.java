@@ -75,6 +75,18 @@ public final class SideEffectPolicy implements SideEffectGate {
         config.standby() == AgentConfig.Standby.WAIT, config.standbyTimeout().toNanos(), true);
   }
 
+  /**
+   * The policy of an application-owned lock the agent captured (Curator, jetcd): the lock's own decision table, also in
+   * a JVM that campaigns for no lease of its own ({@code fencing.lease.enabled=false}); the thread is in the lock's
+   * scope only while the application holds it, so "standby" means the lock's trust ended inside the critical section.
+   */
+  public static SideEffectPolicy capturedLock(AgentConfig config, TokenState state, SideEffectCounters counters,
+      SideEffectEvents events) {
+    return new SideEffectPolicy(state, counters, events, config.mode() == AgentConfig.Mode.OBSERVE,
+        config.failMode() == AgentConfig.FailMode.OPEN, config.expiredFenced() == AgentConfig.ExpiredFenced.TAG,
+        false, 0, false, CallerExemptions.of(config.exemptCallers(), config.exemptBuiltin()));
+  }
+
   SideEffectPolicy(TokenState state, SideEffectCounters counters, boolean observe, boolean failOpen, boolean expiredTag,
       boolean standbyWait, long standbyTimeoutNanos) {
     this(state, counters, SideEffectEvents.NONE, observe, failOpen, expiredTag, standbyWait, standbyTimeoutNanos, false);

@@ -28,14 +28,16 @@ public final class Scopes {
   private final SideEffectGate gate;
   private final RejectionCounters rejections;
   private final Map<String, LockScope> sections;
+  private final CapturedLocks captured;
 
-  private Scopes(List<LockRuntime> locks, LockRuntime outside, SideEffectGate gate, RejectionCounters rejections,
-      Map<String, LockScope> sections) {
+  private Scopes(AgentConfig config, List<LockRuntime> locks, LockRuntime outside, SideEffectGate gate,
+      RejectionCounters rejections, Map<String, LockScope> sections) {
     this.locks = List.copyOf(locks);
     this.outside = outside;
     this.gate = gate;
     this.rejections = rejections;
     this.sections = Map.copyOf(sections);
+    this.captured = new CapturedLocks(config, this);
   }
 
   public static Scopes of(AgentConfig config) {
@@ -85,7 +87,7 @@ public final class Scopes {
     }
     // Without sections the JVM-wide policy (or the no-lease one) is the gate itself: the hot path stays as it was.
     SideEffectGate gate = sections.isEmpty() ? outside.policy() : new ScopedGate(outside.policy(), byLock);
-    return new Scopes(locks, outside, gate, rejections, sections);
+    return new Scopes(config, locks, outside, gate, rejections, sections);
   }
 
   private static LockRuntime runtime(AgentConfig config, String lock, boolean campaigns, boolean jvmWide,
@@ -130,6 +132,11 @@ public final class Scopes {
       }
     }
     return all;
+  }
+
+  /** The application's own locks captured so far (Curator, jetcd): the hook their advice reports to. */
+  public CapturedLocks captured() {
+    return captured;
   }
 
   public RejectionCounters rejections() {

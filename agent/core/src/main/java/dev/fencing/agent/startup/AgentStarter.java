@@ -9,6 +9,7 @@ import dev.fencing.agent.instrumentation.AgentContext;
 import dev.fencing.agent.instrumentation.InstrumentationInstaller;
 import dev.fencing.agent.bootstrap.Sections;
 import dev.fencing.agent.scope.Scopes;
+import dev.fencing.agent.bootstrap.Captures;
 import java.lang.instrument.Instrumentation;
 
 /**
@@ -29,6 +30,7 @@ public final class AgentStarter {
     Scopes scopes = Scopes.of(config);
     Fencing.install(scopes.gate());
     Sections.install(scopes.sectionTable());
+    Captures.install(scopes.captured());
     for (String warning : config.warnings()) {
       LOG.warn("configuration: " + warning);
     }

@@ -72,6 +72,7 @@ public final class StatusJson {
     sb.append(",\"premainMicros\":").append(premainNanos / 1000);
     if (scopes != null) {
       locks(sb, scopes, state, v, now);
+      captured(sb, scopes.captured());
     }
     return sb.append('}').toString();
   }
@@ -117,6 +118,35 @@ public final class StatusJson {
         sb.append('}');
       }
       sb.append("]}");
+    }
+    sb.append(']');
+  }
+
+  /**
+   * {@code "captured":[{...}, ...]}: each application-owned lock the agent captured (Curator, jetcd), with the state
+   * of its last acquisition: HOLDING while the application holds it and its session is trusted, EXPIRED when the
+   * deadline passed inside the critical section, LOST once released or when the session ended.
+   */
+  private static void captured(StringBuilder sb, dev.fencing.agent.scope.CapturedLocks captured) {
+    sb.append(",\"captured\":[");
+    boolean first = true;
+    for (dev.fencing.agent.scope.CapturedLocks.Captured c : captured.locks()) {
+      sb.append(first ? "" : ",").append('{');
+      first = false;
+      TokenState st = c.runtime().state();
+      TokenView v = st.view();
+      long now = st.now();
+      LeasePhase phase = v.phaseAt(now);
+      Grant g = v.grant();
+      field(sb, "lock", c.runtime().lock());
+      field(sb, "library", c.library());
+      field(sb, "path", c.path());
+      field(sb, "state", phase.name());
+      sb.append("\"token\":").append(g == null ? 0 : g.token()).append(',');
+      sb.append("\"leaseRemainingMs\":").append(phase == LeasePhase.HOLDING ? Math.max(0, (g.deadlineNanos() - now) / 1_000_000) : 0).append(',');
+      sb.append("\"acquisitionsTotal\":").append(st.acquisitions()).append(',');
+      sb.append("\"tokenReused\":").append(g != null && g.reused());
+      sb.append('}');
     }
     sb.append(']');
   }

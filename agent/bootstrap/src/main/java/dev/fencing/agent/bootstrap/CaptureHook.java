@@ -1,0 +1,72 @@
+package dev.fencing.agent.bootstrap;
+
+/**
+ * What the capture advice (Curator, jetcd) reports about the application's own locks; implemented by the agent core
+ * ({@code CapturedLocks}). Every method is called on the application's thread that acquires, releases or hears from
+ * its coordinator, never on the hot path of a side effect. java.base types only.
+ */
+public interface CaptureHook {
+  /**
+   * The calling thread acquired the application's lock {@code name} (a ZooKeeper lock path, an etcd lock name) as
+   * {@code holdId} (its lock node, its lock key), with {@code token} (the node's czxid, the key's create revision),
+   * on the coordinator session {@code sessionId} (ZooKeeper session, etcd lease) which the coordinator knew alive at
+   * {@code aliveAtNanos} (System.nanoTime) and ends {@code timeoutMillis} after it last hears from the client.
+   * The thread enters the lock's scope until {@link #released}.
+   */
+  void acquired(String library, String name, String holdId, long token, long sessionId, long aliveAtNanos,
+      long timeoutMillis);
+
+  /** The application released the hold {@code holdId} (or gave up its leadership): its scope ends. */
+  void released(String library, String holdId);
+
+  /**
+   * The coordinator acknowledged the session {@code sessionId} alive at {@code aliveAtNanos} (the send time of a
+   * ZooKeeper ping that was answered, of an etcd keepalive that was answered), {@code timeoutMillis} being the session
+   * timeout or lease TTL then known (0: unchanged).
+   */
+  void alive(long sessionId, long aliveAtNanos, long timeoutMillis);
+
+  /**
+   * The application acquired the lock {@code name} as {@code holdId} with {@code token} on the lease {@code sessionId},
+   * reported from a callback thread (jetcd completes its lock future there): no thread enters the scope yet; the one
+   * that waits for the lock does, with {@link #entered}. The lease's deadline is the one last reported by
+   * {@link #renewed}; for a lease never reported the lock is not trusted.
+   */
+  void granted(String library, String name, String holdId, long token, long sessionId);
+
+  /** The calling thread waited for the hold {@code holdId} and now runs its critical section: it enters the scope. */
+  void entered(String holdId);
+
+  /**
+   * The coordinator knew the session (an etcd lease) alive at {@code aliveAtNanos} (the send time of the grant or of
+   * an answered keepalive), for {@code timeoutMillis} (its TTL) from then.
+   */
+  void renewed(long sessionId, long aliveAtNanos, long timeoutMillis);
+
+  /** The coordinator said the session is gone (expired, closed, lease revoked): its holds end at once. */
+  void sessionLost(long sessionId, String why);
+
+  CaptureHook NOOP = new CaptureHook() {
+    @Override
+    public void acquired(String library, String name, String holdId, long token, long sessionId, long aliveAtNanos,
+        long timeoutMillis) {}
+
+    @Override
+    public void released(String library, String holdId) {}
+
+    @Override
+    public void alive(long sessionId, long aliveAtNanos, long timeoutMillis) {}
+
+    @Override
+    public void granted(String library, String name, String holdId, long token, long sessionId) {}
+
+    @Override
+    public void entered(String holdId) {}
+
+    @Override
+    public void renewed(long sessionId, long aliveAtNanos, long timeoutMillis) {}
+
+    @Override
+    public void sessionLost(long sessionId, String why) {}
+  };
+}

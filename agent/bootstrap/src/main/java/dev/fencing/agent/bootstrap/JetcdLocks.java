@@ -1,0 +1,135 @@
+package dev.fencing.agent.bootstrap;
+
+import java.lang.reflect.Constructor;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * What the jetcd capture advice reads of the application's jetcd (by reflection: see {@link LockLibraries}): a lock
+ * acquired (its key's create revision is the token, read with the application's own connection), released, and the
+ * application's leases as they are granted and kept alive (how long each is known alive). java.base only.
+ */
+public final class JetcdLocks {
+  /** Per lease: the send time of its oldest keepalive not answered yet. */
+  private static final Map<Long, Long> UNANSWERED = new ConcurrentHashMap<>();
+
+  private JetcdLocks() {}
+
+  /**
+   * {@code LockImpl.lock(name, leaseId)} returned {@code result}: returns the future the application gets instead,
+   * which completes with jetcd's response once the key's create revision is read and the grant recorded; the thread
+   * that waits for it enters the lock's scope ({@link CapturedLockFuture}). Without a capture hook, {@code result}.
+   */
+  public static CompletableFuture<?> locking(Object lockImpl, Object name, long leaseId, CompletableFuture<?> result) {
+    if (result == null || Captures.hook() == CaptureHook.NOOP) {
+      return result;
+    }
+    CapturedLockFuture out = new CapturedLockFuture();
+    result.whenComplete((response, error) -> {
+      if (error != null) {
+        out.completeExceptionally(error);
+        return;
+      }
+      try {
+        Object key = LockLibraries.call(response, "getKey");
+        Object kv = kv(lockImpl);
+        Method get = kv.getClass().getMethod("get", key.getClass());
+        get.setAccessible(true);
+        ((CompletableFuture<?>) get.invoke(kv, key)).whenComplete((read, readError) -> {
+          try {
+            List<?> kvs = readError == null ? (List<?>) LockLibraries.call(read, "getKvs") : List.of();
+            if (!kvs.isEmpty() && (Long) LockLibraries.call(kvs.get(0), "getLease") == leaseId) {
+              String holdId = text(key);
+              Captures.granted("jetcd", text(name), holdId, (Long) LockLibraries.call(kvs.get(0), "getCreateRevision"),
+                  leaseId);
+              out.holdId = holdId;
+            }
+          } catch (Throwable t) {
+            // not captured
+          }
+          out.complete(response);
+        });
+      } catch (Throwable t) {
+        out.complete(response); // not captured: the application gets its lock as without the agent
+      }
+    });
+    return out;
+  }
+
+  /** {@code LockImpl.unlock(key)}: the hold of {@code key} ends. */
+  public static void unlocking(Object key) {
+    try {
+      Captures.released("jetcd", text(key));
+    } catch (Throwable t) {
+      // nothing held under that key
+    }
+  }
+
+  /** {@code LeaseImpl.grant} called at {@code sentAtNanos} returned {@code result}: the lease lives its TTL from then. */
+  public static void leaseGranting(CompletableFuture<?> result, long sentAtNanos) {
+    if (result == null || Captures.hook() == CaptureHook.NOOP) {
+      return;
+    }
+    result.whenComplete((granted, error) -> {
+      try {
+        if (error == null) {
+          Captures.renewed((Long) LockLibraries.call(granted, "getID"), sentAtNanos,
+              1000 * (Long) LockLibraries.call(granted, "getTTL"));
+        }
+      } catch (Throwable t) {
+        // the lease's deadline is not known: a lock on it is not trusted
+      }
+    });
+  }
+
+  /**
+   * jetcd's keepalive loop is about to consider {@code observer}'s lease: it sends a keepalive when the lease's next
+   * keepalive time has passed (the same test as jetcd's, just before it). The oldest unanswered send is kept: a reply
+   * is credited with the earliest send it may answer.
+   */
+  public static void keepAliveSending(Object observer) {
+    try {
+      if ((Long) LockLibraries.call(observer, "getNextKeepAlive") < System.currentTimeMillis()) {
+        UNANSWERED.putIfAbsent((Long) LockLibraries.call(observer, "getLeaseId"), System.nanoTime());
+      }
+    } catch (Throwable t) {
+      // no send time: the reply does not extend the deadline
+    }
+  }
+
+  /** A keepalive reply (id, TTL): the lease lives TTL from its send; TTL 0 or less: the lease is gone. */
+  public static void keepAliveAnswered(Object reply) {
+    try {
+      long id = (Long) LockLibraries.call(reply, "getID");
+      long ttl = (Long) LockLibraries.call(reply, "getTTL");
+      Long sent = UNANSWERED.remove(id);
+      if (ttl <= 0) {
+        Captures.sessionLost(id, "etcd lease " + Long.toHexString(id) + " expired");
+      } else if (sent != null) {
+        Captures.renewed(id, sent, 1000 * ttl);
+      }
+    } catch (Throwable t) {
+      // the deadline is not extended: the safe side
+    }
+  }
+
+  /** A KV client on the lock client's own connection (jetcd's package-private KVImpl). */
+  private static Object kv(Object lockImpl) throws Exception {
+    Method manager = lockImpl.getClass().getSuperclass().getDeclaredMethod("connectionManager");
+    manager.setAccessible(true);
+    Class<?> kvClass = Class.forName(lockImpl.getClass().getPackageName() + ".KVImpl", true,
+        lockImpl.getClass().getClassLoader());
+    Constructor<?> c = kvClass.getDeclaredConstructor(manager.getReturnType());
+    c.setAccessible(true);
+    return c.newInstance(manager.invoke(lockImpl));
+  }
+
+  /** A ByteSequence as UTF-8 text. */
+  private static String text(Object byteSequence) throws Exception {
+    return new String((byte[]) LockLibraries.call(byteSequence, "getBytes"), StandardCharsets.UTF_8);
+  }
+}

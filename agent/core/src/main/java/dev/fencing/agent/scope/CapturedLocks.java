@@ -1,0 +1,320 @@
+package dev.fencing.agent.scope;
+
+import dev.fencing.agent.bootstrap.CaptureHook;
+import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.bootstrap.LockScope;
+import dev.fencing.agent.bootstrap.SideEffectGate;
+import dev.fencing.agent.bootstrap.TokenContext;
+import dev.fencing.agent.config.AgentConfig;
+import dev.fencing.agent.events.FencingEvents;
+import dev.fencing.agent.log.AgentLog;
+import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.agent.policy.SideEffectPolicy;
+import dev.fencing.agent.token.Grant;
+import dev.fencing.agent.token.HighestTokenStore;
+import dev.fencing.agent.token.LossReason;
+import dev.fencing.agent.token.TokenState;
+import dev.fencing.protocol.TokenGrammar;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The application's own locks the agent captured (docs/DESIGN.md section 4, "Captured locks"): a Curator lock or
+ * leadership, a jetcd lock. Each distinct lock (path, key) gets, on its first acquisition, a lock runtime of its own
+ * (token state, policy, counters, events) under a lock name derived from the path ({@link #lockName}), at most
+ * {@code fencing.capture.max-locks} of them. While the application holds it, the acquiring thread (and the work it
+ * hands off) is in the lock's scope: its side effects carry the lock's token (the czxid of the lock node, the create
+ * revision of the lock key), and are decided by the lock's policy once the lock can no longer be trusted.
+ *
+ * <p>Trust follows the application's coordinator session on the monotonic clock: the grant's deadline is the time the
+ * coordinator last knew the session alive (the send time of the last answered ZooKeeper ping or etcd keepalive) plus
+ * the session timeout or lease TTL, minus {@code fencing.capture.safety-margin}. A process paused past it sees the
+ * lock expired on its first side effect after resuming, before any of the application's threads ran.
+ */
+public final class CapturedLocks implements CaptureHook {
+  private static final AgentLog LOG = AgentLog.get(CapturedLocks.class);
+
+  private final AgentConfig config;
+  private final Scopes scopes;
+  private final long marginNanos;
+  private final int maxLocks;
+  private final Map<String, Captured> byName = new ConcurrentHashMap<>();
+  private final Map<String, Hold> holds = new ConcurrentHashMap<>();
+  private final Set<String> refused = ConcurrentHashMap.newKeySet();
+  /** Per session: the send time of its last answered ping (the renewal after the next one uses it). */
+  private final Map<Long, Long> lastAnswered = new ConcurrentHashMap<>();
+  /** Per etcd lease: {when it was last known alive, its TTL}, both in nanoseconds. */
+  private final Map<Long, long[]> leases = new ConcurrentHashMap<>();
+  private volatile boolean scopedGate;
+
+  /** One captured lock: its runtime and the scope its holders' threads run in (allocated once). */
+  public static final class Captured {
+    final String library;
+    final String path;
+    final LockRuntime runtime;
+    final LockScope scope;
+
+    public String library() {
+      return library;
+    }
+
+    /** The path or key as the application named it. */
+    public String path() {
+      return path;
+    }
+
+    public LockRuntime runtime() {
+      return runtime;
+    }
+
+    Captured(String library, String path, LockRuntime runtime) {
+      this.library = library;
+      this.path = path;
+      this.runtime = runtime;
+      this.scope = new LockScope(runtime.lock(), runtime.policy()) {
+        @Override
+        public boolean runsVoid() {
+          return runtime.holding();
+        }
+
+        @Override
+        public void skipped() {
+          // captured scopes are entered by an acquisition, never by a section: nothing is skipped
+        }
+      };
+    }
+  }
+
+  /** One acquisition the application holds. */
+  static final class Hold {
+    final Captured lock;
+    final Grant grant;
+    final long sessionId;
+    volatile long timeoutNanos;
+    volatile Thread thread;
+    volatile Object previous;
+
+    Hold(Captured lock, Grant grant, long sessionId, long timeoutNanos, Thread thread, Object previous) {
+      this.lock = lock;
+      this.grant = grant;
+      this.sessionId = sessionId;
+      this.timeoutNanos = timeoutNanos;
+      this.thread = thread;
+      this.previous = previous;
+    }
+  }
+
+  public CapturedLocks(AgentConfig config, Scopes scopes) {
+    this.config = config;
+    this.scopes = scopes;
+    this.marginNanos = config.captureSafetyMargin().toNanos();
+    this.maxLocks = config.captureMaxLocks();
+  }
+
+  /**
+   * The lock name (the {@code lock} label and the lock carried with the token) of an application lock: its path or
+   * key without leading and trailing '/', every character outside {@code [A-Za-z0-9._-]} replaced by '.' (so
+   * {@code /locks/ledger} is {@code locks.ledger}); null when that is empty or longer than the lock-name limit.
+   */
+  public static String lockName(String path) {
+    if (path == null) {
+      return null;
+    }
+    int from = 0;
+    int to = path.length();
+    while (from < to && path.charAt(from) == '/') {
+      from++;
+    }
+    while (to > from && path.charAt(to - 1) == '/') {
+      to--;
+    }
+    if (to == from || to - from > TokenGrammar.MAX_LOCK_LENGTH) {
+      return null;
+    }
+    StringBuilder sb = new StringBuilder(to - from);
+    for (int i = from; i < to; i++) {
+      char c = path.charAt(i);
+      boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
+          || c == '-';
+      sb.append(ok ? c : '.');
+    }
+    return sb.toString();
+  }
+
+  @Override
+  public void acquired(String library, String path, String holdId, long token, long sessionId, long aliveAtNanos,
+      long timeoutMillis) {
+    Captured c = captured(library, path);
+    if (c == null) {
+      return;
+    }
+    ensureScopedGate();
+    long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+    Grant g = c.runtime.state().granted(token, sessionId, 0, aliveAtNanos + timeoutNanos - marginNanos);
+    Object previous = TokenContext.enterScope(c.scope);
+    Hold old = holds.put(holdId, new Hold(c, g, sessionId, timeoutNanos, Thread.currentThread(), previous));
+    if (old != null) {
+      LOG.debug("hold " + holdId + " acquired again before its release was seen");
+    }
+    LOG.debug("captured " + library + " lock " + path + " as '" + c.runtime.lock() + "', token " + token);
+  }
+
+  @Override
+  public void granted(String library, String path, String holdId, long token, long sessionId) {
+    Captured c = captured(library, path);
+    if (c == null) {
+      return;
+    }
+    ensureScopedGate();
+    long[] lease = leases.get(sessionId);
+    // A lease this JVM never saw granted or kept alive has no known deadline: the lock is not trusted at all.
+    long deadline = lease == null ? System.nanoTime() : lease[0] + lease[1] - marginNanos;
+    Grant g = c.runtime.state().granted(token, sessionId, 0, deadline);
+    holds.put(holdId, new Hold(c, g, sessionId, lease == null ? 0 : lease[1], null, null));
+    if (lease == null) {
+      LOG.warn(library + " lock " + path + " is held on lease " + Long.toHexString(sessionId)
+          + ", which this JVM did not grant: its side effects are refused as after expiry");
+    }
+  }
+
+  @Override
+  public void entered(String holdId) {
+    Hold h = holds.get(holdId);
+    if (h == null || h.thread != null || TokenContext.carried() == h.lock.scope) {
+      return;
+    }
+    h.previous = TokenContext.enterScope(h.lock.scope);
+    h.thread = Thread.currentThread();
+  }
+
+  @Override
+  public void renewed(long sessionId, long aliveAtNanos, long timeoutMillis) {
+    long timeout = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+    leases.merge(sessionId, new long[] {aliveAtNanos, timeout}, (a, b) -> b[0] - a[0] > 0 ? b : a);
+    for (Hold h : holds.values()) {
+      if (h.sessionId == sessionId) {
+        h.timeoutNanos = timeout;
+        h.lock.runtime.state().renewed(h.grant, aliveAtNanos + timeout - marginNanos);
+      }
+    }
+  }
+
+  @Override
+  public void released(String library, String holdId) {
+    Hold h = holds.remove(holdId);
+    if (h == null) {
+      return;
+    }
+    h.lock.runtime.state().released(h.grant, "released by the application");
+    // The acquiring thread leaves the scope; a release on another thread (a semaphore lease, a leader latch closed
+    // elsewhere) ends the grant, and the acquirer's side effects in the scope are refused until it leaves it.
+    if (Thread.currentThread() == h.thread && TokenContext.carried() == h.lock.scope) {
+      TokenContext.exit(h.previous);
+    }
+  }
+
+  /**
+   * A ZooKeeper follower tells the leader (whose clock expires sessions) of its clients' pings only in its own next
+   * ping: what the leader surely heard of when a ping is answered is the previous answered one. The deadline moves
+   * to that one's send time plus the session timeout minus the margin, as for the agent's own ZooKeeper lease.
+   */
+  @Override
+  public void alive(long sessionId, long aliveAtNanos, long timeoutMillis) {
+    if (holds.isEmpty()) {
+      lastAnswered.clear();
+      return;
+    }
+    Long previous = lastAnswered.put(sessionId, aliveAtNanos);
+    if (previous == null) {
+      return;
+    }
+    for (Hold h : holds.values()) {
+      if (h.sessionId == sessionId) {
+        if (timeoutMillis > 0) {
+          h.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        }
+        h.lock.runtime.state().renewed(h.grant, previous + h.timeoutNanos - marginNanos);
+      }
+    }
+  }
+
+  @Override
+  public void sessionLost(long sessionId, String why) {
+    leases.remove(sessionId);
+    for (Hold h : holds.values()) {
+      if (h.sessionId == sessionId) {
+        if (h.lock.runtime.state().lost(h.grant, LossReason.LEASE_REVOKED)) {
+          LOG.warn("captured lock '" + h.lock.runtime.lock() + "' lost: " + why);
+        }
+      }
+    }
+  }
+
+  /** The captured locks, in no particular order (for /status). */
+  public List<Captured> locks() {
+    return new ArrayList<>(byName.values());
+  }
+
+  private Captured captured(String library, String path) {
+    String name = lockName(path);
+    if (name == null) {
+      if (refused.add(String.valueOf(path))) {
+        LOG.warn(library + " lock '" + path + "' is not captured: its name must have 1 to " + TokenGrammar.MAX_LOCK_LENGTH
+            + " characters besides '/'");
+      }
+      return null;
+    }
+    Captured c = byName.get(name);
+    if (c != null) {
+      return c;
+    }
+    synchronized (this) {
+      c = byName.get(name);
+      if (c != null) {
+        return c;
+      }
+      if (byName.size() >= maxLocks) {
+        if (refused.add(name)) {
+          LOG.warn(library + " lock '" + path + "' is not captured: fencing.capture.max-locks=" + maxLocks
+              + " locks are captured already");
+        }
+        return null;
+      }
+      TokenState state = new TokenState(name, config.tokenMax(), HighestTokenStore.none(), config.signingKey());
+      // The metrics' lock labels are fixed at start-up: a captured lock's side effects are counted with those of
+      // "outside every scope" (lock="none" or the JVM-wide lock); /status lists the captured lock itself.
+      SideEffectCounters counters = scopes.outside().counters();
+      FencingEvents events = new FencingEvents(name, config.logEventInterval());
+      SideEffectPolicy policy = SideEffectPolicy.capturedLock(config, state, counters, events);
+      LockRuntime runtime = new LockRuntime(name, state, counters, events, policy, false, false, List.of(),
+          config.mode() == AgentConfig.Mode.OBSERVE);
+      c = new Captured(library, path, runtime);
+      byName.put(name, c);
+      LOG.info("capturing " + library + " lock " + path + " as lock '" + name + "'");
+      return c;
+    }
+  }
+
+  /**
+   * The gate routes a side effect by the scope its thread is in only when the JVM has declared sections; a JVM that
+   * captures a lock gets the routing gate at its first capture, so a JVM that never takes one keeps the plain hot path.
+   */
+  private void ensureScopedGate() {
+    if (scopedGate) {
+      return;
+    }
+    synchronized (this) {
+      if (!scopedGate) {
+        SideEffectGate g = scopes.gate();
+        if (!(g instanceof ScopedGate)) {
+          Fencing.install(new ScopedGate(g, Map.of()));
+        }
+        scopedGate = true;
+      }
+    }
+  }
+}

@@ -1,0 +1,132 @@
+package dev.fencing.agent.scope;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.agent.bootstrap.Decision;
+import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.bootstrap.TokenContext;
+import dev.fencing.agent.config.ConfigLoader;
+import dev.fencing.agent.status.StatusJson;
+import dev.fencing.agent.token.LeasePhase;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The captured application locks: names, scope on the acquiring thread, deadline from answered pings, the bound. */
+class CapturedLocksTest {
+  private static Scopes scopes(String args) {
+    Scopes s = Scopes.of(ConfigLoader.load(args, new Properties(), Map.of()));
+    Fencing.install(s.gate());
+    return s;
+  }
+
+  @AfterEach
+  void leaveScopes() {
+    TokenContext.exit(new Object()); // nothing current on the test thread afterwards
+  }
+
+  @Test
+  void lockNamesComeFromThePathWithinTheLockNameRule() {
+    assertThat(CapturedLocks.lockName("/locks/ledger")).isEqualTo("locks.ledger");
+    assertThat(CapturedLocks.lockName("/app/leader/")).isEqualTo("app.leader");
+    assertThat(CapturedLocks.lockName("jobs:nightly run")).isEqualTo("jobs.nightly.run");
+    assertThat(CapturedLocks.lockName("/")).isNull();
+    assertThat(CapturedLocks.lockName("/" + "x".repeat(129))).isNull();
+    assertThat(CapturedLocks.lockName("/" + "x".repeat(128))).hasSize(128);
+  }
+
+  @Test
+  void theAcquiringThreadCarriesTheLockTokenUntilRelease() {
+    Scopes s = scopes("lease.enabled=false");
+    CapturedLocks c = s.captured();
+    assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).as("outside every scope").isFalse();
+
+    c.acquired("curator", "/locks/ledger", "/locks/ledger/_c_1-lock-0000000001", 42, 7, System.nanoTime(), 3000);
+    Decision d = Fencing.decide(Channel.JDBC, true, true);
+    assertThat(d.isTag()).isTrue();
+    assertThat(d.lock()).isEqualTo("locks.ledger");
+    assertThat(d.token()).isEqualTo(42);
+    assertThat(StatusJson.render(s, ConfigLoader.load("lease.enabled=false"), 0))
+        .contains("\"captured\":[{\"lock\":\"locks.ledger\",\"library\":\"curator\",\"path\":\"/locks/ledger\","
+            + "\"state\":\"HOLDING\",\"token\":42");
+
+    c.released("curator", "/locks/ledger/_c_1-lock-0000000001");
+    assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).as("after release").isFalse();
+    assertThat(c.locks().get(0).runtime().state().phase()).isNotEqualTo(LeasePhase.HOLDING);
+  }
+
+  @Test
+  void answeredPingsMoveTheDeadlineToThePreviousPingsSendTimeAndAPauseExpiresIt() {
+    Scopes s = scopes("lease.enabled=false,capture.safety-margin=100ms");
+    CapturedLocks c = s.captured();
+    long now = System.nanoTime();
+    long ms = TimeUnit.MILLISECONDS.toNanos(1);
+    c.acquired("curator", "/l", "/l/n1", 5, 9, now, 1000);
+    var state = c.locks().get(0).runtime().state();
+    long first = state.view().grant().deadlineNanos();
+    assertThat(first).isEqualTo(now + 900 * ms);
+
+    c.alive(9, now + 300 * ms, 1000); // the first answered ping is only remembered
+    assertThat(state.view().grant().deadlineNanos()).isEqualTo(first);
+    c.alive(9, now + 600 * ms, 1000); // the second moves the deadline to the first's send time
+    assertThat(state.view().grant().deadlineNanos()).isEqualTo(now + 1200 * ms);
+    c.alive(8, now + 700 * ms, 1000); // another session's pings do not
+    assertThat(state.view().grant().deadlineNanos()).isEqualTo(now + 1200 * ms);
+
+    c.acquired("curator", "/l", "/l/n2", 6, 9, now - 2000 * ms, 1000); // a session last known alive 2 s ago
+    assertThat(Fencing.decide(Channel.JDBC, true, false).isBlock()).as("past its deadline").isTrue();
+    c.alive(9, now - 1500 * ms, 1000);
+    c.alive(9, now - 1400 * ms, 1000); // a late reply of an old ping never brings it back
+    assertThat(state.phase()).isEqualTo(LeasePhase.EXPIRED);
+  }
+
+  @Test
+  void locksBeyondTheBoundAreNotCaptured() {
+    Scopes s = scopes("lease.enabled=false,capture.max-locks=1");
+    CapturedLocks c = s.captured();
+    c.acquired("curator", "/a", "/a/n", 1, 1, System.nanoTime(), 1000);
+    c.released("curator", "/a/n");
+    c.acquired("curator", "/b", "/b/n", 2, 1, System.nanoTime(), 1000);
+    assertThat(c.locks()).hasSize(1);
+    assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).isFalse();
+  }
+
+  @Test
+  void aLockGrantedOnACallbackThreadIsEnteredByTheThreadThatWaitsForItAndTrustedByItsLease() throws Exception {
+    Scopes s = scopes("lease.enabled=false,capture.safety-margin=100ms");
+    CapturedLocks c = s.captured();
+    long now = System.nanoTime();
+    long ms = TimeUnit.MILLISECONDS.toNanos(1);
+    c.renewed(77, now, 2000); // the lease grant: 2 s from when it was asked for
+    Thread callback = new Thread(() -> c.granted("jetcd", "ledger-lock", "ledger-lock/4d", 12, 77));
+    callback.start();
+    callback.join();
+    assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).as("before waiting for it").isFalse();
+    c.entered("ledger-lock/4d");
+    Decision d = Fencing.decide(Channel.JDBC, true, true);
+    assertThat(d.isTag()).isTrue();
+    assertThat(d.lock()).isEqualTo("ledger-lock");
+    assertThat(d.token()).isEqualTo(12);
+    var state = c.locks().get(0).runtime().state();
+    assertThat(state.view().grant().deadlineNanos()).isEqualTo(now + 1900 * ms);
+    c.renewed(77, now + 500 * ms, 2000); // an answered keepalive sent 0.5 s later
+    assertThat(state.view().grant().deadlineNanos()).isEqualTo(now + 2400 * ms);
+    c.sessionLost(77, "lease expired");
+    assertThat(state.phase()).isEqualTo(LeasePhase.LOST);
+    c.released("jetcd", "ledger-lock/4d");
+    assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).as("after unlock").isFalse();
+  }
+
+  @Test
+  void aLockOnALeaseThisJvmNeverSawIsNotTrusted() {
+    Scopes s = scopes("lease.enabled=false");
+    CapturedLocks c = s.captured();
+    c.granted("jetcd", "other", "other/1", 3, 99);
+    c.entered("other/1");
+    assertThat(Fencing.decide(Channel.JDBC, true, false).isBlock()).isTrue();
+    c.released("jetcd", "other/1");
+  }
+}

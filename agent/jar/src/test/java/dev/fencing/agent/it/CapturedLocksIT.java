@@ -1,0 +1,200 @@
+package dev.fencing.agent.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.agent.it.apps.CuratorLockApp;
+import dev.fencing.fence.sql.SqlFence;
+import dev.fencing.fence.sql.SqlFenceInstaller;
+import dev.fencing.fence.sql.TableName;
+import dev.fencing.testing.AgentJvm;
+import dev.fencing.testing.Http;
+import dev.fencing.testing.Ports;
+import dev.fencing.testing.ZooKeeperEnsemble;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Applications that take their own locks, with the agent attached and no fencing code: the agent captures the lock
+ * (its token: the czxid of the application's lock node), the holder's writes carry it, and a holder paused inside its
+ * critical section past its ZooKeeper session timeout has its writes after resuming refused by PostgreSQL's fence
+ * while the next holder's are accepted.
+ */
+class CapturedLocksIT {
+  static List<Path> javaHomes() {
+    return AgentProcesses.javaHomes();
+  }
+
+  /** The app's lock path, and the lock name the agent derives from it (the fence's lock). */
+  private static final String PATH = "/app/locks/ledger";
+  private static final String LOCK = "app.locks.ledger";
+  private static final int SESSION_MS = 3000;
+
+  /** A forked app with the agent: capture only, no lease of the agent's own. */
+  static final class LockJvm implements AutoCloseable {
+    final AgentJvm jvm;
+    final int port = Ports.freePort();
+    private final AppStdin stdin;
+
+    LockJvm(Path javaHome, String name, Class<?> app, String classpath, String... args) {
+      jvm = AgentJvm.builder().javaHome(javaHome).name(name + "-java" + AgentProcesses.javaVersion(javaHome))
+          .classpath(classpath).mainClass(app.getName()).args(args)
+          .agentArgs("lease.enabled=false,capture.safety-margin=300ms,http.port=" + port).start();
+      stdin = AppStdin.jdbc(jvm);
+      jvm.awaitOutput("APP STARTED", Duration.ofSeconds(30));
+    }
+
+    String run(String command) throws IOException {
+      return stdin.run(command);
+    }
+
+    /** The first captured lock's field {@code name} in /status. */
+    String captured(String name) throws IOException {
+      String status = Http.get("http://127.0.0.1:" + port + "/status");
+      int from = status.indexOf('{', status.indexOf("\"captured\":["));
+      return Http.jsonField(status.substring(from, status.indexOf('}', from) + 1), name); // a flat object
+    }
+
+    @Override
+    public void close() {
+      jvm.close();
+    }
+  }
+
+  private static ZooKeeper client(ZooKeeperEnsemble zk) throws Exception {
+    CountDownLatch connected = new CountDownLatch(1);
+    ZooKeeper z = new ZooKeeper(zk.connectString(), 10_000, e -> {
+      if (e.getState() == Watcher.Event.KeeperState.SyncConnected) {
+        connected.countDown();
+      }
+    });
+    assertThat(connected.await(20, TimeUnit.SECONDS)).as("test client connected to " + zk).isTrue();
+    return z;
+  }
+
+  /** The czxid of the lowest lock node under the app's lock path: the holder's token as ZooKeeper sees it. */
+  private static long holderCzxid(ZooKeeper z) throws Exception {
+    List<String> nodes = z.getChildren(PATH, false);
+    String lowest = nodes.stream().min(java.util.Comparator.comparing(n -> n.substring(n.length() - 10))).orElseThrow();
+    Stat stat = z.exists(PATH + "/" + lowest, false);
+    return stat.getCzxid();
+  }
+
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void curatorMutexHolderPausedPastItsSessionHasItsStaleWritesRefusedByTheFence(Path javaHome) throws Exception {
+    try (ZooKeeperEnsemble zk = ZooKeeperEnsemble.start(1); JdbcTakeoverIT.Database db = JdbcTakeoverIT.start("postgresql")) {
+      try (Connection c = DriverManager.getConnection(db.url()); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE account (id INT PRIMARY KEY, balance INT NOT NULL)");
+        s.execute("INSERT INTO account VALUES (1, 0)");
+        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("account"), LOCK, false, false));
+      }
+      String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar")
+          + File.pathSeparator + testJars();
+      String[] args = {zk.connectString(), Integer.toString(SESSION_MS), PATH, db.url()};
+      try (ZooKeeper z = client(zk); LockJvm a = new LockJvm(javaHome, "curator-a", CuratorLockApp.class, cp, args);
+          LockJvm b = new LockJvm(javaHome, "curator-b", CuratorLockApp.class, cp, args)) {
+        assertThat(a.run("SQL UPDATE account SET balance = 1 WHERE id = 1")).as("outside the lock: no token")
+            .startsWith("ERR FN002");
+        assertThat(a.run("LOCK")).isEqualTo("OK locked");
+        long tokenA = holderCzxid(z);
+        assertThat(a.captured("lock")).isEqualTo(LOCK);
+        assertThat(a.captured("state")).isEqualTo("HOLDING");
+        assertThat(Long.parseLong(a.captured("token"))).as("token = czxid of the app's lock node").isEqualTo(tokenA);
+        assertThat(a.run("SQL UPDATE account SET balance = 100 WHERE id = 1")).isEqualTo("OK 1");
+        Thread.sleep(SESSION_MS + 500); // answered pings keep the captured lock trusted past one session timeout
+        assertThat(a.captured("state")).isEqualTo("HOLDING");
+        assertThat(a.run("SQL UPDATE account SET balance = 101 WHERE id = 1")).isEqualTo("OK 1");
+
+        a.jvm.suspend(); // inside its critical section, past the session timeout: ZooKeeper deletes A's node
+        assertThat(b.run("LOCK")).isEqualTo("OK locked");
+        long tokenB = holderCzxid(z);
+        assertThat(tokenB).isGreaterThan(tokenA);
+        assertThat(Long.parseLong(b.captured("token"))).isEqualTo(tokenB);
+        assertThat(b.run("SQL UPDATE account SET balance = 200 WHERE id = 1")).isEqualTo("OK 1");
+
+        a.jvm.resume();
+        assertThat(a.run("SQL UPDATE account SET balance = 666 WHERE id = 1")).startsWith("ERR FN001");
+        assertThat(a.captured("state")).isNotEqualTo("HOLDING");
+        assertThat(JdbcTakeoverIT.query(db.url(), "SELECT balance FROM account WHERE id = 1")).isEqualTo("200");
+        assertThat(JdbcTakeoverIT.query(db.url(), "SELECT token FROM fencing_fence WHERE lock_name = '" + LOCK + "'"))
+            .isEqualTo(Long.toString(tokenB));
+        assertThat(b.run("SQL UPDATE account SET balance = 300 WHERE id = 1")).isEqualTo("OK 1");
+        assertThat(b.run("UNLOCK")).isEqualTo("OK unlocked");
+        assertThat(b.captured("state")).isNotEqualTo("HOLDING");
+        assertThat(b.run("SQL UPDATE account SET balance = 301 WHERE id = 1")).as("after release: outside the lock")
+            .startsWith("ERR FN002");
+      }
+    }
+  }
+
+  /** The create revision of the lowest key under the app's jetcd lock name: the holder's token as etcd sees it. */
+  private static long holderRevision(io.etcd.jetcd.Client etcd, String name) throws Exception {
+    var prefix = io.etcd.jetcd.ByteSequence.from(name + "/", java.nio.charset.StandardCharsets.UTF_8);
+    var kvs = etcd.getKVClient().get(prefix, io.etcd.jetcd.options.GetOption.builder().isPrefix(true).build()).get().getKvs();
+    return kvs.stream().mapToLong(io.etcd.jetcd.KeyValue::getCreateRevision).min().orElseThrow();
+  }
+
+  /** Every jar of the test's own class path (the app's libraries: jetcd and what it brings), none of the agent's. */
+  private static String testJars() {
+    return java.util.Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+        .filter(p -> p.endsWith(".jar") && !Path.of(p).getFileName().toString().startsWith("fencing-"))
+        .collect(java.util.stream.Collectors.joining(File.pathSeparator));
+  }
+
+  @ParameterizedTest
+  @MethodSource("javaHomes")
+  void jetcdLockHolderPausedPastItsLeaseHasItsStaleWritesRefusedByTheFence(Path javaHome) throws Exception {
+    String name = "ledger-lock";
+    try (dev.fencing.testing.EtcdCluster etcd = dev.fencing.testing.EtcdCluster.single();
+        JdbcTakeoverIT.Database db = JdbcTakeoverIT.start("postgresql")) {
+      try (Connection c = DriverManager.getConnection(db.url()); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE account (id INT PRIMARY KEY, balance INT NOT NULL)");
+        s.execute("INSERT INTO account VALUES (1, 0)");
+        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("account"), name, false, false));
+      }
+      String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar")
+          + File.pathSeparator + testJars();
+      String[] args = {etcd.endpoints(), "2", name, db.url()};
+      try (io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(etcd.endpoints().split(",")).build();
+          LockJvm a = new LockJvm(javaHome, "jetcd-a", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args);
+          LockJvm b = new LockJvm(javaHome, "jetcd-b", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args)) {
+        assertThat(a.run("LOCK")).isEqualTo("OK locked");
+        long tokenA = holderRevision(client, name);
+        assertThat(a.captured("lock")).isEqualTo(name);
+        assertThat(a.captured("state")).isEqualTo("HOLDING");
+        assertThat(Long.parseLong(a.captured("token"))).as("token = create revision of the app's lock key").isEqualTo(tokenA);
+        assertThat(a.run("SQL UPDATE account SET balance = 100 WHERE id = 1")).isEqualTo("OK 1");
+        Thread.sleep(2500); // answered keepalives keep the captured lock trusted past one TTL
+        assertThat(a.run("SQL UPDATE account SET balance = 101 WHERE id = 1")).isEqualTo("OK 1");
+
+        a.jvm.suspend(); // inside its critical section, past the lease TTL: etcd deletes A's lock key
+        assertThat(b.run("LOCK")).isEqualTo("OK locked");
+        long tokenB = holderRevision(client, name);
+        assertThat(tokenB).isGreaterThan(tokenA);
+        assertThat(Long.parseLong(b.captured("token"))).isEqualTo(tokenB);
+        assertThat(b.run("SQL UPDATE account SET balance = 200 WHERE id = 1")).isEqualTo("OK 1");
+
+        a.jvm.resume();
+        assertThat(a.run("SQL UPDATE account SET balance = 666 WHERE id = 1")).startsWith("ERR FN001");
+        assertThat(a.captured("state")).isNotEqualTo("HOLDING");
+        assertThat(JdbcTakeoverIT.query(db.url(), "SELECT balance FROM account WHERE id = 1")).isEqualTo("200");
+        assertThat(b.run("UNLOCK")).isEqualTo("OK unlocked");
+        assertThat(b.run("SQL UPDATE account SET balance = 301 WHERE id = 1")).as("after unlock: outside the lock")
+            .startsWith("ERR FN002");
+      }
+    }
+  }
+}

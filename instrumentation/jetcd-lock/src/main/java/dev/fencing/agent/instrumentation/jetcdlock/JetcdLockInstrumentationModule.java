@@ -1,0 +1,43 @@
+package dev.fencing.agent.instrumentation.jetcdlock;
+
+import dev.fencing.agent.instrumentation.AgentContext;
+import dev.fencing.agent.instrumentation.InstrumentationModule;
+import dev.fencing.agent.instrumentation.TypeInstrumentation;
+import java.util.List;
+
+/**
+ * Capture of the application's jetcd locks (docs/DESIGN.md section 4, "Captured locks"): {@code LockImpl} reports
+ * acquisitions and releases, {@code LeaseImpl} and its keepalive loop how long each lease is known alive. The hook is
+ * the agent core's {@code CapturedLocks}. Switch: fencing.instrumentation.jetcd-lock.enabled.
+ */
+public final class JetcdLockInstrumentationModule implements InstrumentationModule {
+  /**
+   * jetcd's implementation package, built at run time: the agent jar relocates its own jetcd and, with it, every
+   * string constant naming {@code io.etcd}; these must keep naming the application's classes.
+   */
+  static final String IMPL = String.join(".", "io", "etcd", "jetcd", "impl");
+
+  @Override
+  public String name() {
+    return "jetcd-lock";
+  }
+
+  @Override
+  public List<TypeInstrumentation> typeInstrumentations() {
+    return List.of(new NamedTypeInstrumentation(IMPL + ".LockImpl", t -> {
+      t.applyAdvice(NamedTypeInstrumentation.method("lock", 2), LockAdvice.class);
+      t.applyAdvice(NamedTypeInstrumentation.method("unlock", 1), UnlockAdvice.class);
+    }), new NamedTypeInstrumentation(IMPL + ".LeaseImpl", t -> {
+      t.applyAdvice(NamedTypeInstrumentation.method("grant", 1).or(NamedTypeInstrumentation.method("grant", 3)),
+          GrantAdvice.class);
+    }), new NamedTypeInstrumentation(IMPL + ".LeaseImpl$KeepAlive", t -> {
+      t.applyAdvice(NamedTypeInstrumentation.method("sendKeepAlive", 2), SendKeepAliveAdvice.class);
+      t.applyAdvice(NamedTypeInstrumentation.method("handleResponse", 1), HandleResponseAdvice.class);
+    }));
+  }
+
+  @Override
+  public void install(AgentContext context) {
+    // CapturedLocks is installed by the agent core for every capture.
+  }
+}
