@@ -13,8 +13,9 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code fencing_fence_rejections_total{fence,lock,reason}} (docs/DESIGN.md section 7) without a metrics library, so that
  * the fence drops into any service: LongAdders per lock and {@link Rejection}, every combination of the guarded locks
  * starting at 0. A service exposes {@link #prometheusText()} on its metrics endpoint, or, with Micrometer, binds
- * {@link HttpFenceMeterBinder} to its registry (Micrometer name {@code fencing.fence.rejections}). The lock label is a guarded lock's name, or {@value #UNKNOWN_LOCK} for a
- * request naming none of several guarded locks: never a client's value.
+ * {@link HttpFenceMeterBinder} to its registry (Micrometer name {@code fencing.fence.rejections}). The lock label is
+ * a guarded lock's name, or {@value #UNKNOWN_LOCK} for a request naming none of several guarded locks: never a
+ * client's value.
  */
 public final class FenceMetrics {
 

@@ -45,7 +45,8 @@ class StarterPropertiesTableTest {
       values.put(k, samples.getOrDefault(k.substring(k.lastIndexOf('.') + 1), "x"));
     }
     FencingProperties bound = new Binder(new MapConfigurationPropertySource(values))
-        .bind(FencingProperties.PREFIX, Bindable.of(FencingProperties.class), new NoUnboundElementsBindHandler(BindHandler.DEFAULT))
+        .bind(FencingProperties.PREFIX, Bindable.of(FencingProperties.class),
+            new NoUnboundElementsBindHandler(BindHandler.DEFAULT))
         .get();
     assertThat(bound.getHttp().getOrder()).isEqualTo(7);
     assertThat(bound.getKafka().getProperties()).containsEntry("dead-letter.timeout.ms", "x");
