@@ -105,8 +105,8 @@ class SpringBootStarterIT {
   void theConfiguredConsumerFactoryFencesItsConsumersOnTheApplicationsDataSource() throws Exception {
     DefaultKafkaConsumerFactory<?, ?> factory = app.getBean("kafkaConsumerFactory", DefaultKafkaConsumerFactory.class);
     Map<String, Object> config = factory.getConfigurationProperties();
-    assertThat((List<?>) config.get(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG))
-        .containsExactly(FencingConsumerInterceptor.class);
+    assertThat(config.get(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG))
+        .isEqualTo(List.of(FencingConsumerInterceptor.class));
     assertThat(config).containsEntry(KafkaFenceSettings.LOCKS, "ledger")
         .containsEntry(KafkaFenceSettings.TOPICS, "orders")
         .containsEntry(KafkaFenceSettings.JDBC_DATASOURCE, app.getBean(DataSource.class));
