@@ -32,6 +32,9 @@ class ModuleGraphTest {
       Map.entry("fencing-fence-sql", Set.of("fencing-protocol", "fencing-fence-store")),
       Map.entry("fencing-fence-http", Set.of("fencing-protocol", "fencing-fence-store")),
       Map.entry("fencing-fence-kafka", Set.of("fencing-protocol", "fencing-fence-store")),
+      // Not a fence but their Spring Boot wiring: it configures the HTTP and Kafka fences, and nothing depends on it.
+      Map.entry("fencing-fence-spring-boot-starter", Set.of("fencing-protocol", "fencing-fence-store",
+          "fencing-fence-http", "fencing-fence-kafka")),
       Map.entry("fencing-agent-core", Set.of("fencing-agent-bootstrap", "fencing-protocol", "fencing-fence-sql")),
       Map.entry("fencing-agent-otel-extension", Set.of()),
       Map.entry("fencing-test-harness", Set.of()),
@@ -47,10 +50,13 @@ class ModuleGraphTest {
           "fencing-instrumentation-jdbc", "fencing-test-harness", "fencing-fence-sql")),
       Map.entry("fencing-dashboards", Set.of()));
 
+  /** The fences' Spring Boot starter: the one fence-named module that builds on fences (and stays off the agent). */
+  private static final String STARTER = "fencing-fence-spring-boot-starter";
+
   @Test
   void everyProductionDependencyBetweenModulesIsOneTheDesignMeans() throws IOException {
     Map<String, Set<String>> graph = graph();
-    assertThat(graph).as("modules found").containsKeys("fencing-agent-core", "fencing-fence-kafka",
+    assertThat(graph).as("modules found").containsKeys("fencing-agent-core", "fencing-fence-kafka", STARTER,
         "fencing-instrumentation-jdbc", "fencing-protocol", "fencing-fence-store");
     for (Map.Entry<String, Set<String>> e : graph.entrySet()) {
       String module = e.getKey();
@@ -65,12 +71,16 @@ class ModuleGraphTest {
         assertThat(ALLOWED).as("a module docs/DESIGN.md section 3 does not know: " + module).containsKey(module);
         assertThat(deps).as(module + " depends on").isEqualTo(ALLOWED.get(module));
       }
-      if (module.startsWith("fencing-fence-")) {
+      if (module.startsWith("fencing-fence-") && !module.equals(STARTER)) {
         assertThat(deps).as(module + ": a fence stands alone, without the agent")
             .noneMatch(d -> d.startsWith("fencing-agent") || d.startsWith("fencing-instrumentation-"));
         // each fence builds on the protocol and the shared store only, never on another fence
         assertThat(deps).as(module + ": a fence depends on no other fence")
             .allMatch(d -> d.equals("fencing-protocol") || d.equals("fencing-fence-store"));
+      }
+      if (module.equals(STARTER)) {
+        assertThat(deps).as(module + ": the starter wires the fences, never the agent")
+            .noneMatch(d -> d.startsWith("fencing-agent") || d.startsWith("fencing-instrumentation-"));
       }
       if (module.equals("fencing-protocol")) {
         assertThat(deps).as("the protocol depends on nothing of ours").isEmpty();

@@ -12,9 +12,10 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * {@code fencing_fence_rejections_total{fence,lock,reason}} (docs/DESIGN.md section 7) without a metrics library, so that
  * the fence drops into any service: LongAdders per lock and {@link Rejection}, every combination of the guarded locks
- * starting at 0. A service exposes {@link #prometheusText()} on its metrics endpoint, or binds {@link #samples()} to
- * its own registry (README.md shows both). The lock label is a guarded lock's name, or {@value #UNKNOWN_LOCK} for a
- * request naming none of several guarded locks: never a client's value.
+ * starting at 0. A service exposes {@link #prometheusText()} on its metrics endpoint, or, with Micrometer, binds
+ * {@link HttpFenceMeterBinder} to its registry (Micrometer name {@code fencing.fence.rejections}). The lock label is
+ * a guarded lock's name, or {@value #UNKNOWN_LOCK} for a request naming none of several guarded locks: never a
+ * client's value.
  */
 public final class FenceMetrics {
 
@@ -37,6 +38,16 @@ public final class FenceMetrics {
       adders(lock);
     }
     adders(fallbackLock);
+  }
+
+  /** The {@code fence} label ({@code http}). */
+  public String fence() {
+    return fence;
+  }
+
+  /** The lock labels that have series: the guarded locks, and {@value #UNKNOWN_LOCK} with several, sorted. */
+  public List<String> locks() {
+    return List.copyOf(new TreeMap<>(counters).keySet());
   }
 
   /** The label for a rejection of {@code lock}, null when the request named no guarded lock. */

@@ -47,11 +47,7 @@ public final class FencingConsumerInterceptor<K, V> implements ConsumerIntercept
     try {
       this.fence = new RecordFence(settings, store, metrics);
       if (settings.micrometer() && micrometerAvailable()) {
-        for (String lock : settings.locks()) {
-          MicrometerBinding.bind(metrics, lock);
-        }
-        MicrometerBinding.bind(metrics, fence.fallbackLabel());
-        MicrometerBinding.bindStore(metrics);
+        MicrometerBinding.bindGlobal(metrics);
       }
       this.deadLetters = DeadLetters.create(settings, configs, metrics);
     } catch (RuntimeException e) {

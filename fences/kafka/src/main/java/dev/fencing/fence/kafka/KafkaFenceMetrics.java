@@ -7,7 +7,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Predicate;
 
 /**
  * The Kafka fence's counters, one set per JVM: Kafka creates the interceptors, so the application has no handle on
@@ -22,8 +24,9 @@ import java.util.concurrent.atomic.LongAdder;
  * </ul>
  * Every configured lock starts with all its series at 0. The lock label is a guarded lock's name, or {@value
  * #UNKNOWN_LOCK} for a record naming none of several guarded locks (as in the HTTP fence): never a producer's value.
- * Exposed as Prometheus text ({@link #prometheusText()}) and, when the application has Micrometer, as counters in
- * its global registry.
+ * Exposed as Prometheus text ({@link #prometheusText()}) and, when the application has Micrometer, through {@link
+ * KafkaFenceMeterBinder} (Micrometer names {@code fencing.fence.rejections}, ...; each registry renders its own style).
+ * This class itself needs no metrics library.
  */
 public final class KafkaFenceMetrics {
 
@@ -51,6 +54,8 @@ public final class KafkaFenceMetrics {
 
   private final Map<String, Counters> counters = new ConcurrentHashMap<>();
   private final LongAdder storeFailures = new LongAdder();
+  /** Told about each lock label that gets series (a consumer configured later); false from one: remove it. */
+  private final List<Predicate<String>> lockListeners = new CopyOnWriteArrayList<>();
 
   KafkaFenceMetrics() {
   }
@@ -63,6 +68,26 @@ public final class KafkaFenceMetrics {
   /** The lock label for rejections of a consumer guarding {@code locks}, when the record named none of them. */
   static String fallbackLabel(Collection<String> locks) {
     return locks.size() == 1 ? locks.iterator().next() : UNKNOWN_LOCK;
+  }
+
+  /**
+   * Calls {@code listener} with every lock label that has series now and with each one that gets them later (Kafka
+   * configures consumers after the application's registries exist). The listener may be called twice for one label
+   * (binding is idempotent); it is removed once it returns false.
+   */
+  public void onLock(Predicate<String> listener) {
+    lockListeners.add(listener);
+    for (String lock : new TreeMap<>(counters).keySet()) {
+      if (!listener.test(lock)) {
+        lockListeners.remove(listener);
+        return;
+      }
+    }
+  }
+
+  /** The lock labels that have series, sorted. */
+  public List<String> locks() {
+    return List.copyOf(new TreeMap<>(counters).keySet());
   }
 
   /** Creates the series of {@code lock} at 0 (idempotent). */
@@ -138,7 +163,16 @@ public final class KafkaFenceMetrics {
 
   private Counters counters(String lock) {
     Counters c = counters.get(lock);
-    return c != null ? c : counters.computeIfAbsent(lock, k -> new Counters());
+    if (c != null) {
+      return c;
+    }
+    Counters fresh = new Counters();
+    c = counters.putIfAbsent(lock, fresh);
+    if (c != null) {
+      return c;
+    }
+    lockListeners.removeIf(l -> !l.test(lock));
+    return fresh;
   }
 
   private static LongAdder[] adders(int n) {

@@ -78,8 +78,9 @@ public final class KafkaFenceSettings {
       new Key(DLQ_VALUE_SERIALIZER, "(derived)", "the same for values and `value.deserializer`"),
       new Key(DLQ_PRODUCER_PREFIX + "*", "(none)", "any producer setting for the dead-letter producer; it already "
           + "gets the consumer's `bootstrap.servers`, `client.dns.lookup`, `security.protocol`, `ssl.*` and `sasl.*`"),
-      new Key(MICROMETER, "true", "register the fence's counters in Micrometer's `Metrics.globalRegistry` when "
-          + "Micrometer is on the class path"));
+      new Key(MICROMETER, "true", "bind the fence's counters (`KafkaFenceMeterBinder`: `fencing.fence.rejections`, "
+          + "...) to Micrometer's `Metrics.globalRegistry` when Micrometer is on the class path; `false` when the "
+          + "application binds `KafkaFenceMeterBinder` itself (the Spring Boot starter does)"));
 
   /** What happens to a record without a fencing token. */
   public enum Missing { QUARANTINE, PASS }

@@ -3,6 +3,7 @@ package dev.fencing.fence.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.protocol.Rejection;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.List;
@@ -45,15 +46,40 @@ class KafkaFenceMetricsTest {
   }
 
   @Test
-  void micrometerCountersReadTheSameAdders() {
+  void theBinderRendersDottedNamesInEachRegistrysStyleAndReadsTheSameAdders() {
     KafkaFenceMetrics m = new KafkaFenceMetrics();
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    MicrometerBinding.bind(registry, m, "ledger");
+    m.register("ledger");
+    PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    SimpleMeterRegistry simple = new SimpleMeterRegistry();
+    KafkaFenceMeterBinder binder = new KafkaFenceMeterBinder(m);
+    binder.bindTo(prometheus);
+    binder.bindTo(simple);
     m.reject("ledger", Rejection.MALFORMED_TOKEN);
-    String scrape = registry.scrape();
-    assertThat(scrape).contains(
+    m.deadLetter("ledger", true);
+    assertThat(prometheus.scrape()).contains(
         "fencing_fence_rejections_total{fence=\"kafka\",lock=\"ledger\",reason=\"malformed_token\"} 1.0",
         "fencing_fence_rejections_total{fence=\"kafka\",lock=\"ledger\",reason=\"stale_token\"} 0.0",
-        "fencing_fence_dead_letters_total{fence=\"kafka\",lock=\"ledger\",outcome=\"sent\"} 0.0");
+        "fencing_fence_dead_letters_total{fence=\"kafka\",lock=\"ledger\",outcome=\"sent\"} 1.0",
+        "fencing_fence_store_failures_total{fence=\"kafka\"} 0.0");
+    assertThat(simple.get("fencing.fence.rejections").tags("lock", "ledger", "reason", "malformed_token")
+        .functionCounter().count()).isEqualTo(1.0);
+    assertThat(simple.getMeters()).extracting(meter -> meter.getId().getName()).containsOnly(
+        "fencing.fence.rejections", "fencing.fence.dead.letters", "fencing.fence.store.failures");
+    assertThat(simple.getMeters()).hasSize(KafkaFenceMetrics.REASONS.size() + KafkaFenceMetrics.OUTCOMES.size() + 1);
+  }
+
+  @Test
+  void aLockConfiguredAfterBindingGetsItsMetersThen() {
+    KafkaFenceMetrics m = new KafkaFenceMetrics();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    new KafkaFenceMeterBinder(m).bindTo(registry);
+    assertThat(registry.find("fencing.fence.rejections").meters()).isEmpty();
+    m.register("billing");
+    m.reject("billing", Rejection.STALE_TOKEN);
+    assertThat(registry.get("fencing.fence.rejections").tags("lock", "billing", "reason", "stale_token")
+        .functionCounter().count()).isEqualTo(1.0);
+    registry.close();
+    m.register("later");
+    assertThat(registry.find("fencing.fence.rejections").tag("lock", "later").meters()).isEmpty();
   }
 }
