@@ -8,8 +8,10 @@
 #                                                       artifacts and the would-be CHANGELOG.md in DIR
 #
 # Artifacts: fencing-agent-<version>.jar (the -javaagent), fencing-fence-sql-, fencing-fence-http-,
-# fencing-fence-kafka-<version>.jar (the fence libraries, also installed in your local repository only if you run
-# `mvn install` yourself), fencing-dashboards-<version>.jar, SHA256SUMS (`sha256sum -c SHA256SUMS` checks them).
+# fencing-fence-kafka-, fencing-fence-spring-boot-starter-<version>.jar (the fence libraries) with the two they
+# depend on, fencing-protocol- and fencing-fence-store-<version>.jar (all also installed in your local repository
+# only if you run `mvn install` yourself), fencing-dashboards-<version>.jar, SHA256SUMS (`sha256sum -c SHA256SUMS`
+# checks them).
 # RELEASE_MVN_ARGS adds Maven options (e.g. -o to build offline).
 set -euo pipefail
 
@@ -69,10 +71,12 @@ left=$(cd "$work" && grep -rl --include=pom.xml -F "<version>$current</version>"
 echo "== building the agent jar and the fence libraries"
 # shellcheck disable=SC2086
 (cd "$work" && mvn -B -ntp -q ${RELEASE_MVN_ARGS:-} package -Dmaven.test.skip=true \
-  -pl agent/jar,fences/sql,fences/http,fences/kafka,dashboards -am)
+  -pl agent/jar,fences/sql,fences/http,fences/kafka,fences/spring-boot-starter,dashboards -am)
 
 cp "$work/agent/jar/target/fencing-agent.jar" "$out/fencing-agent-$version.jar"
-for m in fences/sql:fencing-fence-sql fences/http:fencing-fence-http fences/kafka:fencing-fence-kafka dashboards:fencing-dashboards; do
+for m in protocol:fencing-protocol fences/store:fencing-fence-store fences/sql:fencing-fence-sql \
+  fences/http:fencing-fence-http fences/kafka:fencing-fence-kafka \
+  fences/spring-boot-starter:fencing-fence-spring-boot-starter dashboards:fencing-dashboards; do
   cp "$work/${m%%:*}/target/${m##*:}-$version.jar" "$out/"
 done
 
@@ -118,7 +122,7 @@ else
 Nothing was published. To publish:
   git commit -am "Release $version" && git tag v$version && git push origin HEAD v$version
   attach $out/* to the release on your Git host; deploy the Maven artifacts with
-  mvn -B deploy -DskipTests -pl agent/jar,fences/sql,fences/http,fences/kafka -am   (with your repository in distributionManagement)
+  mvn -B deploy -DskipTests -pl agent/jar,fences/sql,fences/http,fences/kafka,fences/spring-boot-starter -am   (with your repository in distributionManagement)
 and move the poms to the next development version (<version>$version</version> -> <version>NEXT-SNAPSHOT</version>).
 NEXT
 fi

@@ -25,8 +25,10 @@ import org.junit.jupiter.api.io.TempDir;
 class ReleaseIT {
   private static final String VERSION = "9.8.7-rc.1";
   private static final List<String> JARS = List.of("fencing-agent-" + VERSION + ".jar",
+      "fencing-protocol-" + VERSION + ".jar", "fencing-fence-store-" + VERSION + ".jar",
       "fencing-fence-sql-" + VERSION + ".jar", "fencing-fence-http-" + VERSION + ".jar",
-      "fencing-fence-kafka-" + VERSION + ".jar", "fencing-dashboards-" + VERSION + ".jar");
+      "fencing-fence-kafka-" + VERSION + ".jar", "fencing-fence-spring-boot-starter-" + VERSION + ".jar",
+      "fencing-dashboards-" + VERSION + ".jar");
 
   @TempDir
   Path out;
