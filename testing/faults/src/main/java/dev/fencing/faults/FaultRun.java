@@ -160,9 +160,12 @@ public final class FaultRun {
     }
   }
 
-  /** The run's verdict, the counts per fault, and where its history was written. */
+  /**
+   * The run's verdict, the counts per fault, where its history was written, and the accepted writes per
+   * {@link Accepted#stream()} (resource, lock, partition).
+   */
   public record Outcome(HistoryChecker.Result result, Map<Fault, Integer> faults, List<String> notes, Path outDir,
-      String summary, PoolerReport pooler) {
+      String summary, PoolerReport pooler, Map<String, Long> acceptedPerStream) {
   }
 
   /**
@@ -463,7 +466,8 @@ public final class FaultRun {
         + (System.currentTimeMillis() - started) / 1000 + " s)");
     String summary = result.summary() + (options.pooler() ? " " + options.poolerLabel() : "") + topology.suffix();
     out.println(summary);
-    return new Outcome(result, counts, List.copyOf(notes), outDir, summary, pooler);
+    return new Outcome(result, counts, List.copyOf(notes), outDir, summary, pooler, accepted.stream()
+        .collect(Collectors.groupingBy(Accepted::stream, java.util.TreeMap::new, Collectors.counting())));
   }
 
   /** How many freezes caught the frozen worker between an ATTEMPT line and its OUTCOME. */
