@@ -12,8 +12,9 @@
 # partition; the summary line ends with what is not the default (e.g. ` coordinator=zookeeper locks=2`).
 # --pooler: the workers reach PostgreSQL through a real PgBouncer (/usr/sbin/pgbouncer) in transaction pooling mode
 # with POOL_SIZE server connections (default 2, fewer than the workers: they share backends); the harness's own
-# reads stay direct, and the summary line ends with `pooler=pgbouncer-transaction pool_size=N`. Not part of the test command (its 10-trial smoke, FaultsSmokeIT, a
-# 2-trial --pooler smoke, FaultsPoolerSmokeIT, and a 4-trial ZooKeeper --locks=2 smoke, FaultsTopologySmokeIT, are).
+# reads stay direct, and the summary line ends with `pooler=pgbouncer-transaction pool_size=N`. Not part of the test
+# command (its 10-trial smoke, FaultsSmokeIT, a 2-trial --pooler smoke, FaultsPoolerSmokeIT, and a 4-trial
+# ZooKeeper --locks=2 smoke, FaultsTopologySmokeIT, are).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/prerequisites.sh
