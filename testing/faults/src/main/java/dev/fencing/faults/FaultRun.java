@@ -49,6 +49,9 @@ import org.apache.kafka.common.TopicPartition;
  *       fences must reject); then the operator's remedy from the runbook: etcd's revision is bumped above every
  *       token issued and the holders made to acquire the lock again (leases revoked).</li>
  * </ul>
+ * With {@code --coordinator=zookeeper} a 3-server ZooKeeper ensemble takes etcd's place and the same faults hit it
+ * ({@link FaultCoordinator}); {@code --locks=N} and {@code --partitions=N} shape the locks and the Kafka topic
+ * ({@link Topology}).
  * The infrastructure and the workers live for the whole run; fresh workers only on every tenth wipe. At the end the
  * workers are drained and scraped, the resources read, and {@link HistoryChecker} judges the whole history; the last
  * line printed is its summary.
