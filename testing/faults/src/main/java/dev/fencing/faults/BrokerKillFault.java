@@ -13,7 +13,9 @@ final class BrokerKillFault implements FaultKind {
     long down = 500 + trial.random().nextInt(1_500);
     trial.kafka().kill();
     FaultKind.sleep(down);
-    trial.kafka().restart();
-    return "killed the Kafka broker, restarted after " + down + " ms";
+    long started = System.nanoTime();
+    trial.kafka().restart(java.time.Duration.ofSeconds(150));
+    return "killed the Kafka broker, restarted after " + down + " ms (ready " + (System.nanoTime() - started)
+        / 1_000_000 + " ms later)";
   }
 }

@@ -50,6 +50,8 @@ import org.apache.kafka.common.TopicPartition;
  *       (token reuse: they must block); on every tenth wipe fresh workers are started against it (low tokens: the
  *       fences must reject); then the operator's remedy from the runbook: etcd's revision is bumped above every
  *       token issued and the holders made to acquire the lock again (leases revoked).</li>
+ *   <li>at the resources and the clocks, one class each ({@link FaultKind}): {@code delay} ({@link DelayFault}),
+ *       {@code data-partition}, {@code db-restart}, {@code broker-kill}, {@code clock-jump}.</li>
  * </ul>
  * The infrastructure and the workers live for the whole run; fresh workers only on every tenth wipe. At the end the
  * workers are drained and scraped, the resources read, and {@link HistoryChecker} judges the whole history; the last

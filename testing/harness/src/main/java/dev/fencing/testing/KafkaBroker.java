@@ -84,7 +84,7 @@ public final class KafkaBroker implements AutoCloseable {
     KafkaBroker broker = new KafkaBroker(root, ports[0]);
     try {
       broker.launch(classpath, ports[1], serverProperties);
-      broker.awaitReady();
+      broker.awaitReady(START_TIMEOUT);
       return broker;
     } catch (RuntimeException | Error e) {
       broker.close();
@@ -216,15 +216,18 @@ public final class KafkaBroker implements AutoCloseable {
     }
   }
 
-  /** Starts a {@link #kill() killed} broker again: same ports, log dir and cluster id; ready on return. */
-  public void restart() {
+  /**
+   * Starts a {@link #kill() killed} broker again: same ports, log dir and cluster id; ready on return (within
+   * {@code timeout}: with clients retrying against it on a loaded machine a restart has taken up to a minute).
+   */
+  public void restart(Duration timeout) {
     synchronized (this) {
       if (process != null && process.isAlive()) {
         return;
       }
       launch(classpath, controllerPort, overrides);
     }
-    awaitReady();
+    awaitReady(timeout);
   }
 
   /**
@@ -294,8 +297,8 @@ public final class KafkaBroker implements AutoCloseable {
     }
   }
 
-  private void awaitReady() {
-    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+  private void awaitReady(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
     Exception last = null;
     while (true) {
       if (!process.isAlive()) {
@@ -313,7 +316,7 @@ public final class KafkaBroker implements AutoCloseable {
         throw new IllegalStateException("interrupted while waiting for " + this, e);
       }
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("the Kafka broker did not answer within " + START_TIMEOUT + ": " + last
+        throw new IllegalStateException("the Kafka broker did not answer within " + timeout + ": " + last
             + "\n" + logTail(60));
       }
       Processes.sleep(100);
