@@ -17,7 +17,7 @@ final class ClockJumpFault implements FaultKind {
     WorkerSlot.Status before = slot.status();
     long forward = 60 + trial.random().nextInt(540);
     long back = -(60 + trial.random().nextInt(540));
-    long hold = FaultRun.TTL_MS + trial.random().nextInt(1_000);
+    long hold = trial.ttlMs() + trial.random().nextInt(1_000);
     StringBuilder seen = new StringBuilder();
     try {
       slot.clockOffset(forward);

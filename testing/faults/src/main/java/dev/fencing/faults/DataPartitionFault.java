@@ -14,7 +14,7 @@ final class DataPartitionFault implements FaultKind {
     }
     WorkerSlot slot = trial.slot(h);
     String resource = FaultKind.anyResource(trial.random());
-    long cut = FaultRun.TTL_MS + 500 + trial.random().nextInt(1_500);
+    long cut = trial.ttlMs() + 500 + trial.random().nextInt(1_500);
     TcpProxy proxy = slot.dataPath().proxy(resource);
     proxy.partition();
     try {

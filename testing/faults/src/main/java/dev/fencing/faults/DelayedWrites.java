@@ -12,7 +12,7 @@ import java.util.Map;
  * Judges the writes a {@code delay} fault held ({@link DelayFault}): every write of the held worker to the held
  * resource that was in flight while its bytes were held (attempted before the release, not ended before the hold)
  * must be rejected by the fence, or be accepted and ordered before <em>every</em> write the resource accepted under
- * a higher token. Rule 1 of {@link HistoryChecker} says the same of all writes; this names the delayed ones and
+ * a higher token in the same stream (resource, lock, Kafka partition). Rule 1 of {@link HistoryChecker} says the same of all writes; this names the delayed ones and
  * counts what became of them.
  */
 final class DelayedWrites {
@@ -35,10 +35,10 @@ final class DelayedWrites {
 
   static Verdict check(List<Hold> holds, History h) {
     Map<String, Accepted> accepted = new HashMap<>();
-    Map<String, List<Accepted>> byResource = new HashMap<>();
+    Map<String, List<Accepted>> byStream = new HashMap<>();
     for (Accepted row : h.accepted()) {
-      accepted.put(row.resource() + " " + row.writeId(), row);
-      byResource.computeIfAbsent(row.resource(), r -> new ArrayList<>()).add(row);
+      accepted.put(row.resource() + " " + row.lock() + " " + row.writeId(), row);
+      byStream.computeIfAbsent(row.stream(), r -> new ArrayList<>()).add(row);
     }
     int held = 0;
     int rejected = 0;
@@ -52,7 +52,7 @@ final class DelayedWrites {
           continue;
         }
         held++;
-        Accepted row = accepted.get(a.channel() + " " + a.writeId());
+        Accepted row = accepted.get(a.channel() + " " + a.lock() + " " + a.writeId());
         if (row == null) {
           boolean fenced = a.outcome() == Outcome.REJECTED
               || (a.channel().equals("kafka") && h.quarantined().contains(a.writeId()));
@@ -63,7 +63,8 @@ final class DelayedWrites {
           }
           continue;
         }
-        Accepted later = byResource.get(a.channel()).stream()
+        // Commit order is per stream: per lock (its own tables and fence record) and Kafka partition.
+        Accepted later = byStream.get(row.stream()).stream()
             .filter(r -> r.token() > row.token() && r.order() < row.order()).findFirst().orElse(null);
         if (later == null) {
           before++;

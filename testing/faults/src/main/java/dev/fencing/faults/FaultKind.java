@@ -17,6 +17,9 @@ interface FaultKind {
 
   /** What a fault sees of the run. */
   interface Trial {
+    /** The workers' lease TTL. */
+    long ttlMs();
+
     /** The run's seeded source of the fault's parameters. */
     Random random();
 

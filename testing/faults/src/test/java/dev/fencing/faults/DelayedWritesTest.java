@@ -73,4 +73,16 @@ class DelayedWritesTest {
         Set.of("w1.1:2"));
     assertThat(DelayedWrites.check(hold, h).rejected()).isEqualTo(1);
   }
+
+  @Test
+  void commitOrderIsComparedWithinAKafkaPartitionOnly() {
+    List<DelayedWrites.Hold> hold = List.of(new DelayedWrites.Hold("w1.1", "kafka", 5, 1_000, 5_000));
+    History h = history(List.of(attempt("w1.1:2", "kafka", 1_050, 5_100, Outcome.ACKED),
+        attempt("w2.1:1", "kafka", 3_000, 3_100, Outcome.ACKED)),
+        List.of(new Accepted("kafka", 2, "w2.1:1", 6, 0, History.LOCK, 0),
+            new Accepted("kafka", 5, "w1.1:2", 5, 0, History.LOCK, 1)), Set.of());
+    DelayedWrites.Verdict v = DelayedWrites.check(hold, h);
+    assertThat(v.violations()).isEmpty();
+    assertThat(v.acceptedBefore()).isEqualTo(1);
+  }
 }
