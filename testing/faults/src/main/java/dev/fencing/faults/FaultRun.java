@@ -48,6 +48,8 @@ import org.apache.kafka.common.TopicPartition;
  *       (token reuse: they must block); on every tenth wipe fresh workers are started against it (low tokens: the
  *       fences must reject); then the operator's remedy from the runbook: etcd's revision is bumped above every
  *       token issued and the holders made to acquire the lock again (leases revoked).</li>
+ *   <li>at the resources and the clocks, one class each ({@link FaultKind}): {@code delay} ({@link DelayFault}),
+ *       {@code data-partition}, {@code db-restart}, {@code broker-kill}, {@code clock-jump}.</li>
  * </ul>
  * With {@code --coordinator=zookeeper} a 3-server ZooKeeper ensemble takes etcd's place and the same faults hit it
  * ({@link FaultCoordinator}); {@code --locks=N} and {@code --partitions=N} shape the locks and the Kafka topic
@@ -56,21 +58,45 @@ import org.apache.kafka.common.TopicPartition;
  * workers are drained and scraped, the resources read, and {@link HistoryChecker} judges the whole history; the last
  * line printed is its summary.
  */
-public final class FaultRun {
+public final class FaultRun implements FaultKind.Trial {
   static final String LOCK = History.LOCK;
   static final String TOPIC = "faults";
   static final String DEAD_LETTER_TOPIC = "faults.fenced";
   private static final Duration HOLDER_TIMEOUT = Duration.ofSeconds(30);
+  static final String KINDS = "fencing.faults.kinds";
+  private static final List<Fault> ROTATION = Fault.rotation(System.getProperty(KINDS));
 
-  /** The kinds of fault, injected round-robin. */
+  /** The kinds of fault, injected round-robin; those at the resources and the clocks have a class each. */
   enum Fault {
     PAUSE("pause"), PARTITION("partition"), LEADER_KILL("leader-kill"), ETCD_RESTART("etcd-restart"),
-    ETCD_WIPE("etcd-wipe");
+    ETCD_WIPE("etcd-wipe"), DELAY("delay", new DelayFault()), DATA_PARTITION("data-partition",
+        new DataPartitionFault()), DB_RESTART("db-restart", new DbRestartFault()), BROKER_KILL("broker-kill",
+        new BrokerKillFault()), CLOCK_JUMP("clock-jump", new ClockJumpFault());
 
     final String label;
+    final FaultKind kind;
+
+    /** {@code -Dfencing.faults.kinds=delay,clock-jump}: only these kinds, round-robin (default: every kind). */
+    static List<Fault> rotation(String labels) {
+      if (labels == null || labels.isBlank()) {
+        return List.of(values());
+      }
+      List<Fault> kinds = new ArrayList<>();
+      for (String label : labels.split(",")) {
+        kinds.add(java.util.Arrays.stream(values()).filter(f -> f.label.equals(label.strip())).findFirst()
+            .orElseThrow(() -> new IllegalArgumentException("unknown fault kind '" + label + "' in -D" + KINDS
+                + ", expected some of " + java.util.Arrays.stream(values()).map(f -> f.label).toList())));
+      }
+      return List.copyOf(kinds);
+    }
 
     Fault(String label) {
+      this(label, null);
+    }
+
+    Fault(String label, FaultKind kind) {
       this.label = label;
+      this.kind = kind;
     }
   }
 
@@ -214,6 +240,9 @@ public final class FaultRun {
   private Path outDir;
   private int wipes;
   private final Map<Fault, List<Long>> recovery = new EnumMap<>(Fault.class);
+  private final List<DelayedWrites.Hold> holds = new ArrayList<>();
+  private final List<String> faultViolations = new ArrayList<>();
+  private DataPath.Plan dataPaths;
 
   private FaultRun(Options options, PrintStream out) {
     this.options = options;
@@ -263,7 +292,7 @@ public final class FaultRun {
         workerPgUrl + "&socketTimeout=30", maria.jdbcUrl() + "&socketTimeout=30000", http.url(),
         http.hostPort(), kafka.bootstrapServers(), topology, coordinator);
     for (int i = 1; i <= options.workers(); i++) {
-      slots.add(add(new WorkerSlot("w" + i, setup)));
+      slots.add(add(new WorkerSlot("w" + i, setup, dataPaths.open(i, setup))));
     }
     slots.forEach(WorkerSlot::launch);
     slots.forEach(WorkerSlot::awaitStarted);
@@ -274,7 +303,7 @@ public final class FaultRun {
     Map<Fault, Integer> counts = new EnumMap<>(Fault.class);
     int done = 0;
     for (int trial = 1; trial <= options.trials(); trial++) {
-      Fault fault = Fault.values()[(trial - 1) % Fault.values().length];
+      Fault fault = ROTATION.get((trial - 1) % ROTATION.size());
       sleep(200 + random.nextInt(300));
       long t0 = System.currentTimeMillis();
       String what;
@@ -362,7 +391,9 @@ public final class FaultRun {
       case ETCD_WIPE -> {
         return wipe();
       }
-      default -> throw new IllegalStateException(fault.toString());
+      default -> {
+        return fault.kind.inject(this);
+      }
     }
   }
 
@@ -441,7 +472,13 @@ public final class FaultRun {
     accepted.addAll(sink.accepted());
     History history = new History(trials, attempts, accepted, sink.quarantined(), metrics,
         Map.of("http", http.fenceRejections(), "kafka", sink.fenceRejections()), pgCounter(), grants);
-    HistoryChecker.Result result = HistoryChecker.check(history);
+    HistoryChecker.Result checked = HistoryChecker.check(history);
+    DelayedWrites.Verdict delayed = DelayedWrites.check(holds, history);
+    List<String> violations = new ArrayList<>(checked.violations());
+    violations.addAll(delayed.violations());
+    violations.addAll(faultViolations);
+    HistoryChecker.Result result = new HistoryChecker.Result(checked.trials(), checked.staleAccepted(),
+        checked.lost(), checked.blocked(), checked.rejected(), List.copyOf(violations));
     HistoryFiles.write(outDir, history, trialLog, result.violations());
     PoolerReport pooler = poolerReport();
 
@@ -458,6 +495,9 @@ public final class FaultRun {
         .collect(Collectors.groupingBy(Accepted::resource, java.util.TreeMap::new, Collectors.counting())));
     if (pooler != null) {
       out.println(pooler.describe());
+    }
+    if (!holds.isEmpty()) {
+      out.println(delayed.describe());
     }
     notes.forEach(n -> out.println("note: " + n));
     result.violations().stream().limit(40).forEach(v -> out.println("VIOLATION " + v));
@@ -525,7 +565,9 @@ public final class FaultRun {
   }
 
   private void startInfrastructure() {
-    CompletableFuture<KafkaBroker> k = CompletableFuture.supplyAsync(() -> add(KafkaBroker.start()));
+    dataPaths = new DataPath.Plan(options.workers());
+    CompletableFuture<KafkaBroker> k = CompletableFuture.supplyAsync(() -> add(KafkaBroker.start(
+        dataPaths.brokerProperties())));
     CompletableFuture<PostgresServer> pg = CompletableFuture.supplyAsync(() -> add(PostgresServer.start()));
     CompletableFuture<MariaDbServer> m = CompletableFuture.supplyAsync(() -> add(MariaDbServer.start()));
     coordinator = add(FaultCoordinator.start(topology.coordinator()));
@@ -552,6 +594,9 @@ public final class FaultRun {
    */
   private void prepareDatabases() {
     try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement()) {
+      // The server runs with synchronous_commit=off (fast tests); a crash (db-restart) would then lose commits it
+      // had acknowledged. The run's database commits synchronously, as a production one does.
+      s.execute("ALTER DATABASE postgres SET synchronous_commit = on");
       SqlFenceInstaller installer = new SqlFenceInstaller(c);
       List<String> all = new ArrayList<>();
       for (int i = 1; i <= topology.locks(); i++) {
@@ -721,6 +766,61 @@ public final class FaultRun {
         out.println("could not stop " + next + ": " + e);
       }
     }
+  }
+
+  @Override
+  public long ttlMs() {
+    return topology.ttlMs();
+  }
+
+  @Override
+  public Random random() {
+    return random;
+  }
+
+  @Override
+  public WorkerSlot.Status holder() {
+    return awaitHolder();
+  }
+
+  @Override
+  public WorkerSlot.Status holder(Duration timeout, long aboveToken) {
+    return awaitHolder(timeout, aboveToken);
+  }
+
+  @Override
+  public WorkerSlot slot(WorkerSlot.Status status) {
+    return slotOf(status);
+  }
+
+  @Override
+  public WorkerSlot skewable() {
+    return slots.stream().filter(WorkerSlot::skewable).findFirst().orElseThrow();
+  }
+
+  @Override
+  public PostgresServer postgres() {
+    return postgres;
+  }
+
+  @Override
+  public MariaDbServer maria() {
+    return maria;
+  }
+
+  @Override
+  public KafkaBroker kafka() {
+    return kafka;
+  }
+
+  @Override
+  public void held(DelayedWrites.Hold hold) {
+    holds.add(hold);
+  }
+
+  @Override
+  public void violation(String description) {
+    faultViolations.add(description);
   }
 
   static void sleep(long ms) {

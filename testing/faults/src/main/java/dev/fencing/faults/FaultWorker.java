@@ -55,6 +55,13 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public final class FaultWorker {
   private static final Pattern STATE = Pattern.compile("\"state\":\"([A-Z_]+)\"");
   private static final Pattern TOKEN = Pattern.compile("\"token\":(\\d+)");
+  /**
+   * The wall clock when the worker started (libfaketime's offset is 0 then) and the monotonic clock at that moment:
+   * the times the worker prints are the real time even while the clock-jump fault skews its wall clock, so that the
+   * checker's real-time rule compares every process on one clock.
+   */
+  private static final long EPOCH_MS = System.currentTimeMillis();
+  private static final long EPOCH_NANOS = System.nanoTime();
 
   private final String name;
   private final String pgUrl;
@@ -144,7 +151,7 @@ public final class FaultWorker {
   }
 
   private static void attempt(String id, String channel, String status, Write write) {
-    print("ATTEMPT " + System.currentTimeMillis() + " " + id + " " + channel + " " + status);
+    print("ATTEMPT " + now() + " " + id + " " + channel + " " + status);
     String result;
     try {
       result = write.run();
@@ -158,7 +165,12 @@ public final class FaultWorker {
     } catch (Exception e) {
       result = exception(e);
     }
-    print("OUTCOME " + System.currentTimeMillis() + " " + id + " " + channel + " " + result);
+    print("OUTCOME " + now() + " " + id + " " + channel + " " + result);
+  }
+
+  /** Epoch milliseconds of the real time, from the monotonic clock (see {@link #EPOCH_MS}). */
+  static long now() {
+    return EPOCH_MS + (System.nanoTime() - EPOCH_NANOS) / 1_000_000;
   }
 
   /** {@code <state> <token>} from the agent's status endpoint, or {@code UNKNOWN 0}. */
