@@ -29,6 +29,9 @@ interface FaultKind {
     /** The valid holder with a token above {@code aboveToken}, waited for up to {@code timeout}; null if none. */
     WorkerSlot.Status holder(Duration timeout, long aboveToken);
 
+    /** Every worker slot. */
+    java.util.List<WorkerSlot> slots();
+
     /** The worker whose wall clock can be skewed ({@link WorkerSlot#skewable()}). */
     WorkerSlot skewable();
 

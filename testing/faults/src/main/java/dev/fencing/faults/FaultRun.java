@@ -794,6 +794,11 @@ public final class FaultRun implements FaultKind.Trial {
   }
 
   @Override
+  public List<WorkerSlot> slots() {
+    return slots;
+  }
+
+  @Override
   public WorkerSlot skewable() {
     return slots.stream().filter(WorkerSlot::skewable).findFirst().orElseThrow();
   }
