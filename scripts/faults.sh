@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
 # The fault harness (RELIABILITY.md): N trials (default 200) of agent-attached workers contending for one lock and
 # writing through fenced PostgreSQL, MariaDB, HTTP and Kafka while the holder is frozen or partitioned and etcd's
-# leader is killed, etcd restarted or wiped; the checker's last line is
+# leader is killed, etcd restarted or wiped, the holder's in-flight writes are delayed past its successor's, the
+# holder is cut from a resource, a database crashes, the broker is killed, a worker's wall clock jumps; the checker's
+# last line is
 #   trials=N stale_accepted=S lost=L blocked=B rejected=R
-# Usage: scripts/faults.sh [trials] [--seed=N] [--workers=2|3] [--out=DIR] [--pooler[=POOL_SIZE]]. Exit 0 when the
-# history holds, 1 when the checker found a violation. --pooler: the workers reach PostgreSQL through a real PgBouncer
-# (/usr/sbin/pgbouncer) in transaction pooling mode with POOL_SIZE server connections (default 2, fewer than the
-# workers: they share backends); the harness's own reads stay direct, and the summary line ends with
-# `pooler=pgbouncer-transaction pool_size=N`. Not part of the test command (its 10-trial smoke, FaultsSmokeIT, and
-# a 2-trial --pooler smoke, FaultsPoolerSmokeIT, are).
+# Usage: scripts/faults.sh [trials] [--seed=N] [--workers=2|3] [--out=DIR] [--pooler[=POOL_SIZE]]
+#   [--coordinator=etcd|zookeeper] [--locks=N] [--partitions=N]. Exit 0 when the history holds, 1 when the checker
+# found a violation. --coordinator=zookeeper: a 3-server ZooKeeper ensemble issues the tokens instead of etcd (the
+# same faults: the holder's proxies to the ZooKeeper servers cut, the ZooKeeper leader killed, every server
+# restarted, the ensemble wiped). --locks=N (1-4): the workers hold N locks through declared sections, each lock with
+# its own tables. --partitions=N: the Kafka topic's partitions (default 3). The checker judges per resource, lock and
+# partition; the summary line ends with what is not the default (e.g. ` coordinator=zookeeper locks=2`).
+# --pooler: the workers reach PostgreSQL through a real PgBouncer (/usr/sbin/pgbouncer) in transaction pooling mode
+# with POOL_SIZE server connections (default 2, fewer than the workers: they share backends); the harness's own
+# reads stay direct, and the summary line ends with `pooler=pgbouncer-transaction pool_size=N`.
+# FAULTS_KINDS=delay,clock-jump: only those fault kinds (RELIABILITY.md lists the ten). Not part of the test
+# command (its 10-trial smoke, FaultsSmokeIT, a 2-trial --pooler smoke, FaultsPoolerSmokeIT, and a 4-trial
+# ZooKeeper --locks=2 smoke, FaultsTopologySmokeIT, are).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/prerequisites.sh
 mvn -B -ntp -q -Dstyle.color=never install -DskipTests -pl testing/faults -am
-exec java -Xmx512m -cp "testing/faults/target/classes:$(cat testing/faults/target/runtime-classpath.txt)" \
+exec java -Xmx512m ${FAULTS_KINDS:+-Dfencing.faults.kinds=$FAULTS_KINDS} -cp "testing/faults/target/classes:$(cat testing/faults/target/runtime-classpath.txt)" \
   dev.fencing.faults.FaultRun "$@"

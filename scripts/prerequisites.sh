@@ -40,6 +40,9 @@ command -v promtool >/dev/null 2>&1 || db_packages+=(prometheus)
 # The Kubernetes example (deploy/kubernetes) is read by kubectl in the dashboards module's tests (Debian's
 # 'kubernetes-client' brings kubectl; no cluster is needed); the tests only (--java25), not the demo.
 if $need_java25; then command -v kubectl >/dev/null 2>&1 || db_packages+=(kubernetes-client); fi
+# The fault harness's clock-jump fault (testing/faults) skews one worker's wall clock with libfaketime (Debian
+# 'libfaketime'), preloaded into that worker's JVM only.
+[ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || db_packages+=(libfaketime)
 { [ -x /usr/sbin/mariadbd ] || command -v mariadbd >/dev/null 2>&1; } && command -v mariadb-install-db >/dev/null 2>&1 \
   || db_packages+=(mariadb-server)
 if [ "${#db_packages[@]}" -gt 0 ]; then

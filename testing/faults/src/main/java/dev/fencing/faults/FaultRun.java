@@ -6,8 +6,6 @@ import dev.fencing.fence.sql.SqlFence;
 import dev.fencing.fence.sql.SqlFenceInstaller;
 import dev.fencing.fence.sql.TableName;
 import dev.fencing.protocol.SessionVariables;
-import dev.fencing.testing.EtcdCluster;
-import dev.fencing.testing.EtcdNode;
 import dev.fencing.testing.KafkaBroker;
 import dev.fencing.testing.MariaDbServer;
 import dev.fencing.testing.PgBouncer;
@@ -50,33 +48,61 @@ import org.apache.kafka.common.TopicPartition;
  *       (token reuse: they must block); on every tenth wipe fresh workers are started against it (low tokens: the
  *       fences must reject); then the operator's remedy from the runbook: etcd's revision is bumped above every
  *       token issued and the holders made to acquire the lock again (leases revoked).</li>
+ *   <li>at the resources and the clocks, one class each ({@link FaultKind}): {@code delay} ({@link DelayFault}),
+ *       {@code data-partition}, {@code db-restart}, {@code broker-kill}, {@code clock-jump}.</li>
  * </ul>
+ * With {@code --coordinator=zookeeper} a 3-server ZooKeeper ensemble takes etcd's place and the same faults hit it
+ * ({@link FaultCoordinator}); {@code --locks=N} and {@code --partitions=N} shape the locks and the Kafka topic
+ * ({@link Topology}).
  * The infrastructure and the workers live for the whole run; fresh workers only on every tenth wipe. At the end the
  * workers are drained and scraped, the resources read, and {@link HistoryChecker} judges the whole history; the last
  * line printed is its summary.
  */
-public final class FaultRun {
+public final class FaultRun implements FaultKind.Trial {
   static final String LOCK = History.LOCK;
   static final String TOPIC = "faults";
   static final String DEAD_LETTER_TOPIC = "faults.fenced";
-  static final long TTL_MS = 2_000;
   private static final Duration HOLDER_TIMEOUT = Duration.ofSeconds(30);
+  static final String KINDS = "fencing.faults.kinds";
+  private static final List<Fault> ROTATION = Fault.rotation(System.getProperty(KINDS));
 
-  /** The kinds of fault, injected round-robin. */
+  /** The kinds of fault, injected round-robin; those at the resources and the clocks have a class each. */
   enum Fault {
     PAUSE("pause"), PARTITION("partition"), LEADER_KILL("leader-kill"), ETCD_RESTART("etcd-restart"),
-    ETCD_WIPE("etcd-wipe");
+    ETCD_WIPE("etcd-wipe"), DELAY("delay", new DelayFault()), DATA_PARTITION("data-partition",
+        new DataPartitionFault()), DB_RESTART("db-restart", new DbRestartFault()), BROKER_KILL("broker-kill",
+        new BrokerKillFault()), CLOCK_JUMP("clock-jump", new ClockJumpFault());
 
     final String label;
+    final FaultKind kind;
+
+    /** {@code -Dfencing.faults.kinds=delay,clock-jump}: only these kinds, round-robin (default: every kind). */
+    static List<Fault> rotation(String labels) {
+      if (labels == null || labels.isBlank()) {
+        return List.of(values());
+      }
+      List<Fault> kinds = new ArrayList<>();
+      for (String label : labels.split(",")) {
+        kinds.add(java.util.Arrays.stream(values()).filter(f -> f.label.equals(label.strip())).findFirst()
+            .orElseThrow(() -> new IllegalArgumentException("unknown fault kind '" + label + "' in -D" + KINDS
+                + ", expected some of " + java.util.Arrays.stream(values()).map(f -> f.label).toList())));
+      }
+      return List.copyOf(kinds);
+    }
 
     Fault(String label) {
+      this(label, null);
+    }
+
+    Fault(String label, FaultKind kind) {
       this.label = label;
+      this.kind = kind;
     }
   }
 
   /** What a worker needs to know about the resources. */
   record Setup(Path agentJar, String classpath, String pgUrl, String mariaUrl, String httpUrl, String httpHostPort,
-      String kafka) {
+      String kafka, Topology topology, FaultCoordinator coordinator) {
   }
 
   /**
@@ -84,15 +110,21 @@ public final class FaultRun {
    * workers connected straight to PostgreSQL, else the server pool of a PgBouncer in transaction mode that the
    * workers (only they) go through.
    */
-  public record Options(int trials, long seed, int workers, Path agentJar, Path outDir, int poolSize) {
+  public record Options(int trials, long seed, int workers, Path agentJar, Path outDir, int poolSize,
+      Topology topology) {
     public static final String USAGE = "usage: scripts/faults.sh [trials] [--seed=N] [--workers=2|3] [--out=DIR]"
-        + " [--pooler[=POOL_SIZE]]";
+        + " [--pooler[=POOL_SIZE]] [--coordinator=etcd|zookeeper] [--locks=N] [--partitions=N]";
     /** {@code --pooler} alone: 2 server connections, fewer than the workers, so they share backends. */
     public static final int DEFAULT_POOL_SIZE = 2;
 
     /** Workers straight to PostgreSQL. */
     public Options(int trials, long seed, int workers, Path agentJar, Path outDir) {
       this(trials, seed, workers, agentJar, outDir, 0);
+    }
+
+    /** etcd, one lock, {@value Topology#DEFAULT_PARTITIONS} partitions. */
+    public Options(int trials, long seed, int workers, Path agentJar, Path outDir, int poolSize) {
+      this(trials, seed, workers, agentJar, outDir, poolSize, Topology.DEFAULT);
     }
 
     public boolean pooler() {
@@ -115,8 +147,12 @@ public final class FaultRun {
       int workers = 3;
       int poolSize = 0;
       Path out = null;
+      Topology topology = Topology.DEFAULT;
       for (String arg : args) {
-        if (arg.equals("--pooler")) {
+        Topology applied;
+        if ((applied = Topology.apply(topology, arg)) != null) {
+          topology = applied;
+        } else if (arg.equals("--pooler")) {
           poolSize = DEFAULT_POOL_SIZE;
         } else if (arg.matches("--pooler=\\d+")) {
           poolSize = Integer.parseInt(arg.substring(9));
@@ -138,7 +174,8 @@ public final class FaultRun {
       if (workers < 2 || workers > 3 || trials < 1) {
         throw new IllegalArgumentException("need 1+ trials and 2 or 3 workers\n" + USAGE);
       }
-      return new Options(trials, seed, workers, agentJar != null ? agentJar : defaultAgentJar(), out, poolSize);
+      return new Options(trials, seed, workers, agentJar != null ? agentJar : defaultAgentJar(), out, poolSize,
+          topology);
     }
 
     /** {@code -Dfencing.agent.jar}, else agent/jar/target/fencing-agent.jar under the current directory. */
@@ -152,9 +189,12 @@ public final class FaultRun {
     }
   }
 
-  /** The run's verdict, the counts per fault, and where its history was written. */
+  /**
+   * The run's verdict, the counts per fault, where its history was written, and the accepted writes per
+   * {@link Accepted#stream()} (resource, lock, partition).
+   */
   public record Outcome(HistoryChecker.Result result, Map<Fault, Integer> faults, List<String> notes, Path outDir,
-      String summary, PoolerReport pooler) {
+      String summary, PoolerReport pooler, Map<String, Long> acceptedPerStream) {
   }
 
   /**
@@ -184,7 +224,8 @@ public final class FaultRun {
   private final List<String> trialLog = new ArrayList<>();
   private final List<long[]> freezes = new ArrayList<>();
   private final List<String> frozenWorkers = new ArrayList<>();
-  private EtcdCluster etcd;
+  private final Topology topology;
+  private FaultCoordinator coordinator;
   private PostgresServer postgres;
   private MariaDbServer maria;
   private PgBouncer bouncer;
@@ -199,11 +240,15 @@ public final class FaultRun {
   private Path outDir;
   private int wipes;
   private final Map<Fault, List<Long>> recovery = new EnumMap<>(Fault.class);
+  private final List<DelayedWrites.Hold> holds = new ArrayList<>();
+  private final List<String> faultViolations = new ArrayList<>();
+  private DataPath.Plan dataPaths;
 
   private FaultRun(Options options, PrintStream out) {
     this.options = options;
     this.out = out;
     this.random = new Random(options.seed());
+    this.topology = options.topology();
   }
 
   public static void main(String[] args) {
@@ -232,7 +277,7 @@ public final class FaultRun {
 
   private Outcome execute() {
     out.println("fault run: " + options.trials() + " trials, " + options.workers() + " workers, seed="
-        + options.seed() + ", lease TTL " + TTL_MS + " ms" + (options.pooler() ? ", workers reach PostgreSQL through"
+        + options.seed() + ", lease TTL " + topology.ttlMs() + " ms, " + topology.describe() + (options.pooler() ? ", workers reach PostgreSQL through"
         + " PgBouncer (transaction pooling, " + options.poolSize() + " server connections)" : ""));
     try {
       outDir = options.outDir() != null ? Files.createDirectories(options.outDir())
@@ -245,10 +290,9 @@ public final class FaultRun {
     String workerPgUrl = bouncer != null ? bouncer.jdbcUrl("postgres", postgres.user()) : postgres.jdbcUrl();
     Setup setup = new Setup(options.agentJar(), System.getProperty("java.class.path"),
         workerPgUrl + "&socketTimeout=30", maria.jdbcUrl() + "&socketTimeout=30000", http.url(),
-        http.hostPort(), kafka.bootstrapServers());
-    List<Integer> etcdPorts = etcd.nodes().stream().map(EtcdNode::clientPort).toList();
+        http.hostPort(), kafka.bootstrapServers(), topology, coordinator);
     for (int i = 1; i <= options.workers(); i++) {
-      slots.add(add(new WorkerSlot("w" + i, setup, etcdPorts)));
+      slots.add(add(new WorkerSlot("w" + i, setup, dataPaths.open(i, setup))));
     }
     slots.forEach(WorkerSlot::launch);
     slots.forEach(WorkerSlot::awaitStarted);
@@ -259,7 +303,7 @@ public final class FaultRun {
     Map<Fault, Integer> counts = new EnumMap<>(Fault.class);
     int done = 0;
     for (int trial = 1; trial <= options.trials(); trial++) {
-      Fault fault = Fault.values()[(trial - 1) % Fault.values().length];
+      Fault fault = ROTATION.get((trial - 1) % ROTATION.size());
       sleep(200 + random.nextInt(300));
       long t0 = System.currentTimeMillis();
       String what;
@@ -267,10 +311,10 @@ public final class FaultRun {
         what = inject(fault);
       } catch (RuntimeException e) {
         // The harness itself failed (not the system under test): stop injecting, but still check the history so far.
-        String line = at() + " trial " + trial + "/" + options.trials() + " " + fault.label + ": HARNESS ERROR " + e;
+        String line = at() + " trial " + trial + "/" + options.trials() + " " + label(fault) + ": HARNESS ERROR " + e;
         out.println(line);
         trialLog.add(line);
-        notes.add("harness: trial " + trial + " (" + fault.label + ") failed to run: " + e + "; trials stopped");
+        notes.add("harness: trial " + trial + " (" + label(fault) + ") failed to run: " + e + "; trials stopped");
         break;
       }
       done = trial;
@@ -280,14 +324,14 @@ public final class FaultRun {
       if (holder != null) {
         recovery.computeIfAbsent(fault, f -> new ArrayList<>()).add(recovered);
       }
-      String line = String.format("%s trial %d/%d %-12s %s; then %s", at(), trial, options.trials(), fault.label,
+      String line = String.format("%s trial %d/%d %-12s %s; then %s", at(), trial, options.trials(), label(fault),
           what, holder == null ? "NO HOLDER within " + HOLDER_TIMEOUT.toSeconds() + " s"
               : holder.worker() + " holds token " + holder.token() + " (" + recovered + " ms after the fault began)");
       out.println(line);
       trialLog.add(line);
       if (holder == null) {
         notes.add("liveness: no holder within " + HOLDER_TIMEOUT.toSeconds() + " s after trial " + trial + " ("
-            + fault.label + ")");
+            + label(fault) + ")");
       }
       sleep(300);
       sampleBouncer();
@@ -295,16 +339,28 @@ public final class FaultRun {
     return finish(counts, done);
   }
 
+  /** The fault's name on this run's coordinator ({@code zk-restart} for {@code etcd-restart} on ZooKeeper). */
+  private String label(Fault fault) {
+    return topology.label(fault.label);
+  }
+
+  /** The lock whose holder a pause or partition hits: the only one, or one drawn from the seed. */
+  private String targetLock() {
+    List<String> locks = topology.lockNames();
+    return locks.size() == 1 ? locks.get(0) : locks.get(random.nextInt(locks.size()));
+  }
+
   private String inject(Fault fault) {
+    long ttl = topology.ttlMs();
     switch (fault) {
       case PAUSE -> {
-        WorkerSlot.Status h = awaitHolder();
+        WorkerSlot.Status h = awaitHolder(HOLDER_TIMEOUT, 0, targetLock());
         if (h == null) {
           return "no holder to freeze";
         }
         WorkerSlot slot = slotOf(h);
         sleep(random.nextInt(150));
-        long pause = TTL_MS + 300 + random.nextInt(1_200);
+        long pause = ttl + 300 + random.nextInt(1_200);
         long at = System.currentTimeMillis();
         slot.current().jvm().suspend();
         sleep(pause);
@@ -314,37 +370,30 @@ public final class FaultRun {
         return "froze " + h.worker() + " (token " + h.token() + ") for " + pause + " ms";
       }
       case PARTITION -> {
-        WorkerSlot.Status h = awaitHolder();
+        WorkerSlot.Status h = awaitHolder(HOLDER_TIMEOUT, 0, targetLock());
         if (h == null) {
           return "no holder to partition";
         }
         WorkerSlot slot = slotOf(h);
-        long cut = TTL_MS + 500 + random.nextInt(1_500);
+        long cut = ttl + 500 + random.nextInt(1_500);
         slot.proxies().forEach(TcpProxy::partition);
         sleep(cut);
         slot.proxies().forEach(TcpProxy::heal);
-        return "cut " + h.worker() + " (token " + h.token() + ") off etcd for " + cut + " ms";
+        return "cut " + h.worker() + " (token " + h.token() + ") off " + topology.coordinator().label + " for " + cut
+            + " ms";
       }
       case LEADER_KILL -> {
-        EtcdNode leader = etcd.leader();
-        leader.kill();
-        long down = 500 + random.nextInt(1_500);
-        sleep(down);
-        leader.start();
-        etcd.awaitHealthy(Duration.ofSeconds(30));
-        return "killed etcd leader " + leader.name() + ", restarted after " + down + " ms";
+        return coordinator.killLeader(random);
       }
       case ETCD_RESTART -> {
-        etcd.stop();
-        long down = 200 + random.nextInt(1_300);
-        sleep(down);
-        etcd.start();
-        return "stopped all etcd nodes, started again after " + down + " ms";
+        return coordinator.restartAll(random);
       }
       case ETCD_WIPE -> {
         return wipe();
       }
-      default -> throw new IllegalStateException(fault.toString());
+      default -> {
+        return fault.kind.inject(this);
+      }
     }
   }
 
@@ -359,11 +408,10 @@ public final class FaultRun {
    */
   private String wipe() {
     boolean freshPhase = wipes++ % 10 == 0;
-    String url = etcd.node(0).clientUrl();
-    long before = EtcdGateway.revision(url);
-    etcd.wipeAndRestart();
+    long before = coordinator.revision();
+    coordinator.wipeAndRestart();
     sleep(2_000);
-    List<String> reused = slots.stream().map(WorkerSlot::status).filter(s -> s.reused())
+    List<String> reused = slots.stream().flatMap(s -> s.statuses().values().stream()).filter(s -> s.reused())
         .map(s -> s.worker() + "@" + s.token()).toList();
     String fresh = "";
     if (freshPhase) {
@@ -373,15 +421,17 @@ public final class FaultRun {
           .filter(s -> "HOLDING".equals(s.state())).map(s -> s.worker() + "@" + s.token()).findFirst()
           .orElse("none");
     }
-    long after = EtcdGateway.bumpAbove(url, before);
+    long after = coordinator.bumpAbove(before);
     int rounds = 0;
     // A holder below the bump (a fresh agent's low token) is no holder: every write of it is rejected.
     while (rounds < 8 && awaitHolder(Duration.ofMillis(rounds == 0 ? 0 : 3_000), before) == null) {
-      EtcdGateway.revokeAllLeases(url);
+      coordinator.revokeAll();
       rounds++;
     }
-    return "wiped etcd at revision " + before + "; reuse detected by " + (reused.isEmpty() ? "none" : reused)
-        + fresh + "; revision bumped to " + after + ", leases revoked " + rounds + "x";
+    return "wiped " + topology.coordinator().label + " at revision " + before + "; reuse detected by "
+        + (reused.isEmpty() ? "none" : reused) + fresh + "; revision bumped to " + after + ", "
+        + (topology.coordinator() == Topology.Coordinator.ETCD ? "leases revoked " + rounds + "x"
+            : "waited " + rounds + "x");
   }
 
   private void restartWorkers() {
@@ -395,7 +445,9 @@ public final class FaultRun {
     sampleBouncer();
     slots.forEach(WorkerSlot::requestStop);
     slots.forEach(slot -> slot.retire(outDir));
-    Map<TopicPartition, Long> ends = endOffsets(List.of(sink.mainPartition(), sink.deadLetterPartition()));
+    List<TopicPartition> partitions = new ArrayList<>(sink.mainPartitions());
+    partitions.add(sink.deadLetterPartition());
+    Map<TopicPartition, Long> ends = endOffsets(partitions);
     if (!sink.awaitCaughtUp(ends, Duration.ofSeconds(60))) {
       notes.add("the Kafka consumer did not reach the end of the topics " + ends + " within 60 s");
     }
@@ -408,23 +460,33 @@ public final class FaultRun {
       grants.putAll(slot.grants());
     }
     List<Accepted> accepted = new ArrayList<>();
-    accepted.addAll(readAccepted("pg", postgres.jdbcUrl(), "SELECT id, write_id, token,"
-        + " (extract(epoch FROM accepted_at) * 1000)::bigint FROM pg_write ORDER BY id"));
-    accepted.addAll(readAccepted("mariadb", maria.jdbcUrl(), "SELECT id, write_id, token,"
-        + " CAST(UNIX_TIMESTAMP(accepted_at) * 1000 AS SIGNED) FROM maria_write ORDER BY id"));
+    for (int i = 1; i <= topology.locks(); i++) {
+      String lock = topology.lockNames().get(i - 1);
+      accepted.addAll(readAccepted("pg", lock, postgres.jdbcUrl(), "SELECT id, write_id, token,"
+          + " (extract(epoch FROM accepted_at) * 1000)::bigint FROM " + topology.table("pg_write", i) + " ORDER BY id"));
+      accepted.addAll(readAccepted("mariadb", lock, maria.jdbcUrl(), "SELECT id, write_id, token,"
+          + " CAST(UNIX_TIMESTAMP(accepted_at) * 1000 AS SIGNED) FROM " + topology.table("maria_write", i)
+          + " ORDER BY id"));
+    }
     accepted.addAll(http.accepted());
     accepted.addAll(sink.accepted());
     History history = new History(trials, attempts, accepted, sink.quarantined(), metrics,
-        Map.of("http", http.fenceRejections(LOCK), "kafka", sink.fenceRejections()), pgCounter(), grants);
-    HistoryChecker.Result result = HistoryChecker.check(history);
+        Map.of("http", http.fenceRejections(), "kafka", sink.fenceRejections()), pgCounter(), grants);
+    HistoryChecker.Result checked = HistoryChecker.check(history);
+    DelayedWrites.Verdict delayed = DelayedWrites.check(holds, history);
+    List<String> violations = new ArrayList<>(checked.violations());
+    violations.addAll(delayed.violations());
+    violations.addAll(faultViolations);
+    HistoryChecker.Result result = new HistoryChecker.Result(checked.trials(), checked.staleAccepted(),
+        checked.lost(), checked.blocked(), checked.rejected(), List.copyOf(violations));
     HistoryFiles.write(outDir, history, trialLog, result.violations());
     PoolerReport pooler = poolerReport();
 
     out.println();
-    out.println("faults: " + counts.entrySet().stream().map(e -> e.getKey().label + "=" + e.getValue())
+    out.println("faults: " + counts.entrySet().stream().map(e -> label(e.getKey()) + "=" + e.getValue())
         .collect(Collectors.joining(" ")));
     out.println("time from the fault's start to a valid holder (mean / max): " + recovery.entrySet().stream()
-        .map(e -> e.getKey().label + " " + seconds(e.getValue().stream().mapToLong(Long::longValue).average()
+        .map(e -> label(e.getKey()) + " " + seconds(e.getValue().stream().mapToLong(Long::longValue).average()
             .orElse(0)) + " / " + seconds(e.getValue().stream().mapToLong(Long::longValue).max().orElse(0)))
         .collect(Collectors.joining(", ")));
     out.println("freezes that landed while the frozen worker had a call in flight: " + midCallFreezes(attempts)
@@ -434,6 +496,9 @@ public final class FaultRun {
     if (pooler != null) {
       out.println(pooler.describe());
     }
+    if (!holds.isEmpty()) {
+      out.println(delayed.describe());
+    }
     notes.forEach(n -> out.println("note: " + n));
     result.violations().stream().limit(40).forEach(v -> out.println("VIOLATION " + v));
     if (result.violations().size() > 40) {
@@ -442,9 +507,10 @@ public final class FaultRun {
     }
     out.println("history, worker logs: " + outDir + " (seed=" + options.seed() + ", "
         + (System.currentTimeMillis() - started) / 1000 + " s)");
-    String summary = result.summary() + (options.pooler() ? " " + options.poolerLabel() : "");
+    String summary = result.summary() + (options.pooler() ? " " + options.poolerLabel() : "") + topology.suffix();
     out.println(summary);
-    return new Outcome(result, counts, List.copyOf(notes), outDir, summary, pooler);
+    return new Outcome(result, counts, List.copyOf(notes), outDir, summary, pooler, accepted.stream()
+        .collect(Collectors.groupingBy(Accepted::stream, java.util.TreeMap::new, Collectors.counting())));
   }
 
   /** How many freezes caught the frozen worker between an ATTEMPT line and its OUTCOME. */
@@ -469,17 +535,26 @@ public final class FaultRun {
    * {@code timeout}; null if none.
    */
   private WorkerSlot.Status awaitHolder(Duration timeout, long minToken) {
+    return awaitHolder(timeout, minToken, topology.lockNames().get(0));
+  }
+
+  /**
+   * Polled until {@code timeout}: once every lock has a valid holder (HOLDING, no reuse, token above
+   * {@code minToken}), the one of {@code lock} with the highest token; null if some lock has none by then.
+   */
+  private WorkerSlot.Status awaitHolder(Duration timeout, long minToken, String lock) {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
-      WorkerSlot.Status best = null;
+      Map<String, WorkerSlot.Status> best = new HashMap<>();
       for (WorkerSlot slot : slots) {
-        WorkerSlot.Status s = slot.status();
-        if (s.holding() && s.token() > minToken && (best == null || s.token() > best.token())) {
-          best = s;
-        }
+        slot.statuses().forEach((l, s) -> {
+          if (s.holding() && s.token() > minToken && (!best.containsKey(l) || s.token() > best.get(l).token())) {
+            best.put(l, s);
+          }
+        });
       }
-      if (best != null || System.nanoTime() >= deadline) {
-        return best;
+      if (best.size() == topology.locks() || System.nanoTime() >= deadline) {
+        return best.size() == topology.locks() ? best.get(lock) : null;
       }
       sleep(50);
     }
@@ -490,10 +565,12 @@ public final class FaultRun {
   }
 
   private void startInfrastructure() {
-    CompletableFuture<KafkaBroker> k = CompletableFuture.supplyAsync(() -> add(KafkaBroker.start()));
+    dataPaths = new DataPath.Plan(options.workers());
+    CompletableFuture<KafkaBroker> k = CompletableFuture.supplyAsync(() -> add(KafkaBroker.start(
+        dataPaths.brokerProperties())));
     CompletableFuture<PostgresServer> pg = CompletableFuture.supplyAsync(() -> add(PostgresServer.start()));
     CompletableFuture<MariaDbServer> m = CompletableFuture.supplyAsync(() -> add(MariaDbServer.start()));
-    etcd = add(EtcdCluster.of(3));
+    coordinator = add(FaultCoordinator.start(topology.coordinator()));
     postgres = pg.join();
     if (options.pooler()) {
       bouncer = add(PgBouncer.start(postgres, options.poolSize(), postgres.user()));
@@ -501,40 +578,58 @@ public final class FaultRun {
     maria = m.join();
     kafka = k.join();
     prepareDatabases();
-    kafka.createTopic(TOPIC, 1);
+    kafka.createTopic(TOPIC, topology.partitions());
     kafka.createTopic(DEAD_LETTER_TOPIC, 1);
-    http = add(new HttpWriteServer(Ports.freePort(), LOCK));
-    sink = add(new KafkaSink(kafka.bootstrapServers(), TOPIC, DEAD_LETTER_TOPIC, LOCK));
+    http = add(new HttpWriteServer(Ports.freePort(), topology.lockNames()));
+    sink = add(new KafkaSink(kafka.bootstrapServers(), TOPIC, topology.partitions(), DEAD_LETTER_TOPIC,
+        topology.lockNames()));
   }
 
   /**
    * The tables and their fences, installed as a DBA would (table mode: every write of a stale token fails). Each
    * accepted row records the token its session carried and gets its id from a sequence after the fence's check
-   * passed, under the fence's lock, so id order is the order the fence admitted the writes.
+   * passed, under the fence's lock, so id order is the order the fence admitted the writes. With several locks
+   * each lock has its own tables ({@code pg_total_<i>}, {@code pg_write_<i>}, {@code maria_write_<i>}), fenced by
+   * it, and the view {@code pg_write_all} unites the pg rows for the pooler's report.
    */
   private void prepareDatabases() {
     try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement()) {
-      s.execute("CREATE TABLE pg_total (id int PRIMARY KEY, n bigint NOT NULL)");
-      s.execute("INSERT INTO pg_total VALUES (1, 0)");
-      s.execute("CREATE TABLE pg_write (id bigserial PRIMARY KEY, write_id text NOT NULL UNIQUE, worker text NOT"
-          + " NULL, token bigint DEFAULT nullif(current_setting('" + SessionVariables.PG_TOKEN + "', true),"
-          + " '')::bigint,"
-          + " accepted_at timestamptz NOT NULL DEFAULT clock_timestamp(),"
-          + " backend int NOT NULL DEFAULT pg_backend_pid())");
+      // The server runs with synchronous_commit=off (fast tests); a crash (db-restart) would then lose commits it
+      // had acknowledged. The run's database commits synchronously, as a production one does.
+      s.execute("ALTER DATABASE postgres SET synchronous_commit = on");
       SqlFenceInstaller installer = new SqlFenceInstaller(c);
-      installer.install(new SqlFence(TableName.parse("pg_total"), LOCK, false, false));
-      installer.install(new SqlFence(TableName.parse("pg_write"), LOCK, false, false));
+      List<String> all = new ArrayList<>();
+      for (int i = 1; i <= topology.locks(); i++) {
+        String lock = topology.lockNames().get(i - 1);
+        String total = topology.table("pg_total", i);
+        String write = topology.table("pg_write", i);
+        all.add("SELECT backend, worker FROM " + write);
+        s.execute("CREATE TABLE " + total + " (id int PRIMARY KEY, n bigint NOT NULL)");
+        s.execute("INSERT INTO " + total + " VALUES (1, 0)");
+        s.execute("CREATE TABLE " + write + " (id bigserial PRIMARY KEY, write_id text NOT NULL UNIQUE, worker text"
+            + " NOT NULL, token bigint DEFAULT nullif(current_setting('" + SessionVariables.PG_TOKEN + "', true),"
+            + " '')::bigint,"
+            + " accepted_at timestamptz NOT NULL DEFAULT clock_timestamp(),"
+            + " backend int NOT NULL DEFAULT pg_backend_pid())");
+        installer.install(new SqlFence(TableName.parse(total), lock, false, false));
+        installer.install(new SqlFence(TableName.parse(write), lock, false, false));
+      }
+      s.execute("CREATE VIEW pg_write_all AS " + String.join(" UNION ALL ", all));
     } catch (SQLException e) {
       throw new IllegalStateException("cannot prepare PostgreSQL: " + e.getMessage(), e);
     }
     try (Connection c = DriverManager.getConnection(maria.jdbcUrl()); Statement s = c.createStatement()) {
-      s.execute("CREATE TABLE maria_write (id bigint AUTO_INCREMENT PRIMARY KEY, write_id varchar(64) NOT NULL"
-          + " UNIQUE, worker varchar(32) NOT NULL, token bigint NULL,"
-          + " accepted_at DATETIME(6) NOT NULL DEFAULT NOW(6)) ENGINE=InnoDB");
-      // MariaDB assigns the AUTO_INCREMENT value after the BEFORE triggers, the fence's included.
-      s.execute("CREATE TRIGGER faults_record_token BEFORE INSERT ON maria_write FOR EACH ROW"
-          + " SET NEW.token = CAST(" + SessionVariables.USER_TOKEN + " AS SIGNED)");
-      new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("maria_write"), LOCK, false, false));
+      for (int i = 1; i <= topology.locks(); i++) {
+        String write = topology.table("maria_write", i);
+        s.execute("CREATE TABLE " + write + " (id bigint AUTO_INCREMENT PRIMARY KEY, write_id varchar(64) NOT NULL"
+            + " UNIQUE, worker varchar(32) NOT NULL, token bigint NULL,"
+            + " accepted_at DATETIME(6) NOT NULL DEFAULT NOW(6)) ENGINE=InnoDB");
+        // MariaDB assigns the AUTO_INCREMENT value after the BEFORE triggers, the fence's included.
+        s.execute("CREATE TRIGGER " + topology.table("faults_record_token", i) + " BEFORE INSERT ON " + write
+            + " FOR EACH ROW SET NEW.token = CAST(" + SessionVariables.USER_TOKEN + " AS SIGNED)");
+        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse(write), topology.lockNames().get(i - 1), false,
+            false));
+      }
     } catch (SQLException e) {
       throw new IllegalStateException("cannot prepare MariaDB: " + e.getMessage(), e);
     }
@@ -563,7 +658,7 @@ public final class FaultRun {
     long viaPooler = 0;
     try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement();
         ResultSet r = s.executeQuery("SELECT count(*), count(*) FILTER (WHERE n > 1), coalesce(max(n), 0) FROM"
-            + " (SELECT backend, count(DISTINCT worker) AS n FROM pg_write GROUP BY backend) b")) {
+            + " (SELECT backend, count(DISTINCT worker) AS n FROM pg_write_all GROUP BY backend) b")) {
       if (r.next()) {
         backends = r.getLong(1);
         shared = r.getLong(2);
@@ -573,7 +668,7 @@ public final class FaultRun {
       notes.add("cannot read pg_write's backends: " + e.getMessage());
     }
     try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement();
-        ResultSet r = s.executeQuery("SELECT DISTINCT backend FROM pg_write")) {
+        ResultSet r = s.executeQuery("SELECT DISTINCT backend FROM pg_write_all")) {
       while (r.next()) {
         viaPooler += bouncerBackends.contains(Integer.toString(r.getInt(1))) ? 1 : 0;
       }
@@ -604,12 +699,12 @@ public final class FaultRun {
     return (int) bouncer.show(show).stream().filter(row -> "postgres".equals(row.get("database"))).count();
   }
 
-  private static List<Accepted> readAccepted(String resource, String url, String query) {
+  private static List<Accepted> readAccepted(String resource, String lock, String url, String query) {
     List<Accepted> rows = new ArrayList<>();
     try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
         ResultSet r = s.executeQuery(query)) {
       while (r.next()) {
-        rows.add(new Accepted(resource, r.getLong(1), r.getString(2), r.getLong(3), r.getLong(4)));
+        rows.add(new Accepted(resource, r.getLong(1), r.getString(2), r.getLong(3), r.getLong(4), lock, -1));
       }
     } catch (SQLException e) {
       throw new IllegalStateException("cannot read " + resource + "'s accepted writes: " + e.getMessage(), e);
@@ -617,9 +712,14 @@ public final class FaultRun {
     return rows;
   }
 
+  /** The pg counters of all locks, summed (each counts its lock's accepted pg rows). */
   private long pgCounter() {
+    List<String> counters = new ArrayList<>();
+    for (int i = 1; i <= topology.locks(); i++) {
+      counters.add("(SELECT n FROM " + topology.table("pg_total", i) + " WHERE id = 1)");
+    }
     try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement();
-        ResultSet r = s.executeQuery("SELECT n FROM pg_total WHERE id = 1")) {
+        ResultSet r = s.executeQuery("SELECT " + String.join(" + ", counters))) {
       return r.next() ? r.getLong(1) : -1;
     } catch (SQLException e) {
       throw new IllegalStateException("cannot read the pg counter: " + e.getMessage(), e);
@@ -666,6 +766,66 @@ public final class FaultRun {
         out.println("could not stop " + next + ": " + e);
       }
     }
+  }
+
+  @Override
+  public long ttlMs() {
+    return topology.ttlMs();
+  }
+
+  @Override
+  public Random random() {
+    return random;
+  }
+
+  @Override
+  public WorkerSlot.Status holder() {
+    return awaitHolder();
+  }
+
+  @Override
+  public WorkerSlot.Status holder(Duration timeout, long aboveToken) {
+    return awaitHolder(timeout, aboveToken);
+  }
+
+  @Override
+  public WorkerSlot slot(WorkerSlot.Status status) {
+    return slotOf(status);
+  }
+
+  @Override
+  public List<WorkerSlot> slots() {
+    return slots;
+  }
+
+  @Override
+  public WorkerSlot skewable() {
+    return slots.stream().filter(WorkerSlot::skewable).findFirst().orElseThrow();
+  }
+
+  @Override
+  public PostgresServer postgres() {
+    return postgres;
+  }
+
+  @Override
+  public MariaDbServer maria() {
+    return maria;
+  }
+
+  @Override
+  public KafkaBroker kafka() {
+    return kafka;
+  }
+
+  @Override
+  public void held(DelayedWrites.Hold hold) {
+    holds.add(hold);
+  }
+
+  @Override
+  public void violation(String description) {
+    faultViolations.add(description);
   }
 
   static void sleep(long ms) {

@@ -44,11 +44,24 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * The harness classifies them ({@link WorkerLog}). A {@code stop} line on stdin ends the loop after the current
  * iteration; the worker prints {@code IDLE} and waits to be shut down.
  *
- * <p>Arguments, {@code key=value}: name, pg, mariadb, http, kafka, topic, status, interval-ms (default 100).
+ * <p>With several locks ({@code locks=faults-1,faults-2}: the agent declares one section of {@link FaultSections} per
+ * lock) each iteration makes one write per lock, {@code <name>:<seq>/<lock>}, each inside its lock's section and
+ * into that lock's tables ({@code pg_total_<i>}, {@code pg_write_<i>}, {@code maria_write_<i>}); its ATTEMPT line
+ * ends with the lock, and the state and token are that lock's entry of {@code /status}.
+ *
+ * <p>Arguments, {@code key=value}: name, pg, mariadb, http, kafka, topic, status, interval-ms (default 100), locks
+ * (none: the one JVM-wide lock).
  */
 public final class FaultWorker {
   private static final Pattern STATE = Pattern.compile("\"state\":\"([A-Z_]+)\"");
   private static final Pattern TOKEN = Pattern.compile("\"token\":(\\d+)");
+  /**
+   * The wall clock when the worker started (libfaketime's offset is 0 then) and the monotonic clock at that moment:
+   * the times the worker prints are the real time even while the clock-jump fault skews its wall clock, so that the
+   * checker's real-time rule compares every process on one clock.
+   */
+  private static final long EPOCH_MS = System.currentTimeMillis();
+  private static final long EPOCH_NANOS = System.nanoTime();
 
   private final String name;
   private final String pgUrl;
@@ -57,6 +70,8 @@ public final class FaultWorker {
   private final URI statusUri;
   private final String topic;
   private final KafkaProducer<String, String> producer;
+  /** The section locks, empty with the one JVM-wide lock. */
+  private final java.util.List<String> locks;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
   private Connection pg;
   private Connection maria;
@@ -68,6 +83,8 @@ public final class FaultWorker {
     this.httpUri = URI.create(required(args, "http"));
     this.statusUri = URI.create(required(args, "status"));
     this.topic = required(args, "topic");
+    String locks = args.getOrDefault("locks", "");
+    this.locks = locks.isEmpty() ? java.util.List.of() : java.util.List.of(locks.split(","));
     Properties p = new Properties();
     p.put("bootstrap.servers", required(args, "kafka"));
     p.put("key.serializer", StringSerializer.class.getName());
@@ -106,11 +123,27 @@ public final class FaultWorker {
   }
 
   private void iteration(String id) {
-    String status = status();
-    attempt(id, "pg", status, () -> pgWrite(id));
-    attempt(id, "mariadb", status, () -> mariaWrite(id));
-    attempt(id, "http", status, () -> httpWrite(id));
-    attempt(id, "kafka", status, () -> kafkaWrite(id));
+    if (locks.isEmpty()) {
+      String status = status();
+      attempt(id, "pg", status, () -> pgWrite(id, "pg_total", "pg_write"));
+      attempt(id, "mariadb", status, () -> mariaWrite(id, "maria_write"));
+      attempt(id, "http", status, () -> httpWrite(id));
+      attempt(id, "kafka", status, () -> kafkaWrite(id));
+      return;
+    }
+    String body = statusBody();
+    for (int i = 1; i <= locks.size(); i++) {
+      int section = i;
+      String lock = locks.get(i - 1);
+      String lid = id + "/" + lock;
+      String status = lockStatus(body, lock) + " " + lock;
+      attempt(lid, "pg", status, () -> FaultSections.run(section, () -> pgWrite(lid, "pg_total_" + section,
+          "pg_write_" + section)));
+      attempt(lid, "mariadb", status, () -> FaultSections.run(section, () -> mariaWrite(lid, "maria_write_"
+          + section)));
+      attempt(lid, "http", status, () -> FaultSections.run(section, () -> httpWrite(lid)));
+      attempt(lid, "kafka", status, () -> FaultSections.run(section, () -> kafkaWrite(lid)));
+    }
   }
 
   private interface Write {
@@ -118,7 +151,7 @@ public final class FaultWorker {
   }
 
   private static void attempt(String id, String channel, String status, Write write) {
-    print("ATTEMPT " + System.currentTimeMillis() + " " + id + " " + channel + " " + status);
+    print("ATTEMPT " + now() + " " + id + " " + channel + " " + status);
     String result;
     try {
       result = write.run();
@@ -132,26 +165,51 @@ public final class FaultWorker {
     } catch (Exception e) {
       result = exception(e);
     }
-    print("OUTCOME " + System.currentTimeMillis() + " " + id + " " + channel + " " + result);
+    print("OUTCOME " + now() + " " + id + " " + channel + " " + result);
+  }
+
+  /** Epoch milliseconds of the real time, from the monotonic clock (see {@link #EPOCH_MS}). */
+  static long now() {
+    return EPOCH_MS + (System.nanoTime() - EPOCH_NANOS) / 1_000_000;
   }
 
   /** {@code <state> <token>} from the agent's status endpoint, or {@code UNKNOWN 0}. */
   private String status() {
+    return lockStatus(statusBody(), null);
+  }
+
+  /** The agent's /status, or null. */
+  private String statusBody() {
     try {
-      HttpResponse<String> r = http.send(HttpRequest.newBuilder(statusUri).timeout(Duration.ofSeconds(1)).GET()
-          .build(), HttpResponse.BodyHandlers.ofString());
-      Matcher state = STATE.matcher(r.body());
-      Matcher token = TOKEN.matcher(r.body());
-      return (state.find() ? state.group(1) : "UNKNOWN") + " " + (token.find() ? token.group(1) : "0");
+      return http.send(HttpRequest.newBuilder(statusUri).timeout(Duration.ofSeconds(1)).GET()
+          .build(), HttpResponse.BodyHandlers.ofString()).body();
     } catch (IOException e) {
-      return "UNKNOWN 0";
+      return null;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return "UNKNOWN 0";
+      return null;
     }
   }
 
-  private String pgWrite(String id) throws SQLException {
+  /** {@code <state> <token>} of {@code lock}'s entry in {@code locks[]} (null: the top level), or {@code UNKNOWN 0}. */
+  static String lockStatus(String body, String lock) {
+    if (body == null) {
+      return "UNKNOWN 0";
+    }
+    String entry = body;
+    if (lock != null) {
+      int at = body.indexOf("{\"lock\":\"" + lock + "\"", Math.max(0, body.indexOf("\"locks\":[")));
+      if (at < 0) {
+        return "UNKNOWN 0";
+      }
+      entry = body.substring(at);
+    }
+    Matcher state = STATE.matcher(entry);
+    Matcher token = TOKEN.matcher(entry);
+    return (state.find() ? state.group(1) : "UNKNOWN") + " " + (token.find() ? token.group(1) : "0");
+  }
+
+  private String pgWrite(String id, String totalTable, String writeTable) throws SQLException {
     if (pg == null || pg.isClosed()) {
       pg = DriverManager.getConnection(pgUrl);
     }
@@ -159,8 +217,9 @@ public final class FaultWorker {
     try {
       c.setAutoCommit(false);
       try (Statement s = c.createStatement();
-          PreparedStatement insert = c.prepareStatement("INSERT INTO pg_write (write_id, worker) VALUES (?, ?)")) {
-        s.executeUpdate("UPDATE pg_total SET n = n + 1 WHERE id = 1");
+          PreparedStatement insert = c.prepareStatement("INSERT INTO " + writeTable
+              + " (write_id, worker) VALUES (?, ?)")) {
+        s.executeUpdate("UPDATE " + totalTable + " SET n = n + 1 WHERE id = 1");
         s.execute("SELECT pg_sleep(0.02)");
         insert.setString(1, id);
         insert.setString(2, name);
@@ -174,12 +233,12 @@ public final class FaultWorker {
     }
   }
 
-  private String mariaWrite(String id) throws SQLException {
+  private String mariaWrite(String id, String table) throws SQLException {
     if (maria == null || maria.isClosed()) {
       maria = DriverManager.getConnection(mariaUrl);
     }
     try (PreparedStatement insert = maria.prepareStatement(
-        "INSERT INTO maria_write (write_id, worker) VALUES (?, ?)")) {
+        "INSERT INTO " + table + " (write_id, worker) VALUES (?, ?)")) {
       insert.setString(1, id);
       insert.setString(2, name);
       insert.executeUpdate();

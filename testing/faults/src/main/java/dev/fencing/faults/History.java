@@ -47,12 +47,19 @@ public record History(int trials, List<Attempt> attempts, List<Accepted> accepte
   }
 
   /**
-   * One attempted write: {@code writeId} is {@code <worker>:<seq>}, unique across the run; {@code state} and
-   * {@code tokenSeen} are what the worker's agent reported at the start of its iteration; {@code tokenHeld} the
-   * highest token its agent had been granted when the outcome was printed (0: none, or not known).
+   * One attempted write: {@code writeId} is {@code <worker>:<seq>} ({@code <worker>:<seq>/<lock>} with several
+   * locks), unique across the run; {@code state} and {@code tokenSeen} are what the worker's agent reported for the
+   * write's lock at the start of its iteration; {@code tokenHeld} the highest token of that lock its agent had been
+   * granted when the outcome was printed (0: none, or not known); {@code lock} the lock the write was made under.
    */
   public record Attempt(String writeId, String worker, String channel, long startMs, long endMs, String state,
-      long tokenSeen, Outcome outcome, String detail, long tokenHeld) {
+      long tokenSeen, Outcome outcome, String detail, long tokenHeld, String lock) {
+
+    /** Under the one lock {@link #LOCK}. */
+    public Attempt(String writeId, String worker, String channel, long startMs, long endMs, String state,
+        long tokenSeen, Outcome outcome, String detail, long tokenHeld) {
+      this(writeId, worker, channel, startMs, endMs, state, tokenSeen, outcome, detail, tokenHeld, LOCK);
+    }
 
     /** Without the token held. */
     public Attempt(String writeId, String worker, String channel, long startMs, long endMs, String state,
@@ -62,18 +69,34 @@ public record History(int trials, List<Attempt> attempts, List<Accepted> accepte
   }
 
   /**
-   * A write a resource accepted: {@code order} is its commit order in that resource, {@code token} the token it
-   * accepted, {@code atMs} the resource's own clock when it took the write (epoch ms; informational, the checker's
-   * real-time rule uses the workers' acknowledgements).
+   * A write a resource accepted: {@code order} is its commit order in that resource (Kafka: in its partition),
+   * {@code token} the token it accepted, {@code atMs} the resource's own clock when it took the write (epoch ms;
+   * informational, the checker's real-time rule uses the workers' acknowledgements), {@code lock} the lock it was
+   * accepted under, {@code partition} the Kafka partition (-1 for the other resources).
    */
-  public record Accepted(String resource, long order, String writeId, long token, long atMs) {
+  public record Accepted(String resource, long order, String writeId, long token, long atMs, String lock,
+      int partition) {
+
+    /** Under the one lock {@link #LOCK}, no partition. */
+    public Accepted(String resource, long order, String writeId, long token, long atMs) {
+      this(resource, order, writeId, token, atMs, LOCK, -1);
+    }
+
+    /**
+     * What the checker judges on its own: the resource, per lock (each lock has its own tables and fence record),
+     * per Kafka partition (offsets order records only within a partition): {@code pg}, {@code kafka/p2},
+     * {@code mariadb/faults-2}, {@code kafka/faults-1/p0}.
+     */
+    public String stream() {
+      return resource + (LOCK.equals(lock) ? "" : "/" + lock) + (partition < 0 ? "" : "/p" + partition);
+    }
   }
 
   /** The agent's counters of one worker incarnation, per agent channel (jdbc, http, kafka). */
   public record AgentMetrics(Map<String, Long> blocked, Map<String, Long> rejected) {
   }
 
-  /** The one lock every worker contends for; every write and every accepted row belongs to it. */
+  /** The lock every worker contends for with one lock (the default); with several, its {@code -1}, {@code -2}... */
   public static final String LOCK = "faults";
 
   /** The agent's channel label for a resource. */

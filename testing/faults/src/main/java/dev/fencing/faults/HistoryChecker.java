@@ -16,7 +16,8 @@ import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 /**
- * Judges a fault run's {@link History}, per resource (one lock: the run's):
+ * Judges a fault run's {@link History}, per resource, lock and Kafka partition ({@link Accepted#stream()}: each lock
+ * has its own tables and fence records, and a partition's offsets order only its own records):
  * <ol>
  *   <li>accepted tokens never decrease in the resource's commit order;</li>
  *   <li>no write is accepted if it was attempted after a write with a higher token had been acknowledged by the same
@@ -56,7 +57,7 @@ public final class HistoryChecker {
       attempts.put(a.channel() + " " + a.writeId(), a);
     }
     Map<String, List<Accepted>> byResource = h.accepted().stream()
-        .collect(Collectors.groupingBy(Accepted::resource, TreeMap::new, Collectors.toList()));
+        .collect(Collectors.groupingBy(Accepted::stream, TreeMap::new, Collectors.toList()));
 
     long stale = 0;
     for (Map.Entry<String, List<Accepted>> e : byResource.entrySet()) {
@@ -78,6 +79,7 @@ public final class HistoryChecker {
       }
       staleIds.addAll(acceptedAfterHigherAck(e.getKey(), rows, attempts, violations));
       staleIds.addAll(acceptedUnderAnotherToken(e.getKey(), rows, attempts, h.grants(), violations));
+      staleIds.addAll(acceptedUnderAnotherLock(e.getKey(), rows, attempts, violations));
       stale += staleIds.size();
     }
 
@@ -131,7 +133,7 @@ public final class HistoryChecker {
     }
     List<Timed> timed = new ArrayList<>();
     for (Accepted row : rows) {
-      Attempt a = attempts.get(resource + " " + row.writeId());
+      Attempt a = attempts.get(row.resource() + " " + row.writeId());
       if (a != null) {
         timed.add(new Timed(row, a));
       }
@@ -170,8 +172,8 @@ public final class HistoryChecker {
       Map<String, Attempt> attempts, Map<String, Set<Long>> grants, List<String> violations) {
     Set<String> found = new LinkedHashSet<>();
     for (Accepted row : rows) {
-      Attempt a = attempts.get(resource + " " + row.writeId());
-      Set<Long> own = a == null ? null : grants.get(a.worker());
+      Attempt a = attempts.get(row.resource() + " " + row.writeId());
+      Set<Long> own = a == null ? null : grants.getOrDefault(a.worker() + "@" + a.lock(), grants.get(a.worker()));
       if (own == null || own.contains(row.token())) {
         continue;
       }
@@ -185,6 +187,25 @@ public final class HistoryChecker {
         violations.add("foreign token in " + resource + ": " + row.writeId() + " accepted (order " + row.order()
             + ") with token " + row.token() + ", which its writer " + a.worker() + " was never granted (its"
             + " agent's grants: " + own + "; it held " + a.tokenHeld() + ")");
+      }
+    }
+    return found;
+  }
+
+  /**
+   * With several locks: a write is accepted under the lock it was made under (the lock of its section), not under
+   * another lock's record; a write accepted under another lock counts as stale (its token was judged against the
+   * wrong lock's history).
+   */
+  private static Set<String> acceptedUnderAnotherLock(String resource, List<Accepted> rows,
+      Map<String, Attempt> attempts, List<String> violations) {
+    Set<String> found = new LinkedHashSet<>();
+    for (Accepted row : rows) {
+      Attempt a = attempts.get(row.resource() + " " + row.writeId());
+      if (a != null && !a.lock().equals(row.lock())) {
+        found.add(row.writeId());
+        violations.add("wrong lock in " + resource + ": " + row.writeId() + " was made under lock '" + a.lock()
+            + "' but accepted (order " + row.order() + ") under lock '" + row.lock() + "' with token " + row.token());
       }
     }
     return found;

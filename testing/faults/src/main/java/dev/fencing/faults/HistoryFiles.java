@@ -19,15 +19,15 @@ final class HistoryFiles {
     List<String> attempts = new ArrayList<>();
     attempts.add("write_id\tworker\tlock\tchannel\tstart_ms\tend_ms\tstate\ttoken_seen\toutcome\tdetail");
     for (Attempt a : h.attempts()) {
-      attempts.add(String.join("\t", a.writeId(), a.worker(), History.LOCK, a.channel(), Long.toString(a.startMs()),
+      attempts.add(String.join("\t", a.writeId(), a.worker(), a.lock(), a.channel(), Long.toString(a.startMs()),
           Long.toString(a.endMs()), a.state(), Long.toString(a.tokenSeen()), a.outcome().name(), a.detail()));
     }
     List<String> accepted = new ArrayList<>();
-    accepted.add("resource\torder\twrite_id\tworker\tlock\ttoken\tat_ms");
+    accepted.add("resource\torder\twrite_id\tworker\tlock\ttoken\tat_ms\tpartition");
     for (Accepted r : h.accepted()) {
       String worker = r.writeId().substring(0, Math.max(0, r.writeId().lastIndexOf(':')));
-      accepted.add(r.resource() + "\t" + r.order() + "\t" + r.writeId() + "\t" + worker + "\t" + History.LOCK
-          + "\t" + r.token() + "\t" + r.atMs());
+      accepted.add(r.resource() + "\t" + r.order() + "\t" + r.writeId() + "\t" + worker + "\t" + r.lock()
+          + "\t" + r.token() + "\t" + r.atMs() + "\t" + r.partition());
     }
     List<String> metrics = new ArrayList<>();
     h.agentMetrics().forEach((worker, m) -> metrics.add(worker + "\tblocked " + m.blocked() + "\trejected "

@@ -29,9 +29,11 @@ final class HttpWriteServer implements AutoCloseable {
   private final ExecutorService executor = Executors.newCachedThreadPool();
   private final HttpFence fence;
   private final List<Accepted> accepted = new ArrayList<>();
+  private final List<String> locks;
 
-  HttpWriteServer(int port, String lock) {
-    fence = new HttpFence(FencePolicy.forLocks(lock).build(), new InMemoryFenceStore());
+  HttpWriteServer(int port, List<String> locks) {
+    this.locks = List.copyOf(locks);
+    fence = new HttpFence(FencePolicy.forLocks(locks.toArray(String[]::new)).build(), new InMemoryFenceStore());
     try {
       server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 64);
     } catch (IOException e) {
@@ -42,10 +44,11 @@ final class HttpWriteServer implements AutoCloseable {
       try (exchange) {
         String id = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8).strip();
         String token = exchange.getRequestHeaders().getFirst(HttpHeaderNames.TOKEN);
+        String lock = exchange.getRequestHeaders().getFirst(HttpHeaderNames.LOCK);
         sleep(5);
         synchronized (accepted) {
           accepted.add(new Accepted("http", accepted.size() + 1, id, Long.parseLong(token),
-              System.currentTimeMillis()));
+              System.currentTimeMillis(), lock, -1));
         }
         exchange.sendResponseHeaders(200, -1);
       }
@@ -67,11 +70,13 @@ final class HttpWriteServer implements AutoCloseable {
     }
   }
 
-  /** The fence's own {@code fencing_fence_rejections_total}, all reasons. */
-  long fenceRejections(String lock) {
+  /** The fence's own {@code fencing_fence_rejections_total}, all locks and reasons. */
+  long fenceRejections() {
     long sum = 0;
-    for (Rejection r : Rejection.values()) {
-      sum += fence.metrics().count(lock, r);
+    for (String lock : locks) {
+      for (Rejection r : Rejection.values()) {
+        sum += fence.metrics().count(lock, r);
+      }
     }
     return sum;
   }

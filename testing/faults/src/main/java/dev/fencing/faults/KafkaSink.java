@@ -22,29 +22,29 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 /**
  * The fenced Kafka resource: a consumer of the workers' topic with the consumer fence (in-memory store), enabled by
  * properties as a consumer owner would, and a plain reader of the fence's dead-letter topic. A record the consumer's
- * code receives is accepted, in offset order, with the token of its header; a dead-lettered one was rejected by the
- * fence. One partition, so offset order is the order the fence judged.
+ * code receives is accepted, in its partition's offset order, with the lock and token of its headers; a
+ * dead-lettered one was rejected by the fence. The fence judges in the order the consumer polls, which keeps each
+ * partition's offset order, so the checker judges each partition on its own.
  */
 final class KafkaSink implements AutoCloseable {
-  private final String lock;
-  private final TopicPartition main;
+  private final List<String> locks;
+  private final List<TopicPartition> main;
   private final TopicPartition deadLetters;
   private final List<Accepted> accepted = new ArrayList<>();
   private final Set<String> quarantined = new HashSet<>();
   private final Thread mainThread;
   private final Thread dlqThread;
   private volatile boolean closed;
-  private volatile long mainPosition;
-  private volatile long dlqPosition;
+  private final Map<TopicPartition, Long> positions = new java.util.concurrent.ConcurrentHashMap<>();
   private volatile RuntimeException failure;
 
-  KafkaSink(String bootstrap, String topic, String deadLetterTopic, String lock) {
-    this.lock = lock;
-    this.main = new TopicPartition(topic, 0);
+  KafkaSink(String bootstrap, String topic, int partitions, String deadLetterTopic, List<String> locks) {
+    this.locks = List.copyOf(locks);
+    this.main = java.util.stream.IntStream.range(0, partitions).mapToObj(p -> new TopicPartition(topic, p)).toList();
     this.deadLetters = new TopicPartition(deadLetterTopic, 0);
     Properties fenced = consumerProperties(bootstrap);
     fenced.put("interceptor.classes", FencingConsumerInterceptor.class.getName());
-    fenced.put("fencing.fence.locks", lock);
+    fenced.put("fencing.fence.locks", String.join(",", locks));
     fenced.put("fencing.fence.store", "memory");
     fenced.put("fencing.fence.dead-letter.topic", deadLetterTopic);
     fenced.put("fencing.fence.metrics.micrometer", "false");
@@ -53,35 +53,32 @@ final class KafkaSink implements AutoCloseable {
     mainThread = poller("kafka-sink", fencedConsumer, main, record -> {
       synchronized (accepted) {
         accepted.add(new Accepted("kafka", record.offset() + 1, record.key(), token(record),
-            record.timestamp()));
+            record.timestamp(), header(record, KafkaHeaderNames.LOCK), record.partition()));
       }
-    }, p -> mainPosition = p);
-    dlqThread = poller("kafka-sink-dlq", dlqConsumer, deadLetters, record -> {
+    });
+    dlqThread = poller("kafka-sink-dlq", dlqConsumer, List.of(deadLetters), record -> {
       synchronized (quarantined) {
         quarantined.add(record.key());
       }
-    }, p -> dlqPosition = p);
+    });
   }
 
   private interface Sink {
     void accept(ConsumerRecord<String, String> record);
   }
 
-  private interface Position {
-    void set(long position);
-  }
-
-  private Thread poller(String name, KafkaConsumer<String, String> consumer, TopicPartition tp, Sink sink,
-      Position position) {
+  private Thread poller(String name, KafkaConsumer<String, String> consumer, List<TopicPartition> tps, Sink sink) {
     Thread t = new Thread(() -> {
       try (consumer) {
-        consumer.assign(List.of(tp));
-        consumer.seekToBeginning(List.of(tp));
+        consumer.assign(tps);
+        consumer.seekToBeginning(tps);
         while (!closed) {
           for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(100))) {
             sink.accept(r);
           }
-          position.set(consumer.position(tp));
+          for (TopicPartition tp : tps) {
+            positions.put(tp, consumer.position(tp));
+          }
         }
       } catch (RuntimeException e) {
         if (!closed) {
@@ -104,7 +101,7 @@ final class KafkaSink implements AutoCloseable {
       if (failure != null) {
         throw new IllegalStateException("the Kafka sink failed: " + failure, failure);
       }
-      if (mainPosition >= ends.getOrDefault(main, 0L) && dlqPosition >= ends.getOrDefault(deadLetters, 0L)) {
+      if (ends.entrySet().stream().allMatch(e -> positions.getOrDefault(e.getKey(), -1L) >= e.getValue())) {
         return true;
       }
       try {
@@ -117,7 +114,7 @@ final class KafkaSink implements AutoCloseable {
     return false;
   }
 
-  TopicPartition mainPartition() {
+  List<TopicPartition> mainPartitions() {
     return main;
   }
 
@@ -137,11 +134,13 @@ final class KafkaSink implements AutoCloseable {
     }
   }
 
-  /** The consumer fence's {@code fencing_fence_rejections_total} for the lock, all reasons. */
+  /** The consumer fence's {@code fencing_fence_rejections_total} for the locks, all reasons. */
   long fenceRejections() {
     long sum = 0;
-    for (Rejection r : KafkaFenceMetrics.REASONS) {
-      sum += KafkaFenceMetrics.global().rejections(lock, r);
+    for (String lock : locks) {
+      for (Rejection r : KafkaFenceMetrics.REASONS) {
+        sum += KafkaFenceMetrics.global().rejections(lock, r);
+      }
     }
     return sum;
   }
@@ -158,8 +157,13 @@ final class KafkaSink implements AutoCloseable {
   }
 
   private static long token(ConsumerRecord<String, String> record) {
-    Header h = record.headers().lastHeader(KafkaHeaderNames.TOKEN);
-    return h == null ? 0 : Long.parseLong(new String(h.value(), StandardCharsets.UTF_8).strip());
+    String token = header(record, KafkaHeaderNames.TOKEN);
+    return token == null ? 0 : Long.parseLong(token);
+  }
+
+  private static String header(ConsumerRecord<String, String> record, String name) {
+    Header h = record.headers().lastHeader(name);
+    return h == null ? null : new String(h.value(), StandardCharsets.UTF_8).strip();
   }
 
   private static Properties consumerProperties(String bootstrap) {

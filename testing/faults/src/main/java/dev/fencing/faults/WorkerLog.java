@@ -21,26 +21,28 @@ public final class WorkerLog {
   private static final Pattern SERIES = Pattern.compile("^([a-z_]+)\\{([^}]*)\\}\\s+([0-9.eE+-]+)$");
   private static final Pattern LABEL = Pattern.compile("([a-z_]+)=\"([^\"]*)\"");
   /** The agent's line when it takes the lock with a valid grant (LeaseKeeper). */
-  private static final Pattern GRANT = Pattern.compile("holding lock '[^']*' with fencing token (\\d+)");
+  private static final Pattern GRANT = Pattern.compile("holding lock '([^']*)' with fencing token (\\d+)");
 
   private WorkerLog() {
   }
 
   /**
    * The attempts in one worker's output, in the order it made them; an attempt without an outcome line is NONE. Each
-   * carries the highest token the agent's log had announced ({@link #grants}) when its outcome was printed.
+   * carries the highest token of its lock the agent's log had announced ({@link #grants}) when its outcome was
+   * printed. The lock is the ATTEMPT line's seventh field ({@value History#LOCK} when there is none).
    */
   public static List<Attempt> parse(String output) {
     Map<String, String[]> open = new LinkedHashMap<>();
     List<Attempt> attempts = new ArrayList<>();
-    long held = 0;
+    Map<String, Long> held = new java.util.HashMap<>();
     for (String line : output.split("\n")) {
       Matcher grant = GRANT.matcher(line);
       if (grant.find()) {
-        held = Math.max(held, parseLong(grant.group(1)));
+        long token = parseLong(grant.group(2));
+        held.merge(grant.group(1), token, Math::max);
       } else if (line.startsWith("ATTEMPT ")) {
-        String[] f = line.split(" ", 6);
-        if (f.length == 6) {
+        String[] f = line.split(" ");
+        if (f.length >= 6) {
           open.put(f[2] + " " + f[3], f);
         }
       } else if (line.startsWith("OUTCOME ")) {
@@ -64,18 +66,26 @@ public final class WorkerLog {
    */
   public static Set<Long> grants(String output) {
     Set<Long> tokens = new TreeSet<>();
+    grantsByLock(output).values().forEach(tokens::addAll);
+    return tokens;
+  }
+
+  /** {@link #grants}, per lock. */
+  public static Map<String, Set<Long>> grantsByLock(String output) {
+    Map<String, Set<Long>> tokens = new TreeMap<>();
     Matcher m = GRANT.matcher(output);
     while (m.find()) {
-      tokens.add(parseLong(m.group(1)));
+      tokens.computeIfAbsent(m.group(1), l -> new TreeSet<>()).add(parseLong(m.group(2)));
     }
     return tokens;
   }
 
-  private static Attempt attempt(String[] a, long endMs, Outcome outcome, String detail, long held) {
+  private static Attempt attempt(String[] a, long endMs, Outcome outcome, String detail, Map<String, Long> held) {
     String id = a[2];
     String worker = id.substring(0, Math.max(0, id.lastIndexOf(':')));
+    String lock = a.length > 6 ? a[6] : History.LOCK;
     return new Attempt(id, worker, a[3], Long.parseLong(a[1]), endMs, a[4], parseLong(a[5]), outcome, detail,
-        held);
+        held.getOrDefault(lock, 0L), lock);
   }
 
   /**

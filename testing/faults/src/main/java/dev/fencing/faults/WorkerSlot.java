@@ -18,10 +18,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
 
 /**
- * One contending worker: its own TCP proxies to the etcd nodes (so it alone can be partitioned) and its successive
+ * One contending worker: its own TCP proxies to the coordinator's nodes (so it alone can be partitioned) and to the
+ * resources ({@link DataPath}: so its writes to one resource alone can be held), its own wall clock (libfaketime's
+ * control file: {@link #clockOffset}), and its successive
  * incarnations, each a {@link FaultWorker} JVM with the agent attached ({@code w1.1}, {@code w1.2}, ...: the
  * incarnation is part of every write id). Ending an incarnation drains its loop, scrapes its agent's counters and
  * keeps its log.
@@ -42,22 +43,73 @@ final class WorkerSlot implements AutoCloseable {
     }
   }
 
+  /** Debian's libfaketime (scripts/prerequisites.sh installs it). */
+  static final Path LIBFAKETIME = Path.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
+
   private static final HttpClient STATUS_CLIENT = HttpClient.newBuilder()
       .connectTimeout(Duration.ofMillis(500)).build();
 
   private final String name;
   private final FaultRun.Setup setup;
   private final List<TcpProxy> proxies;
+  private final DataPath dataPath;
+  private final Path clockFile;
   private final List<Attempt> attempts = new ArrayList<>();
   private final Map<String, AgentMetrics> metrics = new java.util.TreeMap<>();
   private final Map<String, java.util.Set<Long>> grants = new java.util.TreeMap<>();
   private Incarnation current;
   private int incarnations;
 
-  WorkerSlot(String name, FaultRun.Setup setup, List<Integer> etcdClientPorts) {
+  WorkerSlot(String name, FaultRun.Setup setup, DataPath dataPath) {
+    if (name.equals("w1") && !Files.isRegularFile(LIBFAKETIME)) {
+      throw new IllegalStateException(LIBFAKETIME + " is missing: the clock-jump fault needs libfaketime (run"
+          + " `apt-get update && apt-get install -y libfaketime`, or scripts/prerequisites.sh)");
+    }
     this.name = name;
     this.setup = setup;
-    this.proxies = etcdClientPorts.stream().map(port -> new TcpProxy(Ports.freePort(), port)).toList();
+    this.proxies = setup.coordinator().clientPorts().stream().map(port -> new TcpProxy(Ports.freePort(), port))
+        .toList();
+    this.dataPath = dataPath;
+    try {
+      this.clockFile = Files.createTempFile("fencing-faults-clock-" + name + "-", "");
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    if (skewable()) {
+      clockOffset(0);
+    }
+  }
+
+  /**
+   * Whether this worker's wall clock can be skewed: w1 only. libfaketime slows every clock read of the JVM it is
+   * preloaded into (~1 µs for System.nanoTime, ~5 µs for currentTimeMillis, measured on the shared machine), too
+   * much to impose on every worker of a loaded machine.
+   */
+  boolean skewable() {
+    return name.equals("w1");
+  }
+
+  /** The worker's proxies to the resources. */
+  DataPath dataPath() {
+    return dataPath;
+  }
+
+  /**
+   * Sets the worker's wall clock to the real time plus {@code seconds} (libfaketime re-reads its control file at
+   * most a second later); its monotonic clock is left alone. Written by a rename so a read never sees half a line.
+   */
+  void clockOffset(long seconds) {
+    if (!skewable()) {
+      throw new IllegalStateException(name + "'s clock cannot be skewed: only w1 runs with libfaketime");
+    }
+    try {
+      Path next = clockFile.resolveSibling(clockFile.getFileName() + ".next");
+      Files.writeString(next, (seconds < 0 ? "" : "+") + seconds + "\n");
+      Files.move(next, clockFile, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+          java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException("cannot set " + name + "'s clock: " + e.getMessage(), e);
+    }
   }
 
   String name() {
@@ -72,19 +124,35 @@ final class WorkerSlot implements AutoCloseable {
   void launch() {
     String id = name + "." + ++incarnations;
     int statusPort = Ports.freePort();
-    String endpoints = proxies.stream().map(p -> "http://127.0.0.1:" + p.port()).collect(Collectors.joining(";"));
+    Topology topology = setup.topology();
+    String scope = topology.sections() ? "sections=" + FaultSections.declaration(topology.lockNames())
+        : "lock=" + FaultRun.LOCK;
+    List<String> workerArgs = new ArrayList<>(List.of("name=" + id, "pg=" + setup.pgUrl(),
+        "mariadb=" + setup.mariaUrl(), "http=" + setup.httpUrl(), "kafka=" + setup.kafka(), "topic=" + FaultRun.TOPIC,
+        "status=http://127.0.0.1:" + statusPort + "/status", "interval-ms=100"));
+    if (topology.sections()) {
+      workerArgs.add("locks=" + String.join(",", topology.lockNames()));
+    }
     AgentJvm.Builder builder = AgentJvm.builder()
         .agentJar(setup.agentJar())
-        .agentArgs("lock=" + FaultRun.LOCK + ",etcd.endpoints=" + endpoints + ",lease.ttl=" + FaultRun.TTL_MS + "ms"
+        .agentArgs(scope + "," + setup.coordinator().agentArgs(proxies.stream().map(TcpProxy::port).toList())
+            + ",lease.ttl=" + topology.ttlMs() + "ms"
             + ",lease.safety-margin=500ms,etcd.timeout=2s,holder.id=" + id + ",http.port=" + statusPort
-            + ",fenced.http=" + setup.httpHostPort() + ",fenced.kafka=" + FaultRun.TOPIC)
+            + ",fenced.http=" + dataPath.httpHostPort() + ",fenced.kafka=" + FaultRun.TOPIC
+            // The proxy in front of PostgreSQL is a plain pipe, not a pooler: with auto the hook would take the
+            // port it forwards to for a pooler's. Behind PgBouncer auto stays (it finds the pooler).
+            + (setup.pgUrl().contains("prepareThreshold=0") ? "" : ",jdbc.pooler=session"))
         .classpath(setup.classpath())
         .mainClass(FaultWorker.class.getName())
-        .args("name=" + id, "pg=" + setup.pgUrl(), "mariadb=" + setup.mariaUrl(), "http=" + setup.httpUrl(),
-            "kafka=" + setup.kafka(), "topic=" + FaultRun.TOPIC, "status=http://127.0.0.1:" + statusPort + "/status",
-            "interval-ms=100")
+        .args(workerArgs.toArray(String[]::new))
         .name(id);
     JVM_OPTIONS.forEach(builder::jvmArg);
+    if (skewable()) {
+      // The worker's own wall clock (clock-jump): libfaketime preloaded, its offset read from the control file (at
+      // most once a second), the monotonic clock not faked.
+      builder.env("LD_PRELOAD", LIBFAKETIME.toString()).env("FAKETIME_TIMESTAMP_FILE", clockFile.toString())
+          .env("FAKETIME_CACHE_DURATION", "1").env("DONT_FAKE_MONOTONIC", "1");
+    }
     current = new Incarnation(id, builder.start(), statusPort);
   }
 
@@ -92,21 +160,50 @@ final class WorkerSlot implements AutoCloseable {
     current.jvm().awaitOutput("WORKER STARTED", START_TIMEOUT);
   }
 
-  /** The agent's /status, with a short timeout: a frozen worker does not answer. */
+  /** The agent's /status for the run's first lock (the JVM-wide one, with one lock). */
   Status status() {
+    return statuses().get(setup.topology().lockNames().get(0));
+  }
+
+  /**
+   * The agent's /status per lock, with a short timeout: a frozen worker does not answer. With sections each lock's
+   * entry of {@code locks[]}; with one lock the top-level fields.
+   */
+  Map<String, Status> statuses() {
+    List<String> locks = setup.topology().lockNames();
+    Map<String, Status> out = new java.util.LinkedHashMap<>();
+    String json = null;
     try {
       HttpResponse<String> r = STATUS_CLIENT.send(HttpRequest.newBuilder(
               URI.create("http://127.0.0.1:" + current.statusPort() + "/status")).timeout(Duration.ofMillis(700))
           .GET().build(), HttpResponse.BodyHandlers.ofString());
-      String json = r.body();
-      String token = Http.jsonField(json, "token");
-      return new Status(current.name(), Http.jsonField(json, "state"),
-          token == null || token.equals("null") ? 0 : Long.parseLong(token),
-          "true".equals(Http.jsonField(json, "tokenReused")));
+      json = r.body();
     } catch (IOException | RuntimeException e) {
-      return new Status(current.name(), null, 0, false);
+      // no answer: unknown for every lock
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+    for (String lock : locks) {
+      out.put(lock, parse(json, setup.topology().sections() ? lock : null));
+    }
+    return out;
+  }
+
+  private Status parse(String json, String sectionLock) {
+    try {
+      String entry = json;
+      if (json != null && sectionLock != null) {
+        int at = json.indexOf("{\"lock\":\"" + sectionLock + "\"", json.indexOf("\"locks\":["));
+        entry = at < 0 ? null : json.substring(at);
+      }
+      if (entry == null) {
+        return new Status(current.name(), null, 0, false);
+      }
+      String token = Http.jsonField(entry, "token");
+      return new Status(current.name(), Http.jsonField(entry, "state"),
+          token == null || token.equals("null") ? 0 : Long.parseLong(token),
+          "true".equals(Http.jsonField(entry, "tokenReused")));
+    } catch (RuntimeException e) {
       return new Status(current.name(), null, 0, false);
     }
   }
@@ -146,6 +243,10 @@ final class WorkerSlot implements AutoCloseable {
     String output = inc.jvm().output();
     attempts.addAll(WorkerLog.parse(output));
     grants.put(inc.name(), WorkerLog.grants(output));
+    Map<String, java.util.Set<Long>> byLock = WorkerLog.grantsByLock(output);
+    for (String lock : setup.topology().lockNames()) {
+      grants.put(inc.name() + "@" + lock, byLock.getOrDefault(lock, java.util.Set.of()));
+    }
     try {
       Files.writeString(logDir.resolve(inc.name() + ".log"), output);
     } catch (IOException e) {
@@ -172,5 +273,11 @@ final class WorkerSlot implements AutoCloseable {
       current.jvm().close();
     }
     proxies.forEach(TcpProxy::close);
+    dataPath.close();
+    try {
+      Files.deleteIfExists(clockFile);
+    } catch (IOException ignored) {
+      // a temporary file
+    }
   }
 }

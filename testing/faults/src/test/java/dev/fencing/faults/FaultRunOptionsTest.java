@@ -47,4 +47,52 @@ class FaultRunOptionsTest {
     assertThatThrownBy(() -> parse("--pooler=two")).hasMessageContaining("unknown argument '--pooler=two'");
     assertThatThrownBy(() -> parse("--pool")).hasMessageContaining("unknown argument '--pool'");
   }
+  @Test
+  void byDefaultEtcdOneLockAndThreePartitions() {
+    Topology t = parse("10").topology();
+    assertThat(t.coordinator()).isEqualTo(Topology.Coordinator.ETCD);
+    assertThat(t.locks()).isEqualTo(1);
+    assertThat(t.partitions()).isEqualTo(3);
+    assertThat(t.lockNames()).containsExactly("faults");
+    assertThat(t.sections()).isFalse();
+    assertThat(t.table("pg_write", 1)).isEqualTo("pg_write");
+    assertThat(t.ttlMs()).isEqualTo(2_000);
+    assertThat(t.suffix()).isEmpty();
+    assertThat(t.label("etcd-restart")).isEqualTo("etcd-restart");
+  }
+
+  @Test
+  void severalLocksAreSectionsWithTheirOwnTables() {
+    Topology t = parse("--locks=2", "--partitions=3", "--seed=7").topology();
+    assertThat(t.locks()).isEqualTo(2);
+    assertThat(t.sections()).isTrue();
+    assertThat(t.lockNames()).containsExactly("faults-1", "faults-2");
+    assertThat(t.table("pg_write", 2)).isEqualTo("pg_write_2");
+    assertThat(t.suffix()).isEqualTo(" locks=2");
+    assertThat(FaultSections.declaration(t.lockNames())).isEqualTo("dev.fencing.faults.FaultSections#lock1@faults-1,"
+        + "dev.fencing.faults.FaultSections#lock2@faults-2");
+  }
+
+  @Test
+  void zookeeperRenamesTheCoordinatorFaultsAndUsesALongerSession() {
+    Topology t = parse("--coordinator=zookeeper", "--partitions=1").topology();
+    assertThat(t.coordinator()).isEqualTo(Topology.Coordinator.ZOOKEEPER);
+    assertThat(t.ttlMs()).isEqualTo(3_000);
+    assertThat(t.label("etcd-wipe")).isEqualTo("zk-wipe");
+    assertThat(t.label("leader-kill")).isEqualTo("leader-kill");
+    assertThat(t.suffix()).isEqualTo(" coordinator=zookeeper partitions=1");
+    assertThat(parse("--coordinator=etcd").topology()).isEqualTo(Topology.DEFAULT);
+  }
+
+  @Test
+  void badTopologiesAreRefusedNamingTheOption() {
+    assertThatThrownBy(() -> parse("--coordinator=consul")).hasMessage("--coordinator must be etcd or zookeeper, not"
+        + " 'consul'");
+    assertThatThrownBy(() -> parse("--locks=0")).hasMessage("--locks must be 1 to 4, not 0");
+    assertThatThrownBy(() -> parse("--locks=5")).hasMessage("--locks must be 1 to 4, not 5");
+    assertThatThrownBy(() -> parse("--locks=two")).hasMessage("--locks=N needs a whole number, not 'two'");
+    assertThatThrownBy(() -> parse("--partitions=0")).hasMessage("--partitions must be 1 to 64, not 0");
+    assertThatThrownBy(() -> parse("--partitions")).hasMessageContaining("unknown argument '--partitions'")
+        .hasMessageContaining("[--coordinator=etcd|zookeeper] [--locks=N] [--partitions=N]");
+  }
 }

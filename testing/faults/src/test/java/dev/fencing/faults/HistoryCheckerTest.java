@@ -49,6 +49,21 @@ class HistoryCheckerTest {
       return this;
     }
 
+    /** An attempt under section lock {@code lock} (several locks). */
+    H attempt(String id, String lock, String channel, long start, long end, Outcome outcome) {
+      attempt(id, channel, start, end, outcome);
+      Attempt a = attempts.remove(attempts.size() - 1);
+      attempts.add(new Attempt(a.writeId(), a.worker(), a.channel(), a.startMs(), a.endMs(), a.state(),
+          a.tokenSeen(), a.outcome(), a.detail(), a.tokenHeld(), lock));
+      return this;
+    }
+
+    /** Accepted under {@code lock}, in Kafka partition {@code partition} (-1: none). */
+    H accepted(String resource, String lock, int partition, long order, String id, long token) {
+      accepted.add(new Accepted(resource, order, id, token, 0, lock, partition));
+      return this;
+    }
+
     H quarantined(String id) {
       quarantined.add(id);
       fence.merge("kafka", 1L, Long::sum);
@@ -231,5 +246,91 @@ class HistoryCheckerTest {
     h.grants.put("w1.1", Set.of(5L));
     h.grants.put("w2.1", Set.of(9L));
     assertThat(h.check().violations()).isEmpty();
+  }
+  /**
+   * Offsets order records only within a partition: a lower token at a later offset of another partition is no
+   * violation (the consumer fence judged it before the higher one, in its poll order), the same within one is.
+   */
+  @Test
+  void kafkaIsJudgedPerPartition() {
+    H h = new H();
+    h.attempt("w1.1:1", "kafka", 100, 110, Outcome.FAILED).accepted("kafka", "faults", 0, 1, "w1.1:1", 9);
+    h.attempt("w2.1:1", "kafka", 100, 110, Outcome.FAILED).accepted("kafka", "faults", 1, 1, "w2.1:1", 5);
+    h.attempt("w2.1:2", "kafka", 120, 130, Outcome.FAILED).accepted("kafka", "faults", 1, 2, "w2.1:2", 9);
+    assertThat(h.check().violations()).isEmpty();
+
+    h.attempt("w2.1:3", "kafka", 140, 150, Outcome.FAILED).accepted("kafka", "faults", 1, 3, "w2.1:3", 5);
+    HistoryChecker.Result r = h.check();
+    assertThat(r.staleAccepted()).isEqualTo(1);
+    assertThat(r.violations()).singleElement().asString()
+        .startsWith("stale accept in kafka/p1: w2.1:3 with token 5 committed (order 3) after w2.1:2 with token 9");
+  }
+
+  /** Rule 2 per partition: an ack in partition 0 says nothing about what partition 1 may take later. */
+  @Test
+  void theRealTimeRuleIsPerPartitionToo() {
+    H h = new H();
+    h.attempt("w2.1:1", "kafka", 100, 110, Outcome.ACKED).accepted("kafka", "faults", 0, 1, "w2.1:1", 9);
+    h.attempt("w1.1:1", "kafka", 200, 210, Outcome.ACKED).accepted("kafka", "faults", 1, 1, "w1.1:1", 5);
+    assertThat(h.check().violations()).isEmpty();
+    // committed first in p0 (commit order looks fine), but attempted after the higher token's ack in p0
+    h.attempt("w1.1:2", "kafka", 300, 310, Outcome.ACKED).accepted("kafka", "faults", 0, 0, "w1.1:2", 5);
+    assertThat(h.check().violations()).singleElement().asString()
+        .startsWith("stale accept in kafka/p0: w1.1:2 with token 5 attempted at 300, after w2.1:1 with token 9");
+  }
+
+  /**
+   * Several locks: each (lock, resource) has its own token history. Lock faults-2's token 5 after lock faults-1's
+   * token 9 in the same resource is in order; within faults-2, 5 after 7 is stale.
+   */
+  @Test
+  void eachLockOfAResourceIsJudgedOnItsOwn() {
+    H h = new H();
+    h.attempt("w1.1:1/faults-1", "faults-1", "pg", 100, 110, Outcome.ACKED)
+        .accepted("pg", "faults-1", -1, 1, "w1.1:1/faults-1", 9);
+    h.attempt("w2.1:1/faults-2", "faults-2", "pg", 200, 210, Outcome.ACKED)
+        .accepted("pg", "faults-2", -1, 1, "w2.1:1/faults-2", 5);
+    h.pgCounter = 2;
+    assertThat(h.check().violations()).isEmpty();
+
+    h.attempt("w1.1:2/faults-2", "faults-2", "pg", 300, 310, Outcome.ACKED)
+        .accepted("pg", "faults-2", -1, 2, "w1.1:2/faults-2", 7);
+    h.attempt("w2.1:2/faults-2", "faults-2", "pg", 400, 410, Outcome.ACKED)
+        .accepted("pg", "faults-2", -1, 3, "w2.1:2/faults-2", 5);
+    h.pgCounter = 4;
+    HistoryChecker.Result r = h.check();
+    assertThat(r.staleAccepted()).isEqualTo(1);
+    assertThat(r.violations()).allMatch(v -> v.startsWith("stale accept in pg/faults-2: w2.1:2/faults-2"))
+        .hasSize(2); // commit order and real time, one write
+  }
+
+  /** The own-token rule per lock: a token the writer was granted for another lock is not its own for this one. */
+  @Test
+  void aTokenOfTheWritersOtherLockIsNotItsOwn() {
+    H h = new H();
+    h.grants.put("w1.1", Set.of(5L, 9L));
+    h.grants.put("w1.1@faults-1", Set.of(9L));
+    h.grants.put("w1.1@faults-2", Set.of(5L));
+    h.held = 5;
+    h.attempt("w1.1:1/faults-2", "faults-2", "http", 100, 110, Outcome.ACKED)
+        .accepted("http", "faults-2", -1, 1, "w1.1:1/faults-2", 9);
+    HistoryChecker.Result r = h.check();
+    assertThat(r.staleAccepted()).isEqualTo(1);
+    assertThat(r.violations()).singleElement().asString()
+        .startsWith("stale accept in http/faults-2: w1.1:1/faults-2 accepted (order 1) with token 9, but its writer"
+            + " w1.1 held token 5 at most (its agent's grants: [5]");
+  }
+
+  /** A write made in lock faults-1's section but recorded under faults-2 was judged against the wrong history. */
+  @Test
+  void aWriteAcceptedUnderAnotherLockThanItsSectionsIsAStaleAccept() {
+    H h = new H();
+    h.attempt("w1.1:1/faults-1", "faults-1", "kafka", 100, 110, Outcome.ACKED)
+        .accepted("kafka", "faults-2", 0, 1, "w1.1:1/faults-1", 9);
+    HistoryChecker.Result r = h.check();
+    assertThat(r.staleAccepted()).isEqualTo(1);
+    assertThat(r.violations()).singleElement().asString()
+        .isEqualTo("wrong lock in kafka/faults-2/p0: w1.1:1/faults-1 was made under lock 'faults-1' but accepted"
+            + " (order 1) under lock 'faults-2' with token 9");
   }
 }

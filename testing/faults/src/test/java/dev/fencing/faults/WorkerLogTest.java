@@ -84,4 +84,36 @@ class WorkerLogTest {
         org.assertj.core.groups.Tuple.tuple("w1.2:2", 12L),
         org.assertj.core.groups.Tuple.tuple("w1.2:3", 12L));
   }
+  /** With several locks: the ATTEMPT line ends with the lock, and the token held is that lock's. */
+  @Test
+  void withSectionsEachAttemptCarriesItsLockAndThatLocksTokenHeld() {
+    String log = """
+        [fencing-agent] INFO holding lock 'faults-1' with fencing token 7 (lease 694d9a1b2c3d4e5f, etcd cluster 1a2b)
+        ATTEMPT 1000 w1.2:1/faults-1 kafka HOLDING 7 faults-1
+        OUTCOME 1010 w1.2:1/faults-1 kafka OK
+        ATTEMPT 1011 w1.2:1/faults-2 kafka STANDBY 0 faults-2
+        OUTCOME 1020 w1.2:1/faults-2 kafka EXC org.apache.kafka.common.KafkaException<dev.fencing.agent.bootstrap.FencingBlockedException blocked
+        [fencing-agent] INFO holding lock 'faults-2' with fencing token 9 (lease 694d9a1b2c3d4e60, etcd cluster 1a2b)
+        ATTEMPT 1021 w1.2:2/faults-2 kafka HOLDING 9 faults-2
+        """;
+    assertThat(WorkerLog.grantsByLock(log)).isEqualTo(Map.of("faults-1", java.util.Set.of(7L), "faults-2",
+        java.util.Set.of(9L)));
+    assertThat(WorkerLog.parse(log)).extracting(Attempt::writeId, Attempt::worker, Attempt::lock, Attempt::tokenHeld,
+        Attempt::outcome).containsExactly(
+        org.assertj.core.groups.Tuple.tuple("w1.2:1/faults-1", "w1.2", "faults-1", 7L, History.Outcome.ACKED),
+        org.assertj.core.groups.Tuple.tuple("w1.2:1/faults-2", "w1.2", "faults-2", 0L, History.Outcome.BLOCKED),
+        org.assertj.core.groups.Tuple.tuple("w1.2:2/faults-2", "w1.2", "faults-2", 9L, History.Outcome.NONE));
+  }
+
+  @Test
+  void theWorkerReadsEachLocksEntryOfTheStatus() {
+    String body = "{\"lock\":\"none\",\"state\":\"NO_LEASE\",\"token\":0,\"locks\":[{\"lock\":\"faults-1\","
+        + "\"scope\":\"sections\",\"state\":\"STANDBY\",\"token\":3},{\"lock\":\"faults-2\",\"scope\":"
+        + "\"sections\",\"state\":\"HOLDING\",\"token\":12}]}";
+    assertThat(FaultWorker.lockStatus(body, "faults-1")).isEqualTo("STANDBY 3");
+    assertThat(FaultWorker.lockStatus(body, "faults-2")).isEqualTo("HOLDING 12");
+    assertThat(FaultWorker.lockStatus(body, "faults-3")).isEqualTo("UNKNOWN 0");
+    assertThat(FaultWorker.lockStatus(body, null)).isEqualTo("NO_LEASE 0");
+    assertThat(FaultWorker.lockStatus(null, "faults-1")).isEqualTo("UNKNOWN 0");
+  }
 }

@@ -49,6 +49,10 @@ public final class KafkaBroker implements AutoCloseable {
   private final int port;
   private Process process;
   private Admin admin;
+  private String clusterId;
+  private String classpath;
+  private int controllerPort;
+  private Map<String, String> overrides;
 
   private KafkaBroker(Path root, int port) {
     this.root = root;
@@ -80,7 +84,7 @@ public final class KafkaBroker implements AutoCloseable {
     KafkaBroker broker = new KafkaBroker(root, ports[0]);
     try {
       broker.launch(classpath, ports[1], serverProperties);
-      broker.awaitReady();
+      broker.awaitReady(START_TIMEOUT);
       return broker;
     } catch (RuntimeException | Error e) {
       broker.close();
@@ -199,7 +203,44 @@ public final class KafkaBroker implements AutoCloseable {
     return "Kafka broker " + bootstrapServers() + (isAlive() ? " (pid " + process.pid() + ")" : " (not running)");
   }
 
+  /** SIGKILL of the broker, as a crash (records it had written stay in its log dir); {@link #restart()} brings it back. */
+  public synchronized void kill() {
+    if (process != null && process.isAlive()) {
+      process.destroyForcibly();
+      try {
+        process.waitFor(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while killing " + this, e);
+      }
+    }
+  }
+
+  /**
+   * Starts a {@link #kill() killed} broker again: same ports, log dir and cluster id; ready on return (within
+   * {@code timeout}: with clients retrying against it on a loaded machine a restart has taken up to a minute).
+   */
+  public void restart(Duration timeout) {
+    synchronized (this) {
+      if (process != null && process.isAlive()) {
+        return;
+      }
+      launch(classpath, controllerPort, overrides);
+    }
+    awaitReady(timeout);
+  }
+
+  /**
+   * The server.properties of a launch. An override's value may name the broker's own ports as {@code {port}} and
+   * {@code {controller.port}} (extra listeners beside the harness's).
+   */
   private void launch(String classpath, int controllerPort, Map<String, String> overrides) {
+    this.classpath = classpath;
+    this.controllerPort = controllerPort;
+    this.overrides = overrides;
+    if (clusterId == null) {
+      clusterId = newClusterId();
+    }
     Map<String, String> props = new LinkedHashMap<>();
     props.put("process.roles", "broker,controller");
     props.put("node.id", "1");
@@ -218,7 +259,8 @@ public final class KafkaBroker implements AutoCloseable {
     props.put("share.coordinator.state.topic.replication.factor", "1");
     props.put("share.coordinator.state.topic.min.isr", "1");
     props.put("group.initial.rebalance.delay.ms", "0");
-    props.putAll(overrides);
+    overrides.forEach((key, value) -> props.put(key, value.replace("{port}", Integer.toString(port))
+        .replace("{controller.port}", Integer.toString(controllerPort))));
     Path serverProperties = root.resolve("server.properties");
     Path log4j = root.resolve("log4j2.properties");
     try {
@@ -243,7 +285,7 @@ public final class KafkaBroker implements AutoCloseable {
         "-Djava.awt.headless=true",
         "-Dlog4j2.configurationFile=" + log4j,
         "-cp", harnessClasses() + File.pathSeparator + classpath,
-        KafkaBrokerMain.class.getName(), newClusterId(), serverProperties.toString()));
+        KafkaBrokerMain.class.getName(), clusterId, serverProperties.toString()));
     try {
       process = Processes.reapOnExit(new ProcessBuilder(command)
           .redirectErrorStream(true)
@@ -255,8 +297,8 @@ public final class KafkaBroker implements AutoCloseable {
     }
   }
 
-  private void awaitReady() {
-    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+  private void awaitReady(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
     Exception last = null;
     while (true) {
       if (!process.isAlive()) {
@@ -274,7 +316,7 @@ public final class KafkaBroker implements AutoCloseable {
         throw new IllegalStateException("interrupted while waiting for " + this, e);
       }
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("the Kafka broker did not answer within " + START_TIMEOUT + ": " + last
+        throw new IllegalStateException("the Kafka broker did not answer within " + timeout + ": " + last
             + "\n" + logTail(60));
       }
       Processes.sleep(100);

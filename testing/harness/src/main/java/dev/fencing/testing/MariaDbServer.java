@@ -104,6 +104,26 @@ public final class MariaDbServer implements AutoCloseable {
     }
   }
 
+  /** SIGKILL of the server, as a crash: open transactions are gone, InnoDB recovers at {@link #restart()}. */
+  public void kill() {
+    if (process != null && process.isAlive()) {
+      process.destroyForcibly();
+      try {
+        process.waitFor(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while killing " + this, e);
+      }
+    }
+  }
+
+  /** Starts a server {@link #stop() stopped} or {@link #kill() killed} before again, on the same port and data dir. */
+  public void restart() {
+    if (process == null || !process.isAlive()) {
+      startServer();
+    }
+  }
+
   @Override
   public void close() {
     try {

@@ -92,6 +92,18 @@ public final class PostgresServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Immediate shutdown, as a crash: every backend is ended at once, open transactions are gone, and the next start
+   * replays the WAL. The data dir stays until {@link #close()}; {@link #restart()} brings the server back.
+   */
+  public void crash() {
+    if (running) {
+      running = false;
+      run(List.of(binary("pg_ctl").toString(), "-D", dataDir.toString(), "-m", "immediate", "-w", "-t", "30",
+          "stop"));
+    }
+  }
+
   /** Starts a server {@link #stop() stopped} before again, on the same port and data directory (an outage's end). */
   public void restart() {
     if (!running) {

@@ -1,0 +1,62 @@
+package dev.fencing.faults;
+
+import dev.fencing.testing.KafkaBroker;
+import dev.fencing.testing.MariaDbServer;
+import dev.fencing.testing.PostgresServer;
+import java.time.Duration;
+import java.util.Random;
+
+/**
+ * A kind of fault with a class of its own (the faults at the resources and the clocks; the five faults at etcd and
+ * the workers are built into {@link FaultRun}). Its random parameters come from the run's seeded {@link Random}.
+ */
+interface FaultKind {
+
+  /** Injects one fault, heals it, and returns what it did (for the trial's line). */
+  String inject(Trial trial);
+
+  /** What a fault sees of the run. */
+  interface Trial {
+    /** The workers' lease TTL. */
+    long ttlMs();
+
+    /** The run's seeded source of the fault's parameters. */
+    Random random();
+
+    /** The valid holder with the highest token, waited for (30 s); null if none. */
+    WorkerSlot.Status holder();
+
+    /** The valid holder with a token above {@code aboveToken}, waited for up to {@code timeout}; null if none. */
+    WorkerSlot.Status holder(Duration timeout, long aboveToken);
+
+    /** Every worker slot. */
+    java.util.List<WorkerSlot> slots();
+
+    /** The worker whose wall clock can be skewed ({@link WorkerSlot#skewable()}). */
+    WorkerSlot skewable();
+
+    /** The worker slot whose current incarnation reported {@code status}. */
+    WorkerSlot slot(WorkerSlot.Status status);
+
+    PostgresServer postgres();
+
+    MariaDbServer maria();
+
+    KafkaBroker kafka();
+
+    /** Records that the bytes of a worker's writes to a resource were held, for {@link DelayedWrites}. */
+    void held(DelayedWrites.Hold hold);
+
+    /** A promise broken that the history cannot show (the agent's decision changed under a clock jump). */
+    void violation(String description);
+  }
+
+  static void sleep(long ms) {
+    FaultRun.sleep(ms);
+  }
+
+  /** One of the resources, at random. */
+  static String anyResource(Random random) {
+    return History.RESOURCES.get(random.nextInt(History.RESOURCES.size()));
+  }
+}

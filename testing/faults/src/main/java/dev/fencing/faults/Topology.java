@@ -1,0 +1,125 @@
+package dev.fencing.faults;
+
+import java.util.List;
+import java.util.stream.IntStream;
+
+/**
+ * The shape of a fault run beyond its faults: which coordinator issues the tokens, how many locks the workers hold,
+ * how many partitions the Kafka topic has ({@code --coordinator=etcd|zookeeper}, {@code --locks=N},
+ * {@code --partitions=N}).
+ *
+ * <p>One lock (the default) is the JVM-wide lock {@value History#LOCK} ({@code fencing.lock}); with several, each
+ * worker holds {@code faults-1} ... {@code faults-N} through declared sections ({@code fencing.sections}, one method
+ * of {@link FaultSections} per lock), each lock with its own tables, and the HTTP and Kafka fences judge every lock
+ * on its own.
+ */
+public record Topology(Coordinator coordinator, int locks, int partitions) {
+  /** The most locks a run can have: one section method of {@link FaultSections} each. */
+  public static final int MAX_LOCKS = FaultSections.COUNT;
+  /** Partitions of the Kafka topic unless told: the checker judges each partition's offset order. */
+  public static final int DEFAULT_PARTITIONS = 3;
+
+  /** Where the tokens come from. */
+  public enum Coordinator {
+    ETCD("etcd"), ZOOKEEPER("zookeeper");
+
+    final String label;
+
+    Coordinator(String label) {
+      this.label = label;
+    }
+
+    static Coordinator parse(String value) {
+      for (Coordinator c : values()) {
+        if (c.label.equals(value)) {
+          return c;
+        }
+      }
+      throw new IllegalArgumentException("--coordinator must be etcd or zookeeper, not '" + value + "'");
+    }
+  }
+
+  public static final Topology DEFAULT = new Topology(Coordinator.ETCD, 1, DEFAULT_PARTITIONS);
+
+  public Topology {
+    if (locks < 1 || locks > MAX_LOCKS) {
+      throw new IllegalArgumentException("--locks must be 1 to " + MAX_LOCKS + ", not " + locks);
+    }
+    if (partitions < 1 || partitions > 64) {
+      throw new IllegalArgumentException("--partitions must be 1 to 64, not " + partitions);
+    }
+  }
+
+  /**
+   * {@code t} with one command-line argument applied; null if it is none of this record's ({@code --coordinator=},
+   * {@code --locks=}, {@code --partitions=}).
+   */
+  static Topology apply(Topology t, String arg) {
+    if (arg.startsWith("--coordinator=")) {
+      return new Topology(Coordinator.parse(arg.substring(14)), t.locks, t.partitions);
+    }
+    if (arg.startsWith("--locks=")) {
+      return new Topology(t.coordinator, number("--locks", arg.substring(8)), t.partitions);
+    }
+    if (arg.startsWith("--partitions=")) {
+      return new Topology(t.coordinator, t.locks, number("--partitions", arg.substring(13)));
+    }
+    return null;
+  }
+
+  private static int number(String option, String value) {
+    if (!value.matches("\\d{1,3}")) {
+      throw new IllegalArgumentException(option + "=N needs a whole number, not '" + value + "'");
+    }
+    return Integer.parseInt(value);
+  }
+
+  /** With one lock the JVM-wide lock, else one section per lock. */
+  public boolean sections() {
+    return locks > 1;
+  }
+
+  /** The locks' names: {@value History#LOCK}, or {@code faults-1} ... {@code faults-N}. */
+  public List<String> lockNames() {
+    return locks == 1 ? List.of(History.LOCK)
+        : IntStream.rangeClosed(1, locks).mapToObj(i -> History.LOCK + "-" + i).toList();
+  }
+
+  /** A table of lock number {@code i} (1-based): the base name with one lock, {@code <base>_<i>} with several. */
+  public String table(String base, int i) {
+    return locks == 1 ? base : base + "_" + i;
+  }
+
+  /**
+   * The lease TTL the workers ask for: 2 s; 3 s on ZooKeeper, whose session timeout must leave two thirds of it
+   * minus the margin for a leader election (README, "Choosing a coordinator").
+   */
+  public long ttlMs() {
+    return coordinator == Coordinator.ZOOKEEPER ? 3_000 : 2_000;
+  }
+
+  /** A fault label for this coordinator: {@code etcd-restart} becomes {@code zk-restart} on ZooKeeper. */
+  public String label(String faultLabel) {
+    return coordinator == Coordinator.ZOOKEEPER ? faultLabel.replace("etcd-", "zk-") : faultLabel;
+  }
+
+  /** What the summary line says beyond the defaults (empty for etcd, one lock, 3 partitions). */
+  public String suffix() {
+    StringBuilder s = new StringBuilder();
+    if (coordinator != Coordinator.ETCD) {
+      s.append(" coordinator=").append(coordinator.label);
+    }
+    if (locks != 1) {
+      s.append(" locks=").append(locks);
+    }
+    if (partitions != DEFAULT_PARTITIONS) {
+      s.append(" partitions=").append(partitions);
+    }
+    return s.toString();
+  }
+
+  public String describe() {
+    return "coordinator " + coordinator.label + ", " + locks + (locks == 1 ? " lock" : " locks (sections)") + ", "
+        + partitions + " Kafka partition" + (partitions == 1 ? "" : "s");
+  }
+}
