@@ -225,6 +225,11 @@ public final class KafkaBroker implements AutoCloseable {
       if (process != null && process.isAlive()) {
         return;
       }
+      // A fresh Admin client: the one that met the killed broker may still wait on its dead connection.
+      if (admin != null) {
+        admin.close(Duration.ZERO);
+        admin = null;
+      }
       launch(classpath, controllerPort, overrides);
     }
     awaitReady(timeout);
