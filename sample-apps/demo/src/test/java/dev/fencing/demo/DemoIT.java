@@ -27,7 +27,7 @@ class DemoIT {
   }
 
   private static Demo.Outcome run(boolean observe) {
-    DemoOptions options = new DemoOptions(observe, false, Path.of(System.getProperty("fencing.demo.root", ".")));
+    DemoOptions options = new DemoOptions(observe, false, false, Path.of(System.getProperty("fencing.demo.root", ".")));
     Demo.Outcome outcome;
     try (Resources resources = new Resources()) {
       outcome = Demo.run(options, new Console(), resources);
