@@ -8,8 +8,8 @@ import java.util.Locale;
 /**
  * The one-command demo ({@code scripts/demo.sh}): the split-brain story with real components, told so that a
  * newcomer sees what the agent and the fences do before reading any code; with {@code --sections}, the
- * declared-sections story on two Spring Boot replicas ({@link SectionsStory}). Exits 0 when every claim held, 1 with the
- * reason when one did not, 2 for bad arguments. Everything it starts is stopped at the end, and on Ctrl-C.
+ * declared-sections story on two Spring Boot replicas ({@link SectionsStory}). Exits 0 when every claim held, 1 with
+ * the reason when one did not, 2 for bad arguments. Everything it starts is stopped at the end, and on Ctrl-C.
  */
 public final class Demo {
   private Demo() {}

@@ -96,70 +96,69 @@ final class SectionsStory {
     b.awaitLock("STANDBY", Duration.ofSeconds(60));
     long bStandbyAt = System.currentTimeMillis();
     console.say("replica-b's agent waits for the lock (STANDBY). Both Spring applications are starting ...");
-    try (OrderLoad load = resources.add(new OrderLoad())) {
-      a.awaitStarted();
-      load.add(a);
-      console.say("replica-a is up on port " + a.port + "; the order load (POST /orders every 50 ms) starts on it.");
-      b.awaitStarted();
-      load.add(b);
-      long bothUpAt = System.currentTimeMillis();
-      console.say("replica-b is up on port " + b.port + " (Spring's SQL init wrote at its startup, on standby);"
-          + " the load goes to both.");
+    OrderLoad load = resources.add(new OrderLoad()); // stopped below, or by resources on a failure or Ctrl-C
+    a.awaitStarted();
+    load.add(a);
+    console.say("replica-a is up on port " + a.port + "; the order load (POST /orders every 50 ms) starts on it.");
+    b.awaitStarted();
+    load.add(b);
+    long bothUpAt = System.currentTimeMillis();
+    console.say("replica-b is up on port " + b.port + " (Spring's SQL init wrote at its startup, on standby);"
+        + " the load goes to both.");
 
-      try (Connection c = DriverManager.getConnection(url)) {
-        awaitRuns(c, REPLICA_A, 2, Duration.ofSeconds(20));
-        MetricsSnapshot before = scrape(a, b);
-        console.say("replica-a's job has run " + count(c, REPLICA_A) + " times; replica-b's agent skipped its run "
-            + Math.round(before.value(REPLICA_B, SectionsFacts.SKIPPED, "lock", Replica.LOCK)) + " times (it does not"
-            + " hold the lock). Both have served " + load.requests().stream().filter(OrderLoad.Request::ok).count()
-            + " orders so far.");
+    try (Connection c = DriverManager.getConnection(url)) {
+      awaitRuns(c, REPLICA_A, 2, Duration.ofSeconds(20));
+      MetricsSnapshot before = scrape(a, b);
+      console.say("replica-a's job has run " + count(c, REPLICA_A) + " times; replica-b's agent skipped its run "
+          + Math.round(before.value(REPLICA_B, SectionsFacts.SKIPPED, "lock", Replica.LOCK)) + " times (it does not"
+          + " hold the lock). Both have served " + load.requests().stream().filter(OrderLoad.Request::ok).count()
+          + " orders so far.");
 
-        // Freeze replica-a inside a run: after one of its writes, once the next run's transaction has read and sits
-        // idle in its work (an order's transaction is never idle that long).
-        long lastRun = awaitNewRun(c, REPLICA_A, Duration.ofSeconds(10));
-        awaitRunInItsWork(c, REPLICA_A, Duration.ofSeconds(10));
-        load.pause(a);
-        long freezeAt = System.currentTimeMillis();
-        a.jvm.suspend();
-        console.say("replica-a freezes (SIGSTOP) in the middle of a settlement run, as in a long GC pause: the run's"
-            + " transaction is open (pg_stat_activity: idle in transaction), its write still to come. The load leaves"
-            + " replica-a alone while it is frozen.");
-        Replica.Lock heldB = b.awaitLock("HOLDING", Duration.ofSeconds(15));
-        long takeoverAt = System.currentTimeMillis();
-        if (heldB.token() <= heldA.token()) {
-          throw new StoryBroken("replica-b took over with token " + heldB.token() + ", not above replica-a's "
-              + heldA.token());
-        }
-        console.say(String.format(Locale.ROOT, "%.1f s into the freeze, etcd expired replica-a's lease and replica-b"
-            + " took the lock with token %d (higher than %d).", (takeoverAt - freezeAt) / 1000.0, heldB.token(),
-            heldA.token()));
-        awaitRuns(c, REPLICA_B, 1, Duration.ofSeconds(15));
-        console.say("replica-b's job ran: its first settlement_run row carries token " + heldB.token() + ".");
-
-        int mark = a.jvm.output().length();
-        a.jvm.resume();
-        long resumeAt = System.currentTimeMillis();
-        load.resume(a);
-        Replica.Lock woke = a.awaitLockAnswer();
-        console.say("replica-a resumes (SIGCONT) in the middle of its run, about to write. Its agent knows better:"
-            + " /status says " + woke.state() + ".");
-        SectionsFacts.Refusal refusal = awaitRefusal(a, mark, Duration.ofSeconds(20));
-        console.say("replica-a's run wrote on waking: REFUSED with SQLSTATE " + refusal.sqlState() + " ("
-            + refusal.meaning() + ").");
-        Story.pause(AFTERMATH.toMillis());
-        load.close();
-        long endAt = System.currentTimeMillis();
-        console.say("Both replicas went on serving orders; replica-a's next runs of the job were skipped. Stopping the"
-            + " load.");
-        Replica.Lock finalA = a.lock();
-        Replica.Lock finalB = b.lock();
-        MetricsSnapshot after = scrape(a, b);
-        return new SectionsFacts(heldA.token(), heldB.token(), aHoldingAt, bStandbyAt, bothUpAt, freezeAt,
-            takeoverAt, resumeAt, endAt, woke, finalA, finalB, refusal, lastRun, replicaStarts(c), runs(c),
-            orders(c), load.requests(), before, after);
-      } catch (SQLException e) {
-        throw new StoryBroken("cannot read PostgreSQL: " + e.getMessage(), e);
+      // Freeze replica-a inside a run: after one of its writes, once the next run's transaction has read and sits
+      // idle in its work (an order's transaction is never idle that long).
+      long lastRun = awaitNewRun(c, REPLICA_A, Duration.ofSeconds(10));
+      awaitRunInItsWork(c, REPLICA_A, Duration.ofSeconds(10));
+      load.pause(a);
+      long freezeAt = System.currentTimeMillis();
+      a.jvm.suspend();
+      console.say("replica-a freezes (SIGSTOP) in the middle of a settlement run, as in a long GC pause: the run's"
+          + " transaction is open (pg_stat_activity: idle in transaction), its write still to come. The load leaves"
+          + " replica-a alone while it is frozen.");
+      Replica.Lock heldB = b.awaitLock("HOLDING", Duration.ofSeconds(15));
+      long takeoverAt = System.currentTimeMillis();
+      if (heldB.token() <= heldA.token()) {
+        throw new StoryBroken("replica-b took over with token " + heldB.token() + ", not above replica-a's "
+            + heldA.token());
       }
+      console.say(String.format(Locale.ROOT, "%.1f s into the freeze, etcd expired replica-a's lease and replica-b"
+          + " took the lock with token %d (higher than %d).", (takeoverAt - freezeAt) / 1000.0, heldB.token(),
+          heldA.token()));
+      awaitRuns(c, REPLICA_B, 1, Duration.ofSeconds(15));
+      console.say("replica-b's job ran: its first settlement_run row carries token " + heldB.token() + ".");
+
+      int mark = a.jvm.output().length();
+      a.jvm.resume();
+      long resumeAt = System.currentTimeMillis();
+      load.resume(a);
+      Replica.Lock woke = a.awaitLockAnswer();
+      console.say("replica-a resumes (SIGCONT) in the middle of its run, about to write. Its agent knows better:"
+          + " /status says " + woke.state() + ".");
+      SectionsFacts.Refusal refusal = awaitRefusal(a, mark, Duration.ofSeconds(20));
+      console.say("replica-a's run wrote on waking: REFUSED with SQLSTATE " + refusal.sqlState() + " ("
+          + refusal.meaning() + ").");
+      Story.pause(AFTERMATH.toMillis());
+      load.close();
+      long endAt = System.currentTimeMillis();
+      console.say("Both replicas went on serving orders; replica-a's next runs of the job were skipped. Stopping the"
+          + " load.");
+      Replica.Lock finalA = a.lock();
+      Replica.Lock finalB = b.lock();
+      MetricsSnapshot after = scrape(a, b);
+      return new SectionsFacts(heldA.token(), heldB.token(), aHoldingAt, bStandbyAt, bothUpAt, freezeAt,
+          takeoverAt, resumeAt, endAt, woke, finalA, finalB, refusal, lastRun, replicaStarts(c), runs(c),
+          orders(c), load.requests(), before, after);
+    } catch (SQLException e) {
+      throw new StoryBroken("cannot read PostgreSQL: " + e.getMessage(), e);
     }
   }
 

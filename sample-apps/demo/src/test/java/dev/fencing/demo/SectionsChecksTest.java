@@ -141,7 +141,8 @@ class SectionsChecksTest {
   @Test
   void aBlockedSideEffectOutsideTheSectionFails() {
     Story s = new Story();
-    s.metricsBAfter += "fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"none\",outcome=\"blocked\"} 3\n";
+    s.metricsBAfter += "fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"none\","
+        + "outcome=\"blocked\"} 3\n";
     assertThat(failed(s.checks())).singleElement().asString().startsWith("the agents blocked nothing outside");
   }
 
