@@ -16,9 +16,13 @@ final class Report {
   }
 
   static void metrics(Console console, Facts facts) {
+    metrics(console, facts.before(), facts.after());
+  }
+
+  static void metrics(Console console, MetricsSnapshot before, MetricsSnapshot after) {
     console.heading("Counters that changed (scraped just before the freeze and at the end)");
     String source = null;
-    for (MetricsSnapshot.Change c : facts.after().changesSince(facts.before())) {
+    for (MetricsSnapshot.Change c : after.changesSince(before)) {
       if (!c.source().equals(source)) {
         source = c.source();
         console.line("  " + source);

@@ -8,7 +8,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The demo's story and checks in the test command: the same orchestration scripts/demo.sh runs, on the agent jar and
  * sample apps this build produced, with real etcd, PostgreSQL and Kafka. Every claim the demo prints must hold, in
- * enforce mode and in observe mode (about 30 s each).
+ * enforce mode and in observe mode (about 30 s each), and in the declared-sections story ({@code --sections}: two
+ * Spring Boot replicas, about 45 s).
  */
 class DemoIT {
 
@@ -26,8 +27,21 @@ class DemoIT {
         .contains("observe mode: the webhook received worker-a's stale calls (enforce mode would have blocked them)");
   }
 
+  @Test
+  void sectionsTheJobRunsOnTheHolderOnlyBothReplicasServeAndTheFrozenRunIsRefused() {
+    Demo.Outcome outcome = run(false, true);
+    assertThat(outcome.checks()).extracting(EndStateChecks.Check::claim)
+        .contains("the run replica-a was frozen in was refused when it woke, and replica-a wrote no settlement row"
+            + " after the freeze");
+  }
+
   private static Demo.Outcome run(boolean observe) {
-    DemoOptions options = new DemoOptions(observe, false, Path.of(System.getProperty("fencing.demo.root", ".")));
+    return run(observe, false);
+  }
+
+  private static Demo.Outcome run(boolean observe, boolean sections) {
+    DemoOptions options = new DemoOptions(observe, false, sections,
+        Path.of(System.getProperty("fencing.demo.root", ".")));
     Demo.Outcome outcome;
     try (Resources resources = new Resources()) {
       outcome = Demo.run(options, new Console(), resources);
