@@ -574,6 +574,7 @@ public final class FaultRun implements FaultKind.Trial {
     postgres = pg.join();
     if (options.pooler()) {
       bouncer = add(PgBouncer.start(postgres, options.poolSize(), postgres.user()));
+      add(startBouncerSampler());
     }
     maria = m.join();
     kafka = k.join();
@@ -670,17 +671,55 @@ public final class FaultRun implements FaultKind.Trial {
     try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement();
         ResultSet r = s.executeQuery("SELECT DISTINCT backend FROM pg_write_all")) {
       while (r.next()) {
-        viaPooler += bouncerBackends.contains(Integer.toString(r.getInt(1))) ? 1 : 0;
+        String backend = Integer.toString(r.getInt(1));
+        synchronized (this) {
+          viaPooler += bouncerBackends.contains(backend) ? 1 : 0;
+        }
       }
     } catch (SQLException e) {
       notes.add("cannot read pg_write's backends: " + e.getMessage());
     }
-    return new PoolerReport(bouncer.mode(), bouncer.poolSize(), transactions, queries, maxServers, maxClients,
-        backends, viaPooler, shared, most);
+    synchronized (this) {
+      return new PoolerReport(bouncer.mode(), bouncer.poolSize(), transactions, queries, maxServers, maxClients,
+          backends, viaPooler, shared, most);
+    }
   }
 
-  /** The most client and server connections PgBouncer had to database postgres, sampled after each trial. */
+  /**
+   * Samples PgBouncer's connections every 200 ms while the run lasts, beside the sample after each trial: a server
+   * connection can live and end within one trial (PostgreSQL ends the backend of a frozen holder's open transaction
+   * after {@code idle_in_transaction_session_timeout}, which the agent sets to the TTL, and PgBouncer opens another),
+   * and a backend that wrote rows must still be known as one of PgBouncer's. A failed background sample is not
+   * noted (the admin console may be briefly busy); the per-trial samples note theirs.
+   */
+  private AutoCloseable startBouncerSampler() {
+    java.util.concurrent.ScheduledExecutorService sampler =
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+          Thread t = new Thread(r, "faults-pgbouncer-sampler");
+          t.setDaemon(true);
+          return t;
+        });
+    sampler.scheduleWithFixedDelay(() -> sampleBouncer(false), 200, 200, java.util.concurrent.TimeUnit.MILLISECONDS);
+    return new AutoCloseable() {
+      @Override
+      public void close() throws InterruptedException {
+        sampler.shutdownNow();
+        sampler.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+      }
+
+      @Override
+      public String toString() {
+        return "the PgBouncer sampler";
+      }
+    };
+  }
+
+  /** The most client and server connections PgBouncer had to database postgres, and its server backends' pids. */
   private void sampleBouncer() {
+    sampleBouncer(true);
+  }
+
+  private synchronized void sampleBouncer(boolean noteFailure) {
     if (bouncer == null) {
       return;
     }
@@ -691,7 +730,9 @@ public final class FaultRun implements FaultKind.Trial {
       servers.forEach(row -> bouncerBackends.add(row.get("remote_pid")));
       maxClients = Math.max(maxClients, countRows("SHOW CLIENTS"));
     } catch (RuntimeException e) {
-      notes.add("cannot sample PgBouncer's connections: " + e.getMessage());
+      if (noteFailure) {
+        notes.add("cannot sample PgBouncer's connections: " + e.getMessage());
+      }
     }
   }
 

@@ -86,8 +86,11 @@ class FaultsPoolerSmokeIT {
     assertThat(pooler.clients()).as(pooler.describe()).isGreaterThanOrEqualTo(3);
     assertThat(pooler.serverConnections()).as(pooler.describe()).isBetween(1, 2);
     assertThat(pooler.transactions()).as(pooler.describe()).isPositive();
-    // ...and PostgreSQL saw it so: the accepted rows came from those backends, shared between workers.
-    assertThat(pooler.backends()).as(pooler.describe()).isBetween(1L, 2L);
+    // ...and PostgreSQL saw it so: the accepted rows came from PgBouncer's server connections, shared between workers.
+    // Over the run there can be more backends than the pool's size: PostgreSQL ends the backend of a frozen holder's
+    // open transaction after idle_in_transaction_session_timeout (the agent sets it to the TTL), and PgBouncer opens
+    // another; never more than two at once (above).
+    assertThat(pooler.backends()).as(pooler.describe()).isPositive();
     assertThat(pooler.backendsOfThePooler()).as(pooler.describe()).isEqualTo(pooler.backends());
     assertThat(pooler.sharedBackends()).as(pooler.describe()).isPositive();
     assertThat(run.result().blocked()).isPositive();
