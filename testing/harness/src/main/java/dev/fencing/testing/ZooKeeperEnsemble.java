@@ -46,6 +46,8 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
     final int clientPort;
     final int quorumPort;
     final int electionPort;
+    /** The TLS client port (0: none); the plain one stays for the harness's four-letter words. */
+    final int secureClientPort;
     final Path dir;
     Process process;
 
@@ -54,6 +56,7 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
       this.clientPort = ports[0];
       this.quorumPort = ports[1];
       this.electionPort = ports[2];
+      this.secureClientPort = ports.length > 3 ? ports[3] : 0;
       this.dir = root.resolve("server" + id);
     }
 
@@ -67,6 +70,14 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
 
     public String address() {
       return "127.0.0.1:" + clientPort;
+    }
+
+    /** The TLS client address ({@link ClientTls}); fails on an ensemble started without it. */
+    public String secureAddress() {
+      if (secureClientPort == 0) {
+        throw new IllegalStateException("this ensemble was started without client TLS");
+      }
+      return "127.0.0.1:" + secureClientPort;
     }
 
     public boolean isAlive() {
@@ -120,17 +131,32 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
     }
   }
 
+  /**
+   * Client TLS: each server also serves clients on a secure port (Netty), with {@code files}' server certificate and
+   * key (PEM) and trusting {@code files}' CA; {@code needClientAuth}: a client must present a certificate that CA
+   * signed. Quorum traffic stays plain.
+   */
+  public record ClientTls(TlsFiles files, boolean needClientAuth) {
+  }
+
   private final Path root;
   private final String classpath;
+  private final ClientTls tls;
   private final List<Server> servers = new ArrayList<>();
 
-  private ZooKeeperEnsemble(Path root, String classpath) {
+  private ZooKeeperEnsemble(Path root, String classpath, ClientTls tls) {
     this.root = root;
     this.classpath = classpath;
+    this.tls = tls;
   }
 
   /** Starts an ensemble of {@code size} servers (3 for a quorum that survives one failure); ready on return. */
   public static ZooKeeperEnsemble start(int size) {
+    return start(size, null);
+  }
+
+  /** As {@link #start(int)}, with client TLS ({@code tls} null: none). */
+  public static ZooKeeperEnsemble start(int size, ClientTls tls) {
     String classpath = serverClasspath();
     Path root;
     try {
@@ -138,11 +164,12 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    ZooKeeperEnsemble ensemble = new ZooKeeperEnsemble(root, classpath);
+    ZooKeeperEnsemble ensemble = new ZooKeeperEnsemble(root, classpath, tls);
     try {
-      int[] ports = Ports.freePorts(3 * size);
+      int each = tls == null ? 3 : 4;
+      int[] ports = Ports.freePorts(each * size);
       for (int i = 0; i < size; i++) {
-        ensemble.servers.add(ensemble.new Server(i + 1, new int[] {ports[3 * i], ports[3 * i + 1], ports[3 * i + 2]}));
+        ensemble.servers.add(ensemble.new Server(i + 1, java.util.Arrays.copyOfRange(ports, each * i, each * i + each)));
       }
       for (Server s : ensemble.servers) {
         ensemble.launch(s);
@@ -158,6 +185,11 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
   /** {@code 127.0.0.1:p1,127.0.0.1:p2,...}: the client connect string (append a chroot path if needed). */
   public String connectString() {
     return servers.stream().map(Server::address).collect(Collectors.joining(","));
+  }
+
+  /** The connect string of the TLS client ports ({@link ClientTls}). */
+  public String secureConnectString() {
+    return servers.stream().map(Server::secureAddress).collect(Collectors.joining(","));
   }
 
   public List<Server> servers() {
@@ -266,6 +298,21 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
           "4lw.commands.whitelist=srvr,ruok,stat"));
       for (Server o : servers) {
         lines.add("server." + o.id + "=127.0.0.1:" + o.quorumPort + ":" + o.electionPort);
+      }
+      if (tls != null) {
+        // ZooKeeper reads a PEM key store as the key and its certificate chain in one file.
+        Path keyStore = s.dir.resolve("server-keystore.pem");
+        Files.writeString(keyStore, Files.readString(tls.files().serverKey()) + "\n"
+            + Files.readString(tls.files().serverCert()));
+        lines.addAll(List.of(
+            "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+            "secureClientPort=" + s.secureClientPort,
+            "secureClientPortAddress=127.0.0.1",
+            "ssl.keyStore.location=" + keyStore,
+            "ssl.keyStore.type=PEM",
+            "ssl.trustStore.location=" + tls.files().ca(),
+            "ssl.trustStore.type=PEM",
+            "ssl.clientAuth=" + (tls.needClientAuth() ? "need" : "none")));
       }
       Files.writeString(cfg, String.join("\n", lines) + "\n");
       Files.writeString(log4j, String.join("\n",

@@ -313,8 +313,9 @@ public final class ConfigLoader {
       problems.add(ConfigKey.ETCD_TLS_CERT.property() + " and " + ConfigKey.ETCD_TLS_KEY.property()
           + ": expected both or neither");
     }
-    pair(raw, ConfigKey.ZOOKEEPER_TLS_TRUSTSTORE, ConfigKey.ZOOKEEPER_TLS_TRUSTSTORE_PASSWORD_FILE, problems);
-    pair(raw, ConfigKey.ZOOKEEPER_TLS_KEYSTORE, ConfigKey.ZOOKEEPER_TLS_KEYSTORE_PASSWORD_FILE, problems);
+    // A store may have no password (a PEM file, an unencrypted key); a password without its store is a slip.
+    requires(raw, ConfigKey.ZOOKEEPER_TLS_TRUSTSTORE_PASSWORD_FILE, ConfigKey.ZOOKEEPER_TLS_TRUSTSTORE, problems);
+    requires(raw, ConfigKey.ZOOKEEPER_TLS_KEYSTORE_PASSWORD_FILE, ConfigKey.ZOOKEEPER_TLS_KEYSTORE, problems);
     if (setValue(raw, ConfigKey.ZOOKEEPER_TLS_KEYSTORE) != null && setValue(raw, ConfigKey.ZOOKEEPER_TLS_TRUSTSTORE) == null) {
       problems.add(ConfigKey.ZOOKEEPER_TLS_KEYSTORE.property() + ": expected with "
           + ConfigKey.ZOOKEEPER_TLS_TRUSTSTORE.property() + " (which enables TLS)");
@@ -329,9 +330,9 @@ public final class ConfigLoader {
     }
   }
 
-  private static void pair(Map<String, Raw> raw, ConfigKey a, ConfigKey b, List<String> problems) {
-    if ((setValue(raw, a) == null) != (setValue(raw, b) == null)) {
-      problems.add(a.property() + " and " + b.property() + ": expected both or neither");
+  private static void requires(Map<String, Raw> raw, ConfigKey key, ConfigKey needed, List<String> problems) {
+    if (setValue(raw, key) != null && setValue(raw, needed) == null) {
+      problems.add(key.property() + ": expected with " + needed.property() + " (the store it opens)");
     }
   }
 

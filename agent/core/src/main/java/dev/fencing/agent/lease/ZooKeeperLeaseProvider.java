@@ -54,6 +54,8 @@ public final class ZooKeeperLeaseProvider implements LeaseProvider {
   private final String root;
   private final int sessionTimeoutMs;
   private final ZKClientConfig clientConfig;
+  /** What a session that never came up over TLS may mean, for the FAILED detail ("" without TLS). */
+  private final String tlsHint;
   private final byte[] auth;
   private final String authUser;
   private final List<ACL> acl;
@@ -77,9 +79,11 @@ public final class ZooKeeperLeaseProvider implements LeaseProvider {
       c.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, ClientCnxnSocketNetty.class.getName());
       try (ClientX509Util x509 = new ClientX509Util()) {
         c.setProperty(x509.getSslTruststoreLocationProperty(), config.zookeeperTruststore().toString());
+        c.setProperty(x509.getSslTruststoreTypeProperty(), StoreType.of(config.zookeeperTruststore()));
         c.setProperty(x509.getSslTruststorePasswdProperty(), firstLine(config.zookeeperTruststorePasswordFile()));
         if (config.zookeeperKeystore() != null) {
           c.setProperty(x509.getSslKeystoreLocationProperty(), config.zookeeperKeystore().toString());
+          c.setProperty(x509.getSslKeystoreTypeProperty(), StoreType.of(config.zookeeperKeystore()));
           c.setProperty(x509.getSslKeystorePasswdProperty(), firstLine(config.zookeeperKeystorePasswordFile()));
         }
       }
@@ -88,6 +92,12 @@ public final class ZooKeeperLeaseProvider implements LeaseProvider {
       c.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, ClientCnxnSocketNIO.class.getName());
     }
     this.clientConfig = c;
+    this.tlsHint = config.zookeeperTruststore() == null ? "" : "; over TLS: check that these are the servers' secure"
+        + " client ports (secureClientPort), that fencing.zookeeper.tls.truststore (" + config.zookeeperTruststore()
+        + ") holds the CA that signed their certificates and, if they require client authentication, that"
+        + " fencing.zookeeper.tls.keystore " + (config.zookeeperKeystore() == null ? "is set (it is not)"
+            : "(" + config.zookeeperKeystore() + ") holds a certificate they trust")
+        + "; the TLS handshake's own error is in the agent's log";
     if (config.zookeeperAuthFile() != null) {
       String line = firstLine(config.zookeeperAuthFile());
       int colon = line.indexOf(':');
@@ -142,7 +152,7 @@ public final class ZooKeeperLeaseProvider implements LeaseProvider {
     if (!connected.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
       closeQuietly(z, Duration.ofMillis(100));
       throw new TimeoutException("no ZooKeeper server of " + connect + " (fencing.zookeeper.connect) established a "
-          + "session within " + timeout.toMillis() + " ms");
+          + "session within " + timeout.toMillis() + " ms" + tlsHint);
     }
     synchronized (this) {
       zk = z;

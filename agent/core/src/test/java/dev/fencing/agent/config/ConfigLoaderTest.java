@@ -779,9 +779,14 @@ class ConfigLoaderTest {
     assertThat(load("lock=l,lease.safety-margin=2s,zookeeper.session-timeout=4s").problems()).singleElement().asString()
         .contains("fencing.zookeeper.session-timeout=4s: expected more than twice fencing.lease.safety-margin (2s)");
     Path store = existingFile("trust.p12");
-    assertThat(load("lock=l,zookeeper.tls.truststore=" + store).problems()).singleElement().asString()
-        .contains("fencing.zookeeper.tls.truststore and fencing.zookeeper.tls.truststore-password-file: expected both or neither");
+    // A store without a password file is a store without a password (a PEM CA file); a password file alone is a slip.
+    assertThat(load("lock=l,zookeeper.tls.truststore=" + store).problems()).isEmpty();
     Path pw = existingFile("pw");
+    assertThat(load("lock=l,zookeeper.tls.truststore-password-file=" + pw).problems()).singleElement().asString()
+        .contains("fencing.zookeeper.tls.truststore-password-file: expected with fencing.zookeeper.tls.truststore");
+    assertThat(load("lock=l,zookeeper.tls.truststore=" + store + ",zookeeper.tls.keystore-password-file=" + pw)
+        .problems()).singleElement().asString()
+        .contains("fencing.zookeeper.tls.keystore-password-file: expected with fencing.zookeeper.tls.keystore");
     assertThat(load("lock=l,zookeeper.tls.keystore=" + store + ",zookeeper.tls.keystore-password-file=" + pw).problems())
         .singleElement().asString().contains("expected with fencing.zookeeper.tls.truststore");
     assertThat(load("lock=l,zookeeper.tls.truststore=" + store + ",zookeeper.tls.truststore-password-file=" + pw
