@@ -34,42 +34,28 @@ public final class StatusJson {
     boolean outsideLease = scopes == null ? config.leaseEnabled() : scopes.outside().campaigns()
         || (config.leaseEnabled() && !config.valid());
     field(sb, "state", outsideLease ? phase.name() : "NO_LEASE");
-    sb.append("\"token\":").append(g == null ? 0 : g.token()).append(',');
-    sb.append("\"highestSeenToken\":").append(state.highestSeen()).append(',');
-    sb.append("\"leaseRemainingMs\":").append(phase == LeasePhase.HOLDING ? Math.max(0, (g.deadlineNanos() - now) / 1_000_000) : 0).append(',');
+    number(sb, "token", token(g));
+    number(sb, "highestSeenToken", state.highestSeen());
+    number(sb, "leaseRemainingMs", remainingMs(phase, g, now));
     field(sb, "holderId", config.holderId());
     field(sb, "etcdClusterId", g == null || g.clusterId() == 0 ? null : Long.toHexString(g.clusterId()));
-    field(sb, "leaseId", g == null ? null : Long.toHexString(g.leaseId()));
-    field(sb, "lastLossReason", v.lastLoss() == null ? null : v.lastLoss().label());
-    sb.append("\"tokenReused\":").append(g != null && g.reused()).append(',');
-    sb.append("\"tokenOverflow\":").append(g != null && g.overflow()).append(',');
-    sb.append("\"tokenMax\":").append(state.tokenMax()).append(',');
-    sb.append("\"tokenReuseTotal\":").append(state.reuseCount()).append(',');
-    sb.append("\"tokenOverflowTotal\":").append(state.overflowCount()).append(',');
-    sb.append("\"acquisitionsTotal\":").append(state.acquisitions()).append(',');
+    field(sb, "leaseId", leaseId(g));
+    field(sb, "lastLossReason", lastLoss(v));
+    bool(sb, "tokenReused", g != null && g.reused());
+    bool(sb, "tokenOverflow", g != null && g.overflow());
+    number(sb, "tokenMax", state.tokenMax());
+    number(sb, "tokenReuseTotal", state.reuseCount());
+    number(sb, "tokenOverflowTotal", state.overflowCount());
+    number(sb, "acquisitionsTotal", state.acquisitions());
     field(sb, "mode", config.display(dev.fencing.agent.config.ConfigKey.MODE));
     field(sb, "failMode", config.display(dev.fencing.agent.config.ConfigKey.FAIL_MODE));
     field(sb, "detail", v.detail());
-    sb.append("\"configProblems\":[");
-    for (int i = 0; i < config.problems().size(); i++) {
-      sb.append(i == 0 ? "" : ",");
-      string(sb, config.problems().get(i));
-    }
-    sb.append("],\"configWarnings\":[");
-    for (int i = 0; i < config.warnings().size(); i++) {
-      sb.append(i == 0 ? "" : ",");
-      string(sb, config.warnings().get(i));
-    }
+    strings(sb, "configProblems", config.problems());
+    strings(sb, "configWarnings", config.warnings());
     // Class loaders whose classes the agent left unchanged (they cannot see its bootstrap part): a fencing gap.
-    java.util.List<String> unfenced = dev.fencing.agent.instrumentation.BootstrapVisibility.unfencedLoaders();
-    sb.append("],\"unfencedClassLoaders\":[");
-    for (int i = 0; i < unfenced.size(); i++) {
-      sb.append(i == 0 ? "" : ",");
-      string(sb, unfenced.get(i));
-    }
-    sb.append("],\"unfencedClassLoadersTotal\":").append(
-        dev.fencing.agent.instrumentation.BootstrapVisibility.unfencedLoaderCount());
-    sb.append(",\"premainMicros\":").append(premainNanos / 1000);
+    strings(sb, "unfencedClassLoaders", dev.fencing.agent.instrumentation.BootstrapVisibility.unfencedLoaders());
+    number(sb, "unfencedClassLoadersTotal", dev.fencing.agent.instrumentation.BootstrapVisibility.unfencedLoaderCount());
+    sb.append("\"premainMicros\":").append(premainNanos / 1000);
     if (scopes != null) {
       locks(sb, scopes, state, v, now);
       captured(sb, scopes.captured());
@@ -98,15 +84,15 @@ public final class StatusJson {
       field(sb, "lock", r.lock());
       field(sb, "scope", r.jvmWide() ? (r.sections().isEmpty() ? "jvm" : "jvm+sections") : "sections");
       field(sb, "state", phase.name());
-      sb.append("\"token\":").append(g == null ? 0 : g.token()).append(',');
-      sb.append("\"highestSeenToken\":").append(st.highestSeen()).append(',');
-      field(sb, "leaseId", g == null ? null : Long.toHexString(g.leaseId()));
-      sb.append("\"leaseRemainingMs\":").append(phase == LeasePhase.HOLDING ? Math.max(0, (g.deadlineNanos() - now) / 1_000_000) : 0).append(',');
-      field(sb, "lastLossReason", v.lastLoss() == null ? null : v.lastLoss().label());
-      sb.append("\"tokenReused\":").append(g != null && g.reused()).append(',');
-      sb.append("\"tokenOverflow\":").append(g != null && g.overflow()).append(',');
-      sb.append("\"acquisitionsTotal\":").append(st.acquisitions()).append(',');
-      sb.append("\"sectionSkippedTotal\":").append(r.skippedCount()).append(',');
+      number(sb, "token", token(g));
+      number(sb, "highestSeenToken", st.highestSeen());
+      field(sb, "leaseId", leaseId(g));
+      number(sb, "leaseRemainingMs", remainingMs(phase, g, now));
+      field(sb, "lastLossReason", lastLoss(v));
+      bool(sb, "tokenReused", g != null && g.reused());
+      bool(sb, "tokenOverflow", g != null && g.overflow());
+      number(sb, "acquisitionsTotal", st.acquisitions());
+      number(sb, "sectionSkippedTotal", r.skippedCount());
       field(sb, "detail", v.detail());
       sb.append("\"sections\":[");
       for (int i = 0; i < r.sections().size(); i++) {
@@ -142,13 +128,47 @@ public final class StatusJson {
       field(sb, "library", c.library());
       field(sb, "path", c.path());
       field(sb, "state", phase.name());
-      sb.append("\"token\":").append(g == null ? 0 : g.token()).append(',');
-      sb.append("\"leaseRemainingMs\":").append(phase == LeasePhase.HOLDING ? Math.max(0, (g.deadlineNanos() - now) / 1_000_000) : 0).append(',');
-      sb.append("\"acquisitionsTotal\":").append(st.acquisitions()).append(',');
+      number(sb, "token", token(g));
+      number(sb, "leaseRemainingMs", remainingMs(phase, g, now));
+      number(sb, "acquisitionsTotal", st.acquisitions());
       sb.append("\"tokenReused\":").append(g != null && g.reused());
       sb.append('}');
     }
     sb.append(']');
+  }
+
+  private static long token(Grant g) {
+    return g == null ? 0 : g.token();
+  }
+
+  private static String leaseId(Grant g) {
+    return g == null ? null : Long.toHexString(g.leaseId());
+  }
+
+  private static String lastLoss(TokenView v) {
+    return v.lastLoss() == null ? null : v.lastLoss().label();
+  }
+
+  /** Milliseconds left of a held grant at {@code now}; 0 when not holding. */
+  private static long remainingMs(LeasePhase phase, Grant g, long now) {
+    return phase == LeasePhase.HOLDING ? Math.max(0, (g.deadlineNanos() - now) / 1_000_000) : 0;
+  }
+
+  private static void number(StringBuilder sb, String name, long value) {
+    sb.append('"').append(name).append("\":").append(value).append(',');
+  }
+
+  private static void bool(StringBuilder sb, String name, boolean value) {
+    sb.append('"').append(name).append("\":").append(value).append(',');
+  }
+
+  private static void strings(StringBuilder sb, String name, java.util.List<String> values) {
+    sb.append('"').append(name).append("\":[");
+    for (int i = 0; i < values.size(); i++) {
+      sb.append(i == 0 ? "" : ",");
+      string(sb, values.get(i));
+    }
+    sb.append("],");
   }
 
   private static void field(StringBuilder sb, String name, String value) {

@@ -44,6 +44,21 @@ class StatusJsonTest {
     assertThat(json).startsWith("{\"").endsWith("}").doesNotContain(",}").doesNotContain(",,");
   }
 
+  /** The fields and their order are what readers match on (scripts and the demo read them with patterns). */
+  @Test
+  void theTopLevelFieldsComeInTheirDocumentedOrder() {
+    holdToken42();
+    java.util.List<String> keys = new java.util.ArrayList<>();
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"(\\w+)\":").matcher(render());
+    while (m.find()) {
+      keys.add(m.group(1));
+    }
+    assertThat(keys).containsExactly("lock", "state", "token", "highestSeenToken", "leaseRemainingMs", "holderId",
+        "etcdClusterId", "leaseId", "lastLossReason", "tokenReused", "tokenOverflow", "tokenMax", "tokenReuseTotal",
+        "tokenOverflowTotal", "acquisitionsTotal", "mode", "failMode", "detail", "configProblems", "configWarnings",
+        "unfencedClassLoaders", "unfencedClassLoadersTotal", "premainMicros");
+  }
+
   @Test
   void holdingShowsTokenRemainingTimeAndIdentity() {
     holdToken42();
