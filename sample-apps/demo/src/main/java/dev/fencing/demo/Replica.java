@@ -3,10 +3,7 @@ package dev.fencing.demo;
 import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.Http;
 import dev.fencing.testing.Ports;
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
+import dev.fencing.testing.SpringApp;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.regex.Matcher;
@@ -27,7 +24,6 @@ final class Replica {
   /** Small, quick-starting JVMs: the machine may have two cores for everything. */
   private static final String[] JVM_OPTIONS = {"-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
       "-Dapp.settlement.work-ms=" + JOB_WORK.toMillis(), "-Dapp.settlement.interval-ms=100"};
-  private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   /** The settlement lock's entry in the agent's {@code /status} ({@code locks[]}). */
   record Lock(String state, long token) {
@@ -61,13 +57,10 @@ final class Replica {
       Resources resources) {
     int port = Ports.freePort();
     int statusPort = Ports.freePort();
-    AgentJvm.Builder b = AgentJvm.builder()
+    AgentJvm.Builder b = SpringApp.launcher(options.springJar(), port, name, jdbcUrl, user)
         .agentJar(options.agentJar())
         .agentArgs("sections=" + SECTION + "@" + LOCK + ",etcd.endpoints=" + etcdEndpoints + ",lease.ttl=" + TTL
             + ",lease.safety-margin=500ms,holder.id=" + name + ",http.port=" + statusPort)
-        .executableJar(options.springJar())
-        .args("--server.port=" + port, "--app.replica=" + name, "--spring.datasource.url=" + jdbcUrl,
-            "--spring.datasource.username=" + user)
         .name(name);
     for (String option : JVM_OPTIONS) {
       b.jvmArg(option);
@@ -77,23 +70,12 @@ final class Replica {
 
   /** Waits for Spring's "Started ..." line and the first 200 of {@code GET /orders}. */
   void awaitStarted() {
-    jvm.awaitOutput("Started SpringReplicasApplication in", START_TIMEOUT);
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    String last = "no answer";
-    while (System.nanoTime() < deadline) {
-      try {
-        HttpResponse<String> r = send("GET", "/orders", null);
-        if (r.statusCode() == 200) {
-          return;
-        }
-        last = r.statusCode() + " " + r.body();
-      } catch (RuntimeException e) {
-        last = e.toString();
-      }
-      Story.pause(50);
+    try {
+      SpringApp.awaitStarted(jvm, port, START_TIMEOUT);
+    } catch (RuntimeException | AssertionError e) {
+      String first = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
+      throw new StoryBroken(name + " did not start: " + first + "; see " + jvm.logFile());
     }
-    throw new StoryBroken(name + " started but GET /orders did not answer 200 within 30 s; last: " + last
-        + "; see " + jvm.logFile());
   }
 
   /** The settlement lock as this replica's agent reports it; null while its endpoint is not up. */
@@ -150,19 +132,9 @@ final class Replica {
   }
 
   private HttpResponse<String> send(String method, String path, String json) {
-    HttpRequest.Builder r = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-        .timeout(Duration.ofSeconds(10));
-    if (json != null) {
-      r.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(json));
-    } else {
-      r.method(method, HttpRequest.BodyPublishers.noBody());
-    }
     try {
-      return CLIENT.send(r.build(), HttpResponse.BodyHandlers.ofString());
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(method + " " + path + " on " + name + " failed: " + e, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      return SpringApp.send(port, method, path, json);
+    } catch (IllegalStateException interrupted) {
       throw new StoryBroken("interrupted");
     }
   }

@@ -137,8 +137,10 @@ final class SectionsStory {
       console.say("replica-b's job ran: its first settlement_run row carries token " + heldB.token() + ".");
 
       int mark = a.jvm.output().length();
-      a.jvm.resume();
+      // Stamped before the signal: the JVM runs as soon as it arrives, before the signalling process has even exited,
+      // and a side effect it reports then is one of the resumed worker's (a stamp after it would miss it).
       long resumeAt = System.currentTimeMillis();
+      a.jvm.resume();
       load.resume(a);
       Replica.Lock woke = a.awaitLockAnswer();
       console.say("replica-a resumes (SIGCONT) in the middle of its run, about to write. Its agent knows better:"

@@ -118,8 +118,10 @@ final class Story {
           + " fence, and the fence lets a new token in only after the old token's open transactions end.");
     }
 
-    a.jvm().resume();
+    // Stamped before the signal: the JVM runs as soon as it arrives, before the signalling process has even exited,
+    // and a side effect it reports then is one of the resumed worker's (a stamp after it would miss it).
     long resumeAt = System.currentTimeMillis();
+    a.jvm().resume();
     Apps.Status woke = a.status();
     long knewWithin = System.currentTimeMillis() - resumeAt;
     console.say("worker-a resumes (SIGCONT) in the middle of its loop, believing it still holds the lock. Its agent"

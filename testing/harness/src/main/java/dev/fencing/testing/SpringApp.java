@@ -58,9 +58,7 @@ public final class SpringApp implements AutoCloseable {
   public static SpringApp start(Path javaHome, Path agentJar, String replica, String jdbcUrl, String user,
       String agentArgs, Duration timeout, String... extraJvmArgs) {
     int port = Ports.freePort();
-    AgentJvm.Builder b = AgentJvm.builder().javaHome(javaHome).name("spring-" + replica).executableJar(fatJar())
-        .args("--server.port=" + port, "--app.replica=" + replica, "--spring.datasource.url=" + jdbcUrl,
-            "--spring.datasource.username=" + user);
+    AgentJvm.Builder b = launcher(fatJar(), port, replica, jdbcUrl, user).javaHome(javaHome).name("spring-" + replica);
     for (String a : extraJvmArgs) {
       b.jvmArg(a);
     }
@@ -71,18 +69,36 @@ public final class SpringApp implements AutoCloseable {
     long t0 = System.nanoTime();
     AgentJvm jvm = b.start();
     try {
-      String line = jvm.awaitOutput("Started SpringReplicasApplication in", timeout);
-      long okAt = awaitOk(jvm, port, timeout.minusNanos(System.nanoTime() - t0));
+      long okAt = awaitStarted(jvm, port, timeout);
       Matcher m = STARTED.matcher(jvm.output());
       double started = m.find() ? Double.parseDouble(m.group(1)) : Double.NaN;
-      if (line == null) {
-        throw new IllegalStateException("no start line from " + jvm);
-      }
       return new SpringApp(jvm, port, started, (okAt - t0) / 1_000_000);
     } catch (RuntimeException | AssertionError e) {
       jvm.close();
       throw e;
     }
+  }
+
+  /**
+   * The launch of one replica as users run it ({@code java -jar jar --server.port=... --app.replica=...
+   * --spring.datasource.*}), for callers that start it themselves (the demo registers the JVM before it waits):
+   * add the agent and JVM options, {@link AgentJvm.Builder#start()}, then {@link #awaitStarted}.
+   */
+  public static AgentJvm.Builder launcher(Path jar, int port, String replica, String jdbcUrl, String user) {
+    return AgentJvm.builder().executableJar(jar)
+        .args("--server.port=" + port, "--app.replica=" + replica, "--spring.datasource.url=" + jdbcUrl,
+            "--spring.datasource.username=" + user);
+  }
+
+  /**
+   * Waits for Spring's "Started ..." line and then the first 200 of {@code GET /orders} on {@code port}, both within
+   * {@code timeout} of the call; returns the {@link System#nanoTime()} of that 200. Throws {@link AssertionError}
+   * with the JVM's output when either does not come (or the JVM exits).
+   */
+  public static long awaitStarted(AgentJvm jvm, int port, Duration timeout) {
+    long t0 = System.nanoTime();
+    jvm.awaitOutput("Started SpringReplicasApplication in", timeout);
+    return awaitOk(jvm, port, timeout.minusNanos(System.nanoTime() - t0));
   }
 
   private static long awaitOk(AgentJvm jvm, int port, Duration timeout) {
@@ -135,7 +151,8 @@ public final class SpringApp implements AutoCloseable {
     return send(port, "POST", path, json);
   }
 
-  private static HttpResponse<String> send(int port, String method, String path, String json) {
+  /** {@code method path} on the replica at {@code port}, with a JSON body or none: status and body. */
+  public static HttpResponse<String> send(int port, String method, String path, String json) {
     HttpRequest.Builder r = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
         .timeout(Duration.ofSeconds(10));
     if (json != null) {
