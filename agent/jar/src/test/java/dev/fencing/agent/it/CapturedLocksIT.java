@@ -77,7 +77,9 @@ class CapturedLocksIT {
     /** The first captured lock's field {@code name} in /status. */
     String captured(String name) throws IOException {
       String status = Http.get("http://127.0.0.1:" + port + "/status");
-      int from = status.indexOf('{', status.indexOf("\"captured\":["));
+      int list = status.indexOf("\"captured\":[{");
+      assertThat(list).as("a captured lock in /status: " + status).isNotNegative();
+      int from = status.indexOf('{', list);
       return Http.jsonField(status.substring(from, status.indexOf('}', from) + 1), name); // a flat object
     }
 
