@@ -46,6 +46,19 @@ public interface CaptureHook {
   /** The coordinator said the session is gone (expired, closed, lease revoked): its holds end at once. */
   void sessionLost(long sessionId, String why);
 
+  /**
+   * The application's leader latch on {@code name} (a Curator LeaderLatch's path) gained leadership as {@code holdId}
+   * (its latch node) with {@code token} (the node's czxid), on the session {@code sessionId} known alive at
+   * {@code aliveAtNanos} that ends {@code timeoutMillis} after the coordinator last hears from the client. A latch has
+   * no acquiring thread: the lock decides the side effects of every thread outside a scope (as the JVM-wide lock
+   * does), from now until {@link #closed}; {@link #released} ends this leadership's grant.
+   */
+  void leading(String library, String name, String holdId, long token, long sessionId, long aliveAtNanos,
+      long timeoutMillis);
+
+  /** The application closed its leader latch on {@code name}: the lock stops deciding side effects outside scopes. */
+  void closed(String library, String name);
+
   CaptureHook NOOP = new CaptureHook() {
     @Override
     public void acquired(String library, String name, String holdId, long token, long sessionId, long aliveAtNanos,
@@ -68,5 +81,12 @@ public interface CaptureHook {
 
     @Override
     public void sessionLost(long sessionId, String why) {}
+
+    @Override
+    public void leading(String library, String name, String holdId, long token, long sessionId, long aliveAtNanos,
+        long timeoutMillis) {}
+
+    @Override
+    public void closed(String library, String name) {}
   };
 }

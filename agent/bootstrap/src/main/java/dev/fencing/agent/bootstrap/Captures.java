@@ -81,4 +81,23 @@ public final class Captures {
       // as above
     }
   }
+
+  /** See {@link CaptureHook#leading}. */
+  public static void leading(String library, String name, String holdId, long token, long sessionId,
+      long aliveAtNanos, long timeoutMillis) {
+    try {
+      hook.leading(library, name, holdId, token, sessionId, aliveAtNanos, timeoutMillis);
+    } catch (Throwable t) {
+      // as above
+    }
+  }
+
+  /** See {@link CaptureHook#closed}. */
+  public static void closed(String library, String name) {
+    try {
+      hook.closed(library, name);
+    } catch (Throwable t) {
+      // as above
+    }
+  }
 }

@@ -10,7 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What the jetcd capture advice reads of the application's jetcd (by reflection: see {@link LockLibraries}): a lock
- * acquired (its key's create revision is the token, read with the application's own connection), released, and the
+ * acquired (its key's create revision is the token, read with the application's own connection), released, an
+ * election's leadership won by a campaign (the campaign key's create revision) and resigned, and the
  * application's leases as they are granted and kept alive (how long each is known alive). java.base only.
  */
 public final class JetcdLocks {
@@ -64,6 +65,46 @@ public final class JetcdLocks {
   public static void unlocking(Object key) {
     try {
       Captures.released("jetcd", text(key));
+    } catch (Throwable t) {
+      // nothing held under that key
+    }
+  }
+
+  /**
+   * {@code ElectionImpl.campaign(name, leaseId, proposal)} returned {@code result}: returns the future the application
+   * gets instead, which completes with jetcd's response once the leadership is recorded (the campaign key's create
+   * revision, which the response's leader key carries, is the token; the key must be on {@code leaseId}); the thread
+   * that waits for it enters the election's scope. Without a capture hook, {@code result}.
+   */
+  public static CompletableFuture<?> campaigning(Object name, long leaseId, CompletableFuture<?> result) {
+    if (result == null || Captures.hook() == CaptureHook.NOOP) {
+      return result;
+    }
+    CapturedLockFuture out = new CapturedLockFuture();
+    result.whenComplete((response, error) -> {
+      if (error != null) {
+        out.completeExceptionally(error);
+        return;
+      }
+      try {
+        Object leader = LockLibraries.call(response, "getLeader");
+        if ((Long) LockLibraries.call(leader, "getLease") == leaseId) {
+          String holdId = text(LockLibraries.call(leader, "getKey"));
+          Captures.granted("jetcd", text(name), holdId, (Long) LockLibraries.call(leader, "getRevision"), leaseId);
+          out.holdId = holdId;
+        }
+      } catch (Throwable t) {
+        // not captured: the application gets its leadership as without the agent
+      }
+      out.complete(response);
+    });
+    return out;
+  }
+
+  /** {@code ElectionImpl.resign(leaderKey)}: the leadership of that key ends before the key is deleted. */
+  public static void resigning(Object leaderKey) {
+    try {
+      Captures.released("jetcd", text(LockLibraries.call(leaderKey, "getKey")));
     } catch (Throwable t) {
       // nothing held under that key
     }

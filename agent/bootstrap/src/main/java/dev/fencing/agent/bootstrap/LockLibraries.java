@@ -1,6 +1,9 @@
 package dev.fencing.agent.bootstrap;
 
 import java.lang.reflect.Method;
+import java.util.Collections;
+import java.util.Map;
+import java.util.WeakHashMap;
 
 /**
  * What the capture advice reads of the application's lock libraries (Curator and its ZooKeeper client, jetcd), by
@@ -13,23 +16,125 @@ public final class LockLibraries {
   private LockLibraries() {}
 
   /**
+   * Per thread: how many {@code InterProcessSemaphoreV2.acquire} calls are running. The semaphore takes a mutex of its
+   * own ({@code <path>/locks}) around each lease it creates: that mutex is Curator's, not the application's lock, and
+   * is not captured.
+   */
+  private static final ThreadLocal<int[]> IN_SEMAPHORE = ThreadLocal.withInitial(() -> new int[1]);
+
+  /** Per LeaderLatch (weakly): the latch node it leads with, until it loses or gives up the leadership. */
+  private static final Map<Object, String> LEADING = Collections.synchronizedMap(new WeakHashMap<>());
+
+  /**
    * Curator's {@code LockInternals} now holds the lock node {@code ourPath} under {@code basePath}, through
    * {@code client} (a CuratorFramework): reads the node's czxid (the token) and its session with the application's
-   * own client, and reports the acquisition. A node that is not this session's (or cannot be read) is not captured.
+   * own client, and reports the acquisition. A node that is not this session's (or cannot be read) is not captured,
+   * nor a semaphore's own mutex.
    */
   public static void curatorAcquired(Object client, String basePath, String ourPath) {
     try {
-      long aliveAt = System.nanoTime(); // the server answers the read below: the session lives at least until then
-      Object stat = call(call(client, "checkExists"), "forPath", ourPath);
-      Object zk = call(call(client, "getZookeeperClient"), "getZooKeeper");
-      long session = (Long) call(zk, "getSessionId");
-      if (stat != null && (Long) call(stat, "getEphemeralOwner") == session) {
-        Captures.acquired("curator", basePath, ourPath, (Long) call(stat, "getCzxid"), session, aliveAt,
-            ((Integer) call(zk, "getSessionTimeout")).longValue());
+      if (IN_SEMAPHORE.get()[0] > 0) {
+        return;
+      }
+      long[] node = curatorNode(client, ourPath);
+      if (node != null) {
+        Captures.acquired("curator", basePath, ourPath, node[0], node[1], node[2], node[3]);
       }
     } catch (Throwable t) {
       // not captured: the application's lock works as without the agent
     }
+  }
+
+  /** An {@code InterProcessSemaphoreV2.acquire} starts ({@code entering}) or ends on this thread. */
+  public static void curatorSemaphoreAcquiring(boolean entering) {
+    int[] depth = IN_SEMAPHORE.get();
+    depth[0] += entering ? 1 : -1;
+  }
+
+  /**
+   * A semaphore of one lease (an {@code InterProcessSemaphoreMutex}, or an {@code InterProcessSemaphoreV2} of
+   * {@code maxLeases} 1: a mutex) returned {@code leases} (a collection of Lease; null: timed out) to the calling
+   * thread; its lease nodes live under {@code leasesPath} ({@code <path>/leases}). The lock is the semaphore's path;
+   * the hold is the lease node's name (unique: Curator's protected name carries a random UUID), which is all that
+   * {@code Lease} tells at release.
+   */
+  public static void curatorSemaphoreAcquired(Object client, String leasesPath, int maxLeases, Object leases) {
+    try {
+      if (maxLeases != 1 || !(leases instanceof Iterable)) {
+        return;
+      }
+      String path = leasesPath.endsWith("/leases") ? leasesPath.substring(0, leasesPath.length() - 7) : leasesPath;
+      for (Object lease : (Iterable<?>) leases) {
+        String nodeName = (String) call(lease, "getNodeName");
+        long[] node = curatorNode(client, leasesPath + "/" + nodeName);
+        if (node != null) {
+          Captures.acquired("curator", path, nodeName, node[0], node[1], node[2], node[3]);
+        }
+      }
+    } catch (Throwable t) {
+      // not captured
+    }
+  }
+
+  /** The application returns the semaphore lease {@code lease} (a Lease): its hold ends before its node is deleted. */
+  public static void curatorLeaseReturned(Object lease) {
+    try {
+      if (lease != null) {
+        Captures.released("curator", (String) call(lease, "getNodeName"));
+      }
+    } catch (Throwable t) {
+      // nothing held under that lease
+    }
+  }
+
+  /**
+   * A Curator {@code LeaderLatch} ({@code latch}, on {@code latchPath}, through {@code client}) set its leadership
+   * from {@code was} to {@code now}, its node being {@code ourPath} and its state {@code state} (LATENT, STARTED,
+   * CLOSED). Gaining it: the node's czxid is read (with the application's own ZooKeeper handle, not Curator's retry
+   * loop: this runs on the ZooKeeper event thread) and the latch leads the side effects outside scopes; losing it ends
+   * the grant; a closed latch stops leading.
+   */
+  public static void curatorLeadership(Object latch, Object client, String latchPath, String ourPath, boolean was,
+      boolean now, String state) {
+    try {
+      if (!was && now && ourPath != null) {
+        long[] node = curatorNode(client, ourPath);
+        if (node != null) {
+          LEADING.put(latch, ourPath);
+          Captures.leading("curator", latchPath, ourPath, node[0], node[1], node[2], node[3]);
+        }
+      } else if (was && !now) {
+        String hold = LEADING.remove(latch);
+        if (hold != null) {
+          Captures.released("curator", hold);
+        }
+      }
+      if ("CLOSED".equals(state)) {
+        Captures.closed("curator", latchPath);
+      }
+    } catch (Throwable t) {
+      // not captured
+    }
+  }
+
+  /**
+   * The node {@code path} read with the raw ZooKeeper handle behind {@code client} (a CuratorFramework): {czxid,
+   * session id, when the session was surely alive (the read's start), negotiated session timeout in ms}, or null when
+   * the node is gone or not this session's ephemeral node. Curator's paths are relative to the client's namespace.
+   */
+  private static long[] curatorNode(Object client, String path) throws Exception {
+    long aliveAt = System.nanoTime(); // the server answers the read below: the session lives at least until then
+    Object namespace = call(client, "getNamespace");
+    String full = namespace == null || namespace.toString().isEmpty() ? path : "/" + namespace + path;
+    Object zk = call(call(client, "getZookeeperClient"), "getZooKeeper");
+    Method exists = zk.getClass().getMethod("exists", String.class, boolean.class);
+    Object stat = exists.invoke(zk, full, false);
+    long session = (Long) call(zk, "getSessionId");
+    if (stat == null || (Long) call(stat, "getEphemeralOwner") != session) {
+      return null;
+    }
+    return new long[] {(Long) call(stat, "getCzxid"), session, aliveAt,
+        ((Integer) call(zk, "getSessionTimeout")).longValue()};
   }
 
   /**

@@ -11,7 +11,6 @@ import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.policy.SideEffectCounters;
 import dev.fencing.agent.policy.SideEffectPolicy;
 import dev.fencing.agent.token.Grant;
-import dev.fencing.agent.token.HighestTokenStore;
 import dev.fencing.agent.token.LossReason;
 import dev.fencing.agent.token.TokenState;
 import dev.fencing.protocol.TokenGrammar;
@@ -49,7 +48,8 @@ public final class CapturedLocks implements CaptureHook {
   private final Map<Long, Long> lastAnswered = new ConcurrentHashMap<>();
   /** Per etcd lease: {when it was last known alive, its TTL}, both in nanoseconds. */
   private final Map<Long, long[]> leases = new ConcurrentHashMap<>();
-  private volatile boolean scopedGate;
+  /** The routing gate, once the first capture installed it (or the one of the JVM's declared sections). */
+  private volatile ScopedGate scopedGate;
 
   /** One captured lock: its runtime and the scope its holders' threads run in (allocated once). */
   public static final class Captured {
@@ -161,6 +161,47 @@ public final class CapturedLocks implements CaptureHook {
       LOG.debug("hold " + holdId + " acquired again before its release was seen");
     }
     LOG.debug("captured " + library + " lock " + path + " as '" + c.runtime.lock() + "', token " + token);
+  }
+
+  /**
+   * A leader latch has no acquiring thread, and what an application does while its latch leads is the leader's work,
+   * on whichever thread: the latch's lock decides every side effect outside a scope, as the JVM-wide lock does, from
+   * its first leadership until the application closes the latch. After a loss it keeps deciding (the deposed leader's
+   * work still running is refused, not passed) until the latch leads again with a new token or is closed. In a JVM
+   * with a JVM-wide lock of the agent's (fencing.lock), that lock keeps deciding; the latch is listed in /status only.
+   * One latch decides at a time: the first to lead, until it is closed.
+   */
+  @Override
+  public void leading(String library, String path, String holdId, long token, long sessionId, long aliveAtNanos,
+      long timeoutMillis) {
+    Captured c = captured(library, path);
+    if (c == null) {
+      return;
+    }
+    ScopedGate routing = ensureScopedGate();
+    long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+    Grant g = c.runtime.state().granted(token, sessionId, 0, aliveAtNanos + timeoutNanos - marginNanos);
+    holds.put(holdId, new Hold(c, g, sessionId, timeoutNanos, null, null));
+    if (scopes.outside().jvmWide()) {
+      LOG.info(library + " leader latch " + path + " leads with token " + token + "; the side effects outside scopes"
+          + " stay decided by fencing.lock=" + scopes.outside().lock());
+    } else if (routing.lead(c.runtime.policy())) {
+      LOG.info(library + " leader latch " + path + " leads as lock '" + c.runtime.lock() + "', token " + token
+          + ": it decides the side effects outside every scope");
+    } else {
+      LOG.warn(library + " leader latch " + path + " leads, but another captured latch decides the side effects"
+          + " outside every scope until it is closed");
+    }
+  }
+
+  @Override
+  public void closed(String library, String path) {
+    String name = lockName(path);
+    Captured c = name == null ? null : byName.get(name);
+    ScopedGate routing = scopedGate;
+    if (c != null && routing != null) {
+      routing.unlead(c.runtime.policy());
+    }
   }
 
   @Override
@@ -284,7 +325,7 @@ public final class CapturedLocks implements CaptureHook {
         }
         return null;
       }
-      TokenState state = new TokenState(name, config.tokenMax(), HighestTokenStore.none(), config.signingKey());
+      TokenState state = TokenState.captured(name, config.tokenMax(), config.signingKey());
       // The metrics' lock labels are fixed at start-up: a captured lock's side effects are counted with those of
       // "outside every scope" (lock="none" or the JVM-wide lock); /status lists the captured lock itself.
       SideEffectCounters counters = scopes.outside().counters();
@@ -303,18 +344,23 @@ public final class CapturedLocks implements CaptureHook {
    * The gate routes a side effect by the scope its thread is in only when the JVM has declared sections; a JVM that
    * captures a lock gets the routing gate at its first capture, so a JVM that never takes one keeps the plain hot path.
    */
-  private void ensureScopedGate() {
-    if (scopedGate) {
-      return;
+  private ScopedGate ensureScopedGate() {
+    ScopedGate routing = scopedGate;
+    if (routing != null) {
+      return routing;
     }
     synchronized (this) {
-      if (!scopedGate) {
+      if (scopedGate == null) {
         SideEffectGate g = scopes.gate();
-        if (!(g instanceof ScopedGate)) {
-          Fencing.install(new ScopedGate(g, Map.of()));
+        if (g instanceof ScopedGate) {
+          scopedGate = (ScopedGate) g;
+        } else {
+          ScopedGate installed = new ScopedGate(g, Map.of());
+          Fencing.install(installed);
+          scopedGate = installed;
         }
-        scopedGate = true;
       }
+      return scopedGate;
     }
   }
 }

@@ -10,12 +10,18 @@ import java.util.Map;
 /**
  * The gate of a JVM with declared sections: each side effect goes to the policy of the lock whose scope the thread is
  * in (docs/DESIGN.md section 4, "Lock scopes"): inside a section (or a task handed off from one) that lock's policy;
- * otherwise the JVM-wide lock's policy, or without one the policy of "outside every scope" (inbound token or pass).
+ * otherwise the JVM-wide lock's policy, or without one the policy of a captured leader latch while it leads (see
+ * {@link #lead}), or else that of "outside every scope" (inbound token or pass).
  * The agent's own threads are passed by every policy. One thread-local read and no allocation per side effect.
  */
 public final class ScopedGate implements SideEffectGate {
   private final SideEffectGate outside;
   private final Map<String, SideEffectGate> byLock;
+  /**
+   * The policy of an application's leader latch that decides outside every scope instead of {@link #outside} (a JVM
+   * without a JVM-wide lock whose application leads with a captured latch), or null.
+   */
+  private volatile SideEffectGate led;
 
   /** {@code outside}: the JVM-wide lock's policy, or that of "outside every scope"; {@code byLock}: every lock's. */
   public ScopedGate(SideEffectGate outside, Map<String, SideEffectGate> byLock) {
@@ -23,10 +29,34 @@ public final class ScopedGate implements SideEffectGate {
     this.byLock = Map.copyOf(byLock);
   }
 
+  /**
+   * Makes {@code latch} decide the side effects outside every scope, unless another latch does already; returns
+   * whether it does now.
+   */
+  public synchronized boolean lead(SideEffectGate latch) {
+    if (led == null) {
+      led = latch;
+    }
+    return led == latch;
+  }
+
+  /** {@code latch} stops deciding outside every scope (its latch was closed). */
+  public synchronized void unlead(SideEffectGate latch) {
+    if (led == latch) {
+      led = null;
+    }
+  }
+
+  /** What decides outside every scope now. */
+  private SideEffectGate outsideNow() {
+    SideEffectGate l = led;
+    return l != null ? l : outside;
+  }
+
   /** The policy deciding the calling thread's side effects now. */
   private SideEffectGate gate() {
     Object carried = TokenContext.carried();
-    return carried instanceof LockScope ? ((LockScope) carried).gate() : outside;
+    return carried instanceof LockScope ? ((LockScope) carried).gate() : outsideNow();
   }
 
   @Override
@@ -46,7 +76,7 @@ public final class ScopedGate implements SideEffectGate {
   @Override
   public Decision recheck(Channel channel, boolean fenced, Decision taggedWith, int count) {
     SideEffectGate g = taggedWith == null || !taggedWith.isTag() ? null : byLock.get(taggedWith.lock());
-    return (g != null ? g : outside).recheck(channel, fenced, taggedWith, count);
+    return (g != null ? g : outsideNow()).recheck(channel, fenced, taggedWith, count);
   }
 
   @Override

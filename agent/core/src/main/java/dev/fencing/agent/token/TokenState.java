@@ -28,6 +28,8 @@ public final class TokenState {
   private final HighestTokenStore store;
   private final LongSupplier clock;
   private final TokenSignature signer;
+  /** False for an application's lock the agent captured: the agent does not campaign for it after a loss. */
+  private final boolean campaigns;
   private volatile TokenView view;
 
   private long highestSeen;
@@ -52,6 +54,20 @@ public final class TokenState {
   }
 
   TokenState(String lock, long tokenMax, HighestTokenStore store, LongSupplier clock, TokenSignature signer) {
+    this(lock, tokenMax, store, clock, signer, true);
+  }
+
+  /**
+   * The state of an application's own lock the agent captured (Curator, jetcd): granted and ended by the application's
+   * acquisitions and releases, never campaigned for by the agent.
+   */
+  public static TokenState captured(String lock, long tokenMax, TokenSignature signer) {
+    return new TokenState(lock, tokenMax, HighestTokenStore.none(), System::nanoTime, signer, false);
+  }
+
+  private TokenState(String lock, long tokenMax, HighestTokenStore store, LongSupplier clock, TokenSignature signer,
+      boolean campaigns) {
+    this.campaigns = campaigns;
     this.signer = signer;
     this.lock = lock;
     this.tokenMax = tokenMax;
@@ -186,7 +202,7 @@ public final class TokenState {
     losses.get(reason).increment();
     set(new TokenView(local ? LeasePhase.EXPIRED : LeasePhase.LOST, grant, reason, null));
     LOG.warn("lease on lock '" + lock + "' " + (local ? "expired" : "lost") + " (" + reason.label() + "), token "
-        + grant.token() + "; campaigning again");
+        + grant.token() + (campaigns ? "; campaigning again" : "; the application's lock is no longer trusted"));
     return true;
   }
 

@@ -129,4 +129,53 @@ class CapturedLocksTest {
     assertThat(Fencing.decide(Channel.JDBC, true, false).isBlock()).isTrue();
     c.released("jetcd", "other/1");
   }
+
+  /** The decision of a side effect made on a new thread, in no scope. */
+  private static Decision onAnotherThread(boolean fenced) throws Exception {
+    Decision[] d = new Decision[1];
+    Thread t = new Thread(() -> d[0] = Fencing.decide(Channel.JDBC, true, fenced));
+    t.start();
+    t.join();
+    return d[0];
+  }
+
+  @Test
+  void aLeadingLatchDecidesEveryThreadOutsideAScopeFromItsLeadershipUntilItIsClosed() throws Exception {
+    Scopes s = scopes("lease.enabled=false");
+    CapturedLocks c = s.captured();
+    assertThat(onAnotherThread(true).isTag()).as("before the latch leads").isFalse();
+    c.leading("curator", "/app/leader", "/app/leader/_c_1-latch-0000000001", 42, 7, System.nanoTime(), 3000);
+    Decision d = onAnotherThread(true);
+    assertThat(d.isTag()).as("any thread outside a scope: the leader's work").isTrue();
+    assertThat(d.lock()).isEqualTo("app.leader");
+    assertThat(d.token()).isEqualTo(42);
+    assertThat(Fencing.decide(Channel.JDBC, true, true).token()).isEqualTo(42);
+
+    c.acquired("curator", "/app/mutex", "/app/mutex/_c_2-lock-0000000001", 50, 7, System.nanoTime(), 3000);
+    assertThat(Fencing.decide(Channel.JDBC, true, true).lock()).as("inside a captured mutex: the mutex decides")
+        .isEqualTo("app.mutex");
+    c.released("curator", "/app/mutex/_c_2-lock-0000000001");
+
+    c.released("curator", "/app/leader/_c_1-latch-0000000001"); // leadership lost: the deposed leader's work
+    assertThat(onAnotherThread(false).isBlock()).as("unfenced, after the leadership ended").isTrue();
+    assertThat(onAnotherThread(true).token()).as("fenced: the last token, which the fence refuses after a successor's")
+        .isEqualTo(42);
+
+    c.leading("curator", "/app/leader", "/app/leader/_c_1-latch-0000000002", 60, 7, System.nanoTime(), 3000);
+    assertThat(onAnotherThread(true).token()).as("leading again: the new node's token").isEqualTo(60);
+
+    c.closed("curator", "/app/leader");
+    Decision closed = onAnotherThread(false);
+    assertThat(closed.isTag() || closed.isBlock()).as("after close: as outside every scope").isFalse();
+  }
+
+  @Test
+  void aLatchLeavesTheJvmWideLockInCharge() throws Exception {
+    Scopes s = scopes("lock=jobs,standby=block");
+    CapturedLocks c = s.captured();
+    c.leading("curator", "/app/leader", "/app/leader/_c_1-latch-0000000001", 42, 7, System.nanoTime(), 3000);
+    Decision d = onAnotherThread(false);
+    assertThat(d.lock()).as("fencing.lock decides outside scopes").isEqualTo("jobs");
+    assertThat(c.locks()).extracting(CapturedLocks.Captured::path).containsExactly("/app/leader");
+  }
 }

@@ -23,18 +23,32 @@ import java.util.concurrent.TimeUnit;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
+import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Applications that take their own locks, with the agent attached and no fencing code: the agent captures the lock
- * (its token: the czxid of the application's lock node), the holder's writes carry it, and a holder paused inside its
- * critical section past its ZooKeeper session timeout has its writes after resuming refused by PostgreSQL's fence
- * while the next holder's are accepted.
+ * Applications that take their own locks, with the agent attached and no fencing code: the agent captures the lock or
+ * leadership (its token: the czxid of the application's lock, lease or latch node; the create revision of its jetcd
+ * lock or campaign key), the holder's writes carry it, and a holder paused inside its critical section (inside
+ * {@code takeLeadership}, while its latch or election leads) past its ZooKeeper session timeout or lease TTL has its
+ * writes after resuming refused by PostgreSQL's fence while the next holder's are accepted.
  */
 class CapturedLocksIT {
   static List<Path> javaHomes() {
     return AgentProcesses.javaHomes();
+  }
+
+  /** Each Java with each Curator recipe the agent captures (see CuratorLockApp). */
+  static Stream<Arguments> curatorRecipes() {
+    return javaHomes().stream()
+        .flatMap(j -> Stream.of("mutex", "semaphore", "selector", "latch").map(k -> Arguments.of(j, k)));
+  }
+
+  /** Each Java with a jetcd lock and a jetcd election (see JetcdLockApp). */
+  static Stream<Arguments> jetcdRecipes() {
+    return javaHomes().stream().flatMap(j -> Stream.of("lock", "election").map(k -> Arguments.of(j, k)));
   }
 
   /** The app's lock path, and the lock name the agent derives from it (the fence's lock). */
@@ -63,7 +77,9 @@ class CapturedLocksIT {
     /** The first captured lock's field {@code name} in /status. */
     String captured(String name) throws IOException {
       String status = Http.get("http://127.0.0.1:" + port + "/status");
-      int from = status.indexOf('{', status.indexOf("\"captured\":["));
+      int list = status.indexOf("\"captured\":[{");
+      assertThat(list).as("a captured lock in /status: " + status).isNotNegative();
+      int from = status.indexOf('{', list);
       return Http.jsonField(status.substring(from, status.indexOf('}', from) + 1), name); // a flat object
     }
 
@@ -84,17 +100,22 @@ class CapturedLocksIT {
     return z;
   }
 
-  /** The czxid of the lowest lock node under the app's lock path: the holder's token as ZooKeeper sees it. */
-  private static long holderCzxid(ZooKeeper z) throws Exception {
-    List<String> nodes = z.getChildren(PATH, false);
+  /**
+   * The czxid of the lowest lock node under the app's lock path (the lease nodes' parent for a semaphore): the
+   * holder's token as ZooKeeper sees it.
+   */
+  private static long holderCzxid(ZooKeeper z, String kind) throws Exception {
+    String parent = kind.equals("semaphore") ? PATH + "/leases" : PATH;
+    List<String> nodes = z.getChildren(parent, false);
     String lowest = nodes.stream().min(java.util.Comparator.comparing(n -> n.substring(n.length() - 10))).orElseThrow();
-    Stat stat = z.exists(PATH + "/" + lowest, false);
+    Stat stat = z.exists(parent + "/" + lowest, false);
     return stat.getCzxid();
   }
 
-  @ParameterizedTest
-  @MethodSource("javaHomes")
-  void curatorMutexHolderPausedPastItsSessionHasItsStaleWritesRefusedByTheFence(Path javaHome) throws Exception {
+  @ParameterizedTest(name = "{1} on {0}")
+  @MethodSource("curatorRecipes")
+  void curatorHolderPausedPastItsSessionHasItsStaleWritesRefusedByTheFence(Path javaHome, String kind)
+      throws Exception {
     try (ZooKeeperEnsemble zk = ZooKeeperEnsemble.start(1); JdbcTakeoverIT.Database db = JdbcTakeoverIT.start("postgresql")) {
       try (Connection c = DriverManager.getConnection(db.url()); Statement s = c.createStatement()) {
         s.execute("CREATE TABLE account (id INT PRIMARY KEY, balance INT NOT NULL)");
@@ -103,13 +124,14 @@ class CapturedLocksIT {
       }
       String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar")
           + File.pathSeparator + testJars();
-      String[] args = {zk.connectString(), Integer.toString(SESSION_MS), PATH, db.url()};
-      try (ZooKeeper z = client(zk); LockJvm a = new LockJvm(javaHome, "curator-a", CuratorLockApp.class, cp, args);
-          LockJvm b = new LockJvm(javaHome, "curator-b", CuratorLockApp.class, cp, args)) {
+      String[] args = {zk.connectString(), Integer.toString(SESSION_MS), PATH, db.url(), kind};
+      try (ZooKeeper z = client(zk);
+          LockJvm a = new LockJvm(javaHome, "curator-" + kind + "-a", CuratorLockApp.class, cp, args);
+          LockJvm b = new LockJvm(javaHome, "curator-" + kind + "-b", CuratorLockApp.class, cp, args)) {
         assertThat(a.run("SQL UPDATE account SET balance = 1 WHERE id = 1")).as("outside the lock: no token")
             .startsWith("ERR FN002");
         assertThat(a.run("LOCK")).isEqualTo("OK locked");
-        long tokenA = holderCzxid(z);
+        long tokenA = holderCzxid(z, kind);
         assertThat(a.captured("lock")).isEqualTo(LOCK);
         assertThat(a.captured("state")).isEqualTo("HOLDING");
         assertThat(Long.parseLong(a.captured("token"))).as("token = czxid of the app's lock node").isEqualTo(tokenA);
@@ -120,7 +142,7 @@ class CapturedLocksIT {
 
         a.jvm.suspend(); // inside its critical section, past the session timeout: ZooKeeper deletes A's node
         assertThat(b.run("LOCK")).isEqualTo("OK locked");
-        long tokenB = holderCzxid(z);
+        long tokenB = holderCzxid(z, kind);
         assertThat(tokenB).isGreaterThan(tokenA);
         assertThat(Long.parseLong(b.captured("token"))).isEqualTo(tokenB);
         assertThat(b.run("SQL UPDATE account SET balance = 200 WHERE id = 1")).isEqualTo("OK 1");
@@ -154,9 +176,9 @@ class CapturedLocksIT {
         .collect(java.util.stream.Collectors.joining(File.pathSeparator));
   }
 
-  @ParameterizedTest
-  @MethodSource("javaHomes")
-  void jetcdLockHolderPausedPastItsLeaseHasItsStaleWritesRefusedByTheFence(Path javaHome) throws Exception {
+  @ParameterizedTest(name = "{1} on {0}")
+  @MethodSource("jetcdRecipes")
+  void jetcdHolderPausedPastItsLeaseHasItsStaleWritesRefusedByTheFence(Path javaHome, String kind) throws Exception {
     String name = "ledger-lock";
     try (dev.fencing.testing.EtcdCluster etcd = dev.fencing.testing.EtcdCluster.single();
         JdbcTakeoverIT.Database db = JdbcTakeoverIT.start("postgresql")) {
@@ -167,15 +189,16 @@ class CapturedLocksIT {
       }
       String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar")
           + File.pathSeparator + testJars();
-      String[] args = {etcd.endpoints(), "2", name, db.url()};
+      String[] args = {etcd.endpoints(), "2", name, db.url(), kind};
       try (io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(etcd.endpoints().split(",")).build();
-          LockJvm a = new LockJvm(javaHome, "jetcd-a", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args);
-          LockJvm b = new LockJvm(javaHome, "jetcd-b", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args)) {
+          LockJvm a = new LockJvm(javaHome, "jetcd-" + kind + "-a", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args);
+          LockJvm b = new LockJvm(javaHome, "jetcd-" + kind + "-b", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args)) {
         assertThat(a.run("LOCK")).isEqualTo("OK locked");
         long tokenA = holderRevision(client, name);
         assertThat(a.captured("lock")).isEqualTo(name);
         assertThat(a.captured("state")).isEqualTo("HOLDING");
-        assertThat(Long.parseLong(a.captured("token"))).as("token = create revision of the app's lock key").isEqualTo(tokenA);
+        assertThat(Long.parseLong(a.captured("token"))).as("token = create revision of the app's lock or campaign key")
+            .isEqualTo(tokenA);
         assertThat(a.run("SQL UPDATE account SET balance = 100 WHERE id = 1")).isEqualTo("OK 1");
         Thread.sleep(2500); // answered keepalives keep the captured lock trusted past one TTL
         assertThat(a.run("SQL UPDATE account SET balance = 101 WHERE id = 1")).isEqualTo("OK 1");

@@ -6,50 +6,123 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.LinkedBlockingQueue;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderSelector;
+import org.apache.curator.framework.recipes.leader.LeaderSelectorListener;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryOneTime;
 
 /**
- * An ordinary application taking its own Curator {@code InterProcessMutex} (no fencing code), driven on stdin.
- * Arguments: ZooKeeper connect string, session timeout in ms, lock path, JDBC URL. Commands: {@code LOCK} (blocks
- * until acquired, prints {@code OK locked}), {@code UNLOCK}, {@code SQL <statement>} (prints {@code OK <count>} or
- * {@code ERR <sqlstate> <message>}).
+ * An ordinary application taking its own Curator lock or leadership (no fencing code), driven on stdin. Arguments:
+ * ZooKeeper connect string, session timeout in ms, lock path, JDBC URL, and the recipe: {@code mutex}
+ * (InterProcessMutex, the default), {@code semaphore} (InterProcessSemaphoreMutex), {@code selector} (LeaderSelector:
+ * while leading, {@code takeLeadership} runs each SQL command, handing it to an executor; its listener ignores
+ * connection changes, so a paused leader resumes inside {@code takeLeadership} as one busy with work would) or
+ * {@code latch} (LeaderLatch: SQL runs on the main thread, whoever leads). Commands: {@code LOCK} (blocks until
+ * acquired or leading, prints {@code OK locked}), {@code UNLOCK} (release, leave {@code takeLeadership}, close the
+ * latch), {@code SQL <statement>} (prints {@code OK <count>} or {@code ERR <sqlstate> <message>}).
  */
 public final class CuratorLockApp {
   private CuratorLockApp() {}
+
+  private static final Runnable STOP = () -> {};
 
   public static void main(String[] args) throws Exception {
     CuratorFramework client = CuratorFrameworkFactory.newClient(args[0], Integer.parseInt(args[1]), 10_000,
         new RetryOneTime(200));
     client.start();
-    InterProcessMutex mutex = new InterProcessMutex(client, args[2]);
+    String path = args[2];
+    String kind = args.length > 4 ? args[4] : "mutex";
+    InterProcessLock lock = kind.equals("semaphore") ? new InterProcessSemaphoreMutex(client, path)
+        : new InterProcessMutex(client, path);
+    BlockingQueue<Runnable> work = new LinkedBlockingQueue<>();
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    CountDownLatch leading = new CountDownLatch(1);
+    String id = UUID.randomUUID().toString();
+    LeaderSelector selector = new LeaderSelector(client, path, new LeaderSelectorListener() {
+      @Override
+      public void takeLeadership(CuratorFramework c) throws Exception {
+        leading.countDown();
+        for (Runnable r; (r = work.take()) != STOP; ) {
+          r.run();
+        }
+      }
+
+      @Override
+      public void stateChanged(CuratorFramework c, ConnectionState newState) {}
+    });
+    selector.setId(id);
+    LeaderLatch latch = new LeaderLatch(client, path, id);
+    boolean[] inSelector = {false};
     try (Connection c = DriverManager.getConnection(args[3])) {
       System.out.println("APP STARTED");
       BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
       for (String line; (line = in.readLine()) != null; ) {
         try {
           if (line.equals("LOCK")) {
-            mutex.acquire();
+            if (kind.equals("selector")) {
+              selector.start();
+              leading.await();
+              inSelector[0] = true;
+            } else if (kind.equals("latch")) {
+              latch.start();
+              latch.await();
+            } else {
+              lock.acquire();
+            }
             System.out.println("OK locked");
           } else if (line.equals("UNLOCK")) {
-            mutex.release();
+            if (kind.equals("selector")) {
+              inSelector[0] = false;
+              work.put(STOP);
+              // takeLeadership returned: LeaderSelector deletes this participant's node
+              while (selector.getParticipants().stream().anyMatch(p -> p.getId().equals(id))) {
+                Thread.sleep(20);
+              }
+            } else if (kind.equals("latch")) {
+              latch.close();
+            } else {
+              lock.release();
+            }
             System.out.println("OK unlocked");
           } else if (line.startsWith("SQL ")) {
-            try (Statement s = c.createStatement()) {
-              System.out.println("OK " + s.executeUpdate(line.substring(4)));
+            String sql = line.substring(4);
+            if (inSelector[0]) {
+              FutureTask<String> task = new FutureTask<>(() -> pool.submit(() -> update(c, sql)).get());
+              work.put(task);
+              System.out.println(task.get());
+            } else {
+              System.out.println(update(c, sql));
             }
           } else {
             System.out.println("ERR unknown command " + line);
           }
-        } catch (SQLException e) {
-          System.out.println("ERR " + e.getSQLState() + " " + e.getMessage().replace('\n', ' '));
         } catch (Exception e) {
           System.out.println("ERR " + e);
         }
       }
     }
+    pool.shutdownNow();
     client.close();
+  }
+
+  private static String update(Connection c, String sql) {
+    try (Statement s = c.createStatement()) {
+      return "OK " + s.executeUpdate(sql);
+    } catch (SQLException e) {
+      return "ERR " + e.getSQLState() + " " + e.getMessage().replace('\n', ' ');
+    }
   }
 }

@@ -7,11 +7,16 @@ import java.util.List;
 
 /**
  * Capture of the application's Curator locks (docs/DESIGN.md section 4, "Captured locks"): Curator's lock core
- * ({@code LockInternals}, behind InterProcessMutex and LeaderSelector) reports acquisitions and releases, the ZooKeeper
- * client's response reader reports answered pings (how long the session is known alive). The hook is the agent core's
+ * ({@code LockInternals}, behind InterProcessMutex and LeaderSelector), the semaphore of one lease (behind
+ * InterProcessSemaphoreMutex) and LeaderLatch report acquisitions, leadership and releases, the ZooKeeper client's
+ * response reader reports answered pings (how long the session is known alive). The hook is the agent core's
  * {@code CapturedLocks}, installed at startup. Switch: fencing.instrumentation.curator.enabled.
  */
 public final class CuratorInstrumentationModule implements InstrumentationModule {
+  static final String SEMAPHORE = CuratorTypeInstrumentation.RECIPES + "locks.InterProcessSemaphoreV2";
+  static final String SEMAPHORE_MUTEX = CuratorTypeInstrumentation.RECIPES + "locks.InterProcessSemaphoreMutex";
+  static final String LEADER_LATCH = CuratorTypeInstrumentation.RECIPES + "leader.LeaderLatch";
+
   @Override
   public String name() {
     return "curator";
@@ -19,7 +24,15 @@ public final class CuratorInstrumentationModule implements InstrumentationModule
 
   @Override
   public List<TypeInstrumentation> typeInstrumentations() {
-    return List.of(new LockInternalsInstrumentation(), new SendThreadInstrumentation());
+    return List.of(new LockInternalsInstrumentation(), new SendThreadInstrumentation(),
+        new CuratorTypeInstrumentation(SEMAPHORE, t -> {
+          t.applyAdvice(CuratorTypeInstrumentation.method("acquire", 3), SemaphoreAcquireAdvice.class);
+          t.applyAdvice(CuratorTypeInstrumentation.method("returnLease", 1), ReturnLeaseAdvice.class);
+        }),
+        new CuratorTypeInstrumentation(SEMAPHORE_MUTEX, t -> t.applyAdvice(
+            CuratorTypeInstrumentation.method("release", 0), SemaphoreMutexReleaseAdvice.class)),
+        new CuratorTypeInstrumentation(LEADER_LATCH, t -> t.applyAdvice(
+            CuratorTypeInstrumentation.method("setLeadership", 1), SetLeadershipAdvice.class)));
   }
 
   @Override

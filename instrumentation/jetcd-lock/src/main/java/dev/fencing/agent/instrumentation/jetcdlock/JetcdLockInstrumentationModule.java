@@ -6,8 +6,8 @@ import dev.fencing.agent.instrumentation.TypeInstrumentation;
 import java.util.List;
 
 /**
- * Capture of the application's jetcd locks (docs/DESIGN.md section 4, "Captured locks"): {@code LockImpl} reports
- * acquisitions and releases, {@code LeaseImpl} and its keepalive loop how long each lease is known alive. The hook is
+ * Capture of the application's jetcd locks and elections (docs/DESIGN.md section 4, "Captured locks"):
+ * {@code LockImpl} and {@code ElectionImpl} report acquisitions (a won campaign) and releases (a resignation), {@code LeaseImpl} and its keepalive loop how long each lease is known alive. The hook is
  * the agent core's {@code CapturedLocks}. Switch: fencing.instrumentation.jetcd-lock.enabled.
  */
 public final class JetcdLockInstrumentationModule implements InstrumentationModule {
@@ -27,6 +27,9 @@ public final class JetcdLockInstrumentationModule implements InstrumentationModu
     return List.of(new NamedTypeInstrumentation(IMPL + ".LockImpl", t -> {
       t.applyAdvice(NamedTypeInstrumentation.method("lock", 2), LockAdvice.class);
       t.applyAdvice(NamedTypeInstrumentation.method("unlock", 1), UnlockAdvice.class);
+    }), new NamedTypeInstrumentation(IMPL + ".ElectionImpl", t -> {
+      t.applyAdvice(NamedTypeInstrumentation.method("campaign", 3), CampaignAdvice.class);
+      t.applyAdvice(NamedTypeInstrumentation.method("resign", 1), ResignAdvice.class);
     }), new NamedTypeInstrumentation(IMPL + ".LeaseImpl", t -> {
       t.applyAdvice(NamedTypeInstrumentation.method("grant", 1).or(NamedTypeInstrumentation.method("grant", 3)),
           GrantAdvice.class);
