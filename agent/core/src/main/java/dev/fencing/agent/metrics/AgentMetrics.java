@@ -20,7 +20,7 @@ import java.util.function.DoubleSupplier;
 public final class AgentMetrics {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   /** Held so the value suppliers (which Micrometer references weakly) live as long as the registry. */
-  private final List<FencingSeries.Series> series;
+  private final List<FencingSeries.Series> series = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   public AgentMetrics(List<FencingSeries.Series> series) {
     this(series, List.of());
@@ -33,13 +33,18 @@ public final class AgentMetrics {
 
   /** With one {@code fencing_coordinator_request_duration_seconds} histogram per lock of {@code latencies}. */
   public AgentMetrics(List<FencingSeries.Series> series, List<CoordinatorLatency> latencies) {
-    this.series = series;
     if (!latencies.isEmpty()) {
       // Micrometer's Timer would add a _max gauge and its own bucket choice; a collector of our own exposes exactly
       // the buckets CoordinatorLatency keeps, in the same scrape.
       registry.getPrometheusRegistry().register(histogram(List.copyOf(latencies)));
     }
-    for (FencingSeries.Series s : series) {
+    add(series);
+  }
+
+  /** Exposes {@code more} from the next scrape on (the series of a lock captured after start). */
+  public void add(List<FencingSeries.Series> more) {
+    series.addAll(more);
+    for (FencingSeries.Series s : more) {
       for (FencingSeries.Point p : s.points()) {
         String[] tags = p.labels().toArray(new String[0]);
         if (s.name().endsWith(INFO)) {
@@ -106,7 +111,7 @@ public final class AgentMetrics {
   }
 
   public List<FencingSeries.Series> series() {
-    return series;
+    return List.copyOf(series);
   }
 
   /** The Prometheus text exposition. */

@@ -175,6 +175,33 @@ public final class FencingSeries {
       }
     }
     all.add(new Series("fencing_lease_losses", Kind.COUNTER, null, "Leases lost, by reason", List.copyOf(losses)));
+    all.addAll(sideEffectSeries(locks, rejections));
+    all.add(new Series("fencing_token_reuse", Kind.COUNTER, null,
+        "Grants whose token was not above the highest seen, or came from another etcd cluster",
+        perLock(leased, l -> Point.ofLong(l.state()::reuseCount, "lock", l.lock()))));
+    all.add(new Series("fencing_token_overflow", Kind.COUNTER, null, "Grants whose token was above fencing.token.max",
+        perLock(leased, l -> Point.ofLong(l.state()::overflowCount, "lock", l.lock()))));
+    List<Point> skipped = new ArrayList<>();
+    for (LockSeries l : locks) {
+      if (l.sectionsSkipped() != null) {
+        skipped.add(Point.ofLong(l.sectionsSkipped(), "lock", l.lock()));
+      }
+    }
+    if (!skipped.isEmpty()) {
+      all.add(new Series("fencing_section_skipped", Kind.COUNTER, null,
+          "Void sections (fencing.sections) not run because this JVM did not hold their lock", List.copyOf(skipped)));
+    }
+    all.removeIf(series -> series.points().isEmpty());
+    return List.copyOf(all);
+  }
+
+  /**
+   * The series of what a lock's side effects came to (seen, blocked by reason, rejected by fences, hook failures):
+   * every lock label has them, the locks of the configuration from the start and an application lock the agent
+   * captures from its capture on ({@link #ofCaptured}).
+   */
+  private static List<Series> sideEffectSeries(List<LockSeries> locks, RejectionCounters rejections) {
+    List<Series> series = new ArrayList<>();
     List<Point> effects = new ArrayList<>();
     List<Point> blocked = new ArrayList<>();
     for (LockSeries l : locks) {
@@ -193,11 +220,11 @@ public final class FencingSeries {
         }
       }
     }
-    all.add(new Series("fencing_side_effects", Kind.COUNTER, null,
+    series.add(new Series("fencing_side_effects", Kind.COUNTER, null,
         "Side effects seen by the hooks, by channel, destination and outcome", List.copyOf(effects)));
     // The blocked and would_block side effects again, by why: a series of its own, so the label sets of
     // fencing_side_effects_total stay as they are (queries and alerts on it keep working).
-    all.add(new Series("fencing_side_effects_blocked", Kind.COUNTER, null,
+    series.add(new Series("fencing_side_effects_blocked", Kind.COUNTER, null,
         "Side effects blocked (or, in observe mode, that would have been), by channel, destination and block reason",
         List.copyOf(blocked)));
     List<Point> rejected = new ArrayList<>();
@@ -209,7 +236,7 @@ public final class FencingSeries {
         }
       }
     }
-    all.add(new Series("fencing_rejections", Kind.COUNTER, null,
+    series.add(new Series("fencing_rejections", Kind.COUNTER, null,
         "Side effects of this JVM rejected by fences (stale or missing token), as the agent saw them", List.copyOf(rejected)));
     List<Point> hookFailures = new ArrayList<>();
     for (LockSeries l : locks) {
@@ -217,25 +244,19 @@ public final class FencingSeries {
         hookFailures.add(Point.ofLong(() -> l.sideEffects().hookFailures(c), "lock", l.lock(), "channel", c.label()));
       }
     }
-    all.add(new Series("fencing_hook_failures", Kind.COUNTER, null,
+    series.add(new Series("fencing_hook_failures", Kind.COUNTER, null,
         "Calls a hook failed to handle (an agent or library bug); fencing.fail-mode decided them", List.copyOf(hookFailures)));
-    all.add(new Series("fencing_token_reuse", Kind.COUNTER, null,
-        "Grants whose token was not above the highest seen, or came from another etcd cluster",
-        perLock(leased, l -> Point.ofLong(l.state()::reuseCount, "lock", l.lock()))));
-    all.add(new Series("fencing_token_overflow", Kind.COUNTER, null, "Grants whose token was above fencing.token.max",
-        perLock(leased, l -> Point.ofLong(l.state()::overflowCount, "lock", l.lock()))));
-    List<Point> skipped = new ArrayList<>();
-    for (LockSeries l : locks) {
-      if (l.sectionsSkipped() != null) {
-        skipped.add(Point.ofLong(l.sectionsSkipped(), "lock", l.lock()));
-      }
-    }
-    if (!skipped.isEmpty()) {
-      all.add(new Series("fencing_section_skipped", Kind.COUNTER, null,
-          "Void sections (fencing.sections) not run because this JVM did not hold their lock", List.copyOf(skipped)));
-    }
-    all.removeIf(series -> series.points().isEmpty());
-    return List.copyOf(all);
+    series.removeIf(one -> one.points().isEmpty());
+    return series;
+  }
+
+  /**
+   * The side-effect series of an application lock the agent captured (Curator, jetcd), labelled with its lock name,
+   * added to the exposition when it is captured (bounded by {@code fencing.capture.max-locks}). Its lease series are
+   * not: the lease is the application's, and /status lists its state.
+   */
+  public static List<Series> ofCaptured(dev.fencing.agent.scope.LockRuntime r, RejectionCounters rejections) {
+    return List.copyOf(sideEffectSeries(List.of(new LockSeries(r.state(), false, r.counters(), null)), rejections));
   }
 
   /** The {@code state} label now: the lease phase in lower case, or {@link #NO_LEASE}. */

@@ -44,6 +44,9 @@ public final class CapturedLocks implements CaptureHook {
   private final Map<String, Captured> byName = new ConcurrentHashMap<>();
   private final Map<String, Hold> holds = new ConcurrentHashMap<>();
   private final Set<String> refused = ConcurrentHashMap.newKeySet();
+  /** Told of each lock captured, with its own counters (the metrics add its series); see {@link #onCapture}. */
+  private final List<java.util.function.Consumer<LockRuntime>> listeners =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
   /** Per session: the send time of its last answered ping (the renewal after the next one uses it). */
   private final Map<Long, Long> lastAnswered = new ConcurrentHashMap<>();
   /** Per etcd lease: {when it was last known alive, its TTL}, both in nanoseconds. */
@@ -326,17 +329,47 @@ public final class CapturedLocks implements CaptureHook {
         return null;
       }
       TokenState state = TokenState.captured(name, config.tokenMax(), config.signingKey());
-      // The metrics' lock labels are fixed at start-up: a captured lock's side effects are counted with those of
-      // "outside every scope" (lock="none" or the JVM-wide lock); /status lists the captured lock itself.
-      SideEffectCounters counters = scopes.outside().counters();
+      // Counted under its own lock label (bounded by max-locks); a name that is also one of the configuration's
+      // locks shares that lock's counters, so no label is exposed twice.
+      boolean ownLabel = scopes.all().stream().noneMatch(r -> r.lock().equals(name));
+      SideEffectCounters counters = ownLabel ? new SideEffectCounters() : scopes.outside().counters();
       FencingEvents events = new FencingEvents(name, config.logEventInterval());
+      if (ownLabel) {
+        scopes.rejections().addLock(name, events);
+      }
       SideEffectPolicy policy = SideEffectPolicy.capturedLock(config, state, counters, events);
       LockRuntime runtime = new LockRuntime(name, state, counters, events, policy, false, false, List.of(),
           config.mode() == AgentConfig.Mode.OBSERVE);
       c = new Captured(library, path, runtime);
       byName.put(name, c);
       LOG.info("capturing " + library + " lock " + path + " as lock '" + name + "'");
+      if (ownLabel) {
+        for (java.util.function.Consumer<LockRuntime> l : listeners) {
+          tell(l, runtime);
+        }
+      }
       return c;
+    }
+  }
+
+  /**
+   * {@code listener} is told of every lock captured with a metrics label of its own: those captured so far at once,
+   * each later one when it is captured (on the capturing thread, once per lock).
+   */
+  public synchronized void onCapture(java.util.function.Consumer<LockRuntime> listener) {
+    listeners.add(listener);
+    for (Captured c : byName.values()) {
+      if (c.runtime().counters() != scopes.outside().counters()) {
+        tell(listener, c.runtime());
+      }
+    }
+  }
+
+  private static void tell(java.util.function.Consumer<LockRuntime> listener, LockRuntime runtime) {
+    try {
+      listener.accept(runtime);
+    } catch (Throwable t) {
+      LOG.warn("cannot expose the metrics of captured lock '" + runtime.lock() + "': " + AgentLog.describe(t));
     }
   }
 

@@ -37,6 +37,7 @@ final class AgentRuntime {
   private final List<LeaseKeeper> keepers = new java.util.concurrent.CopyOnWriteArrayList<>();
   private volatile StatusServer server;
   private volatile OtlpExport otlp;
+  private volatile AgentMetrics metrics;
   /** One histogram per lock this JVM campaigns for (the lock label), in the configuration's order. */
   private final List<CoordinatorLatency> latencies = new java.util.ArrayList<>();
 
@@ -64,6 +65,7 @@ final class AgentRuntime {
         startEndpoint(series);
       }
       startOtlp(series);
+      exposeCapturedLocks();
       if (!config.valid()) {
         return; // FAILED; the endpoint still tells why
       }
@@ -133,9 +135,28 @@ final class AgentRuntime {
     }
   }
 
+  /**
+   * Each application lock the agent captures gets the side-effect series of its own lock label, in the endpoint and
+   * the OTLP export alike, from its capture on (bounded by fencing.capture.max-locks).
+   */
+  private void exposeCapturedLocks() {
+    scopes.captured().onCapture(r -> {
+      List<FencingSeries.Series> more = FencingSeries.ofCaptured(r, scopes.rejections());
+      AgentMetrics m = metrics;
+      if (m != null) {
+        m.add(more);
+      }
+      OtlpExport o = otlp;
+      if (o != null) {
+        o.add(more);
+      }
+    });
+  }
+
   private void startEndpoint(List<FencingSeries.Series> series) {
     try {
       AgentMetrics metrics = new AgentMetrics(series, latencies);
+      this.metrics = metrics;
       server = new StatusServer(config.httpHost(), config.httpPort(),
           () -> StatusJson.render(scopes, config, premainNanos), metrics::scrape);
       LOG.info("status endpoint on http://" + config.httpHost() + ":" + server.port() + "/status and /metrics");

@@ -58,6 +58,41 @@ class CapturedLocksTest {
     assertThat(c.locks().get(0).runtime().state().phase()).isNotEqualTo(LeasePhase.HOLDING);
   }
 
+  /** A captured lock is counted and exposed under its own lock label, in both exports, from its capture on. */
+  @Test
+  void aCapturedLockHasItsOwnMetricsLabelFromItsCaptureOn() {
+    Scopes s = scopes("lock=jvm-lock");
+    dev.fencing.agent.metrics.AgentMetrics metrics = new dev.fencing.agent.metrics.AgentMetrics(
+        dev.fencing.agent.metrics.FencingSeries.of(s));
+    java.util.List<String> told = new java.util.ArrayList<>();
+    s.captured().onCapture(r -> {
+      told.add(r.lock());
+      metrics.add(dev.fencing.agent.metrics.FencingSeries.ofCaptured(r, s.rejections()));
+    });
+    assertThat(metrics.scrape()).doesNotContain("locks.ledger");
+
+    s.captured().acquired("curator", "/locks/ledger", "/locks/ledger/_c_1-lock-0000000001", 42, 7, System.nanoTime(),
+        3000);
+    assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).isTrue();
+    s.rejections().record(Channel.JDBC, dev.fencing.agent.policy.RejectionCounters.Reason.STALE_TOKEN);
+    assertThat(told).containsExactly("locks.ledger");
+    String scrape = metrics.scrape();
+    assertThat(scrape).contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"true\",lock=\"locks.ledger\","
+        + "outcome=\"tagged\"} 1.0");
+    assertThat(scrape).contains("fencing_rejections_total{channel=\"jdbc\",lock=\"locks.ledger\","
+        + "reason=\"stale_token\"} 1.0");
+    assertThat(scrape).contains("fencing_rejections_total{channel=\"jdbc\",lock=\"jvm-lock\","
+        + "reason=\"stale_token\"} 0.0");
+    // A second acquisition of the same lock adds no second label, and a later listener hears of it once.
+    s.captured().released("curator", "/locks/ledger/_c_1-lock-0000000001");
+    s.captured().acquired("curator", "/locks/ledger", "/locks/ledger/_c_1-lock-0000000002", 43, 7, System.nanoTime(),
+        3000);
+    java.util.List<String> late = new java.util.ArrayList<>();
+    s.captured().onCapture(r -> late.add(r.lock()));
+    assertThat(told).containsExactly("locks.ledger");
+    assertThat(late).containsExactly("locks.ledger");
+  }
+
   @Test
   void answeredPingsMoveTheDeadlineToThePreviousPingsSendTimeAndAPauseExpiresIt() {
     Scopes s = scopes("lease.enabled=false,capture.safety-margin=100ms");

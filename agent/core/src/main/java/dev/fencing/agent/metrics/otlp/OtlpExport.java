@@ -47,8 +47,10 @@ public final class OtlpExport {
 
   private final SdkMeterProvider provider;
   private final ExecutorService sender;
+  private final Instruments instruments;
 
-  private OtlpExport(SdkMeterProvider provider, ExecutorService sender) {
+  private OtlpExport(SdkMeterProvider provider, ExecutorService sender, Instruments instruments) {
+    this.instruments = instruments;
     this.provider = provider;
     this.sender = sender;
   }
@@ -86,40 +88,75 @@ public final class OtlpExport {
         .setInternalTelemetryVersion(InternalTelemetryVersion.LEGACY)
         .build();
     SdkMeterProvider provider = SdkMeterProvider.builder().setResource(resource).registerMetricReader(reader).build();
-    register(provider.get("dev.fencing.agent"), series);
+    Instruments instruments = new Instruments(provider.get("dev.fencing.agent"));
+    instruments.register(series);
     for (CoordinatorLatency latency : latencies) {
       register(provider.get("dev.fencing.agent"), latency);
     }
-    return new OtlpExport(provider, sender);
+    return new OtlpExport(provider, sender, instruments);
   }
 
-  private static void register(Meter meter, List<FencingSeries.Series> series) {
-    for (FencingSeries.Series s : series) {
-      List<FencingSeries.Point> points = s.points();
-      Attributes[] attributes = new Attributes[points.size()];
-      for (int i = 0; i < attributes.length; i++) {
-        attributes[i] = attributes(points.get(i).labels());
+  /**
+   * One instrument per series name, whose callback reads the series' points as they are at each collection: the
+   * points of a lock captured after start ({@link #add}) join the instrument of their name.
+   */
+  private static final class Instruments {
+    private final Meter meter;
+    private final java.util.Map<String, List<Observed>> byName = new java.util.concurrent.ConcurrentHashMap<>();
+
+    Instruments(Meter meter) {
+      this.meter = meter;
+    }
+
+    /** A point and its attributes, built once. */
+    private record Observed(FencingSeries.Point point, Attributes attributes) {
+    }
+
+    synchronized void register(List<FencingSeries.Series> series) {
+      for (FencingSeries.Series s : series) {
+        List<Observed> points = byName.get(s.otlpName());
+        boolean first = points == null;
+        if (first) {
+          points = new java.util.concurrent.CopyOnWriteArrayList<>();
+          byName.put(s.otlpName(), points);
+        }
+        List<Observed> add = new java.util.ArrayList<>();
+        for (FencingSeries.Point p : s.points()) {
+          add.add(new Observed(p, attributes(p.labels())));
+        }
+        points.addAll(add);
+        if (first) {
+          instrument(s, points);
+        }
       }
+    }
+
+    private void instrument(FencingSeries.Series s, List<Observed> points) {
       if (s.kind() == FencingSeries.Kind.COUNTER) {
         meter.counterBuilder(s.otlpName()).setDescription(s.help()).setUnit(s.otlpUnit()).buildWithCallback(m -> {
-          for (int i = 0; i < attributes.length; i++) {
-            m.record(points.get(i).asLong().getAsLong(), attributes[i]);
+          for (Observed o : points) {
+            m.record(o.point().asLong().getAsLong(), o.attributes());
           }
         });
       } else if (s.integer()) {
         meter.gaugeBuilder(s.otlpName()).setDescription(s.help()).setUnit(s.otlpUnit()).ofLongs().buildWithCallback(m -> {
-          for (int i = 0; i < attributes.length; i++) {
-            m.record(points.get(i).asLong().getAsLong(), attributes[i]);
+          for (Observed o : points) {
+            m.record(o.point().asLong().getAsLong(), o.attributes());
           }
         });
       } else {
         meter.gaugeBuilder(s.otlpName()).setDescription(s.help()).setUnit(s.otlpUnit()).buildWithCallback(m -> {
-          for (int i = 0; i < attributes.length; i++) {
-            m.record(points.get(i).asDouble().getAsDouble(), attributes[i]);
+          for (Observed o : points) {
+            m.record(o.point().asDouble().getAsDouble(), o.attributes());
           }
         });
       }
     }
+  }
+
+  /** Exports {@code more} from the next collection on (the series of a lock captured after start). */
+  public void add(List<FencingSeries.Series> more) {
+    instruments.register(more);
   }
 
   /**
