@@ -53,7 +53,7 @@ public enum ConfigKey {
       ValueType.readableFile()),
   ZOOKEEPER_TLS_KEYSTORE_PASSWORD_FILE("zookeeper.tls.keystore-password-file", "path", "(none)", "File holding the key store password (first line).",
       ValueType.readableFile()),
-  STANDBY("standby", "block|wait", "block", "A side effect while not holding the lease: block fails it at once; wait waits for the lease up to fencing.standby.timeout, then fails it.",
+  STANDBY("standby", "block|wait", "block", "A side effect while not holding the lease: block fails it at once; wait waits for the lease up to fencing.standby.timeout, then fails it (never on a thread marked non-blocking: Reactor Netty's event loops decide at once).",
       ValueType.choice(AgentConfig.Standby.class)),
   STANDBY_TIMEOUT("standby.timeout", "duration", "5s", "Longest wait for the lease when fencing.standby=wait.",
       ValueType.duration(Duration.ZERO)),
