@@ -169,6 +169,45 @@ class ReactorNettyIT {
     }
   }
 
+  /**
+   * The OpenTelemetry Java agent, which instruments Reactor Netty's HttpClient too (its response receivers, its
+   * connect), attached before this one, as in OtelAgentIT: each request still carries the pair exactly once, and a
+   * blocked one still fails its Mono.
+   */
+  @Test
+  void withTheOpenTelemetryAgentAttachedFirstTheHookStillTagsAndBlocks() throws Exception {
+    String latest = versions().get(versions().size() - 1);
+    int port = Ports.freePort();
+    try (EtcdCluster etcd = EtcdCluster.single(); RecordingServer open = new RecordingServer();
+        AgentJvm app = AgentJvm.builder().noAgent().name("reactor-netty-otel")
+            .jvmArg("-javaagent:" + OtelAgentIT.otelAgent())
+            .jvmArg("-javaagent:" + Path.of(System.getProperty("fencing.agent.jar")).toAbsolutePath()
+                + "=lock=rn,lease.ttl=3s,lease.safety-margin=500ms,http.port=" + port + ",etcd.endpoints="
+                + etcd.endpoints())
+            .sysProp("otel.javaagent.extensions", OtelAgentIT.otelExtension().toString())
+            .sysProp("otel.traces.exporter", "none").sysProp("otel.metrics.exporter", "none")
+            .sysProp("otel.logs.exporter", "none")
+            .classpath(classpath(latest)).mainClass(ReactorNettyApp.class.getName()).start()) {
+      app.awaitOutput("APP STARTED", Duration.ofSeconds(40));
+      AppStdin stdin = AppStdin.http(app);
+      String token = Http.jsonField(Http.awaitStatus(port, "{\"lock\":\"rn\",\"state\":\"HOLDING\"",
+          Duration.ofSeconds(20)), "token");
+      assertThat(stdin.run("BLOCK POST " + open.base() + "/ok")).isEqualTo("STATUS 200");
+      assertThat(stdin.run("SUBSCRIBE POST " + open.base() + "/ok")).isEqualTo("STATUS 200");
+      assertThat(open.received).containsExactly("POST /ok token=[" + token + "] lock=[rn]",
+          "POST /ok token=[" + token + "] lock=[rn]");
+
+      for (EtcdNode n : etcd.nodes()) {
+        n.kill();
+      }
+      Http.awaitStatus(port, "\"lock\":\"rn\",\"state\":\"EXPIRED\"", Duration.ofSeconds(10));
+      assertThat(stdin.run("BLOCK POST " + open.base() + "/ok"))
+          .startsWith("ERR dev.fencing.agent.bootstrap.FencingBlockedException: Fencing Agent blocked a http side "
+              + "effect: lock 'rn', token " + token + ":");
+      assertThat(open.received).hasSize(2);
+    }
+  }
+
   /** fencing.instrumentation.reactor-netty.enabled=false: the client runs as without the agent. */
   @Test
   void theSwitchLeavesTheClientAlone() throws Exception {
