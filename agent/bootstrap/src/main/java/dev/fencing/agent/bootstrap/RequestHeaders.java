@@ -7,8 +7,9 @@ import java.lang.invoke.MethodType;
 /**
  * Writes a decision's headers onto a mutable request (or request builder) of an HTTP client library whose type has a
  * method that sets a header, replacing every value of that name, and one that removes all values of a name: Apache
- * HttpClient 4 and 5 ({@code setHeader}, {@code removeHeaders}) and OkHttp's {@code Request.Builder}
- * ({@code header}, {@code removeHeader}). The advice that calls it is inlined into the library and the agent cannot
+ * HttpClient 4 and 5 ({@code setHeader}, {@code removeHeaders}), OkHttp's {@code Request.Builder}
+ * ({@code header}, {@code removeHeader}) and Reactor Netty's {@code HttpClientRequest} (through the Netty
+ * {@code HttpHeaders} its {@code requestHeaders()} returns: {@code set}, {@code remove}). The advice that calls it is inlined into the library and the agent cannot
  * see the library's classes, so the two methods are method handles on the library's own public type, looked up once
  * per request class (lock-free afterwards, no allocation per request). Public API of every version the hooks
  * support; each module's tests run it on the real classes of the oldest and the latest.
@@ -24,10 +25,21 @@ public final class RequestHeaders {
   public static final RequestHeaders OKHTTP_BUILDER = new RequestHeaders("okhttp3.Request$Builder", "header",
       String.class, "removeHeader");
 
+  /**
+   * Reactor Netty 1.x: {@code reactor.netty.http.client.HttpClientRequest.requestHeaders()}, then Netty's
+   * {@code HttpHeaders.set(String, Object)} and {@code remove(String)}. The Netty type is taken from the return type of
+   * {@code requestHeaders()}, never named: the agent jar relocates its own Netty, and with it every string naming
+   * {@code io.netty}.
+   */
+  public static final RequestHeaders REACTOR_NETTY = new RequestHeaders("reactor.netty.http.client.HttpClientRequest",
+      "requestHeaders", "set", Object.class, "remove");
+
   private static final MethodType SET = MethodType.methodType(void.class, Object.class, String.class, String.class);
   private static final MethodType REMOVE = MethodType.methodType(void.class, Object.class, String.class);
 
   private final String messageType;
+  /** The no-argument method of the message that returns the headers object to write, or null: the message itself. */
+  private final String headersAccessor;
   private final String setName;
   private final Class<?> valueType;
   private final String removeName;
@@ -44,12 +56,23 @@ public final class RequestHeaders {
           return new Handles(null, null, new IllegalArgumentException(type.getName() + " is not a " + messageType));
         }
         MethodHandles.Lookup lookup = MethodHandles.publicLookup();
-        MethodHandle set = lookup.unreflect(message.getMethod(setName, String.class, valueType)).asType(SET);
-        MethodHandle remove = lookup.unreflect(message.getMethod(removeName, String.class)).asType(REMOVE);
+        if (headersAccessor == null) {
+          MethodHandle set = lookup.unreflect(message.getMethod(setName, String.class, valueType)).asType(SET);
+          MethodHandle remove = lookup.unreflect(message.getMethod(removeName, String.class)).asType(REMOVE);
+          return new Handles(set, remove, null);
+        }
+        java.lang.reflect.Method accessor = message.getMethod(headersAccessor);
+        MethodHandle headers = lookup.unreflect(accessor);
+        Class<?> headersType = accessor.getReturnType();
+        MethodHandle set = MethodHandles.filterArguments(
+            lookup.unreflect(headersType.getMethod(setName, String.class, valueType)), 0, headers).asType(SET);
+        MethodHandle remove = MethodHandles.filterArguments(
+            lookup.unreflect(headersType.getMethod(removeName, String.class)), 0, headers).asType(REMOVE);
         return new Handles(set, remove, null);
       } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
         return new Handles(null, null, new IllegalStateException("cannot set headers on " + type.getName()
-            + " through " + messageType + "." + setName + "(String, " + valueType.getSimpleName() + ") and "
+            + " through " + messageType + (headersAccessor == null ? "" : "." + headersAccessor + "()") + "."
+            + setName + "(String, " + valueType.getSimpleName() + ") and "
             + removeName + "(String)",
             e));
       }
@@ -57,7 +80,13 @@ public final class RequestHeaders {
   };
 
   private RequestHeaders(String messageType, String setName, Class<?> valueType, String removeName) {
+    this(messageType, null, setName, valueType, removeName);
+  }
+
+  private RequestHeaders(String messageType, String headersAccessor, String setName, Class<?> valueType,
+      String removeName) {
     this.messageType = messageType;
+    this.headersAccessor = headersAccessor;
     this.setName = setName;
     this.valueType = valueType;
     this.removeName = removeName;

@@ -53,7 +53,7 @@ public enum ConfigKey {
       ValueType.readableFile()),
   ZOOKEEPER_TLS_KEYSTORE_PASSWORD_FILE("zookeeper.tls.keystore-password-file", "path", "(none)", "File holding the key store password (first line); none: no password (an unencrypted PEM key).",
       ValueType.readableFile()),
-  STANDBY("standby", "block|wait", "block", "A side effect while not holding the lease: block fails it at once; wait waits for the lease up to fencing.standby.timeout, then fails it.",
+  STANDBY("standby", "block|wait", "block", "A side effect while not holding the lease: block fails it at once; wait waits for the lease up to fencing.standby.timeout, then fails it (never on a thread marked non-blocking: Reactor Netty's event loops decide at once).",
       ValueType.choice(AgentConfig.Standby.class)),
   STANDBY_TIMEOUT("standby.timeout", "duration", "5s", "Longest wait for the lease when fencing.standby=wait.",
       ValueType.duration(Duration.ZERO)),
@@ -117,7 +117,7 @@ public enum ConfigKey {
       ValueType.count(1, 1000)),
   CAPTURE_SAFETY_MARGIN("capture.safety-margin", "duration", "1s", "Subtracted from a captured lock's local deadline (the send time of the application's last answered ZooKeeper ping or etcd keepalive plus its session timeout or lease TTL).",
       ValueType.duration(Duration.ZERO)),
-  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, apache-httpclient-4, okhttp, kafka-clients; inbound tokens: servlet, jdk-http-server, executors; application-owned locks: curator, jetcd-lock; class-loaders: makes every class loader delegate the agent's bootstrap package, see Safety) on or off.",
+  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, apache-httpclient-4, okhttp, reactor-netty, kafka-clients; inbound tokens: servlet, jdk-http-server, executors; application-owned locks: curator, jetcd-lock; class-loaders: makes every class loader delegate the agent's bootstrap package, see Safety) on or off.",
       ValueType.flag());
 
   public static final String PREFIX = "fencing.";

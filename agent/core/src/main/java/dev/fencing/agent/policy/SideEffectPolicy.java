@@ -157,7 +157,7 @@ public final class SideEffectPolicy implements SideEffectGate {
     if (d.reason() != null && exemptCaller(channel, fenced)) {
       return decisions.pass; // before waiting: a migration on a standby must not wait for a lease it does not need
     }
-    if (d.isBlock() && standbyWait && waitable(d.reason())) {
+    if (d.isBlock() && standbyWait && waitable(d.reason()) && !NON_BLOCKING.get(Thread.currentThread().getClass())) {
       d = awaitLease(write, fenced, d);
     }
     if (write) {
@@ -306,6 +306,33 @@ public final class SideEffectPolicy implements SideEffectGate {
     }
     return c;
   }
+
+  /**
+   * Threads that must never block: those marked {@code reactor.core.scheduler.NonBlocking} (Reactor Netty's event
+   * loops, where its HttpClient's attempts are decided, and Reactor's parallel scheduler). Waiting there for the lease
+   * would stall every connection of the loop; the side effect is decided at once instead. By name, once per thread
+   * class, off the tagging path (only a block that would wait asks).
+   */
+  private static final ClassValue<Boolean> NON_BLOCKING = new ClassValue<>() {
+    @Override
+    protected Boolean computeValue(Class<?> type) {
+      for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+        if (marked(c)) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    private boolean marked(Class<?> c) {
+      for (Class<?> i : c.getInterfaces()) {
+        if (i.getName().equals("reactor.core.scheduler.NonBlocking") || marked(i)) {
+          return true;
+        }
+      }
+      return false;
+    }
+  };
 
   private static boolean waitable(BlockReason reason) {
     return reason == BlockReason.STANDBY || reason == BlockReason.EXPIRED || reason == BlockReason.LOST;

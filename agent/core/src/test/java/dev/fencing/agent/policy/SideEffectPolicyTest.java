@@ -420,6 +420,33 @@ class SideEffectPolicyTest {
     assertThat(System.nanoTime() - start).isLessThan(TimeUnit.SECONDS.toNanos(1));
   }
 
+  /** A thread as Reactor Netty's event loops are: a Thread subclass marked reactor.core.scheduler.NonBlocking. */
+  static final class EventLoopThread extends Thread implements reactor.core.scheduler.NonBlocking {
+    EventLoopThread(Runnable task) {
+      super(task, "reactor-http-nio-1");
+    }
+  }
+
+  @Test
+  void noWaitOnAThreadThatMustNotBlock() throws Exception {
+    TokenState real = new TokenState(LOCK, TOKEN_MAX, HighestTokenStore.none());
+    SideEffectPolicy policy = waiting(real, counters, 5_000);
+    Decision[] d = new Decision[1];
+    long[] took = new long[1];
+    Thread loop = new EventLoopThread(() -> {
+      long start = System.nanoTime();
+      d[0] = write(policy, false);
+      took[0] = System.nanoTime() - start;
+    });
+
+    loop.start();
+    loop.join();
+
+    assertBlock(d[0], BlockReason.STANDBY, 0);
+    assertThat(took[0]).as("an event loop is never held for the lease").isLessThan(TimeUnit.SECONDS.toNanos(1));
+    assertThat(counters.count(Channel.JDBC, false, Outcome.BLOCKED)).isEqualTo(1);
+  }
+
   private static Thread grantLater(TokenState on, long millis) {
     Thread t = new Thread(() -> {
       try {
