@@ -83,6 +83,22 @@ class CapturedLocksIT {
       return Http.jsonField(status.substring(from, status.indexOf('}', from) + 1), name); // a flat object
     }
 
+    String metrics() {
+      return Http.get("http://127.0.0.1:" + port + "/metrics");
+    }
+
+    /**
+     * The captured lock's own metrics label: the stale writer's FN001 is counted under it, the new holder's tagged
+     * writes too.
+     */
+    static void countedUnderTheCapturedLock(LockJvm stale, LockJvm holder) throws IOException {
+      String lock = stale.captured("lock");
+      assertThat(stale.metrics()).contains("fencing_rejections_total{channel=\"jdbc\",lock=\"" + lock
+          + "\",reason=\"stale_token\"} 1.0");
+      assertThat(holder.metrics()).containsPattern("fencing_side_effects_total\\{channel=\"jdbc\",fenced=\"true\","
+          + "lock=\"" + java.util.regex.Pattern.quote(lock) + "\",outcome=\"tagged\"\\} [1-9]");
+    }
+
     @Override
     public void close() {
       jvm.close();
@@ -150,6 +166,7 @@ class CapturedLocksIT {
         a.jvm.resume();
         assertThat(a.run("SQL UPDATE account SET balance = 666 WHERE id = 1")).startsWith("ERR FN001");
         assertThat(a.captured("state")).isNotEqualTo("HOLDING");
+        LockJvm.countedUnderTheCapturedLock(a, b);
         assertThat(JdbcTakeoverIT.query(db.url(), "SELECT balance FROM account WHERE id = 1")).isEqualTo("200");
         assertThat(JdbcTakeoverIT.query(db.url(), "SELECT token FROM fencing_fence WHERE lock_name = '" + LOCK + "'"))
             .isEqualTo(Long.toString(tokenB));
@@ -213,6 +230,7 @@ class CapturedLocksIT {
         a.jvm.resume();
         assertThat(a.run("SQL UPDATE account SET balance = 666 WHERE id = 1")).startsWith("ERR FN001");
         assertThat(a.captured("state")).isNotEqualTo("HOLDING");
+        LockJvm.countedUnderTheCapturedLock(a, b);
         assertThat(JdbcTakeoverIT.query(db.url(), "SELECT balance FROM account WHERE id = 1")).isEqualTo("200");
         assertThat(b.run("UNLOCK")).isEqualTo("OK unlocked");
         assertThat(b.run("SQL UPDATE account SET balance = 301 WHERE id = 1")).as("after unlock: outside the lock")
