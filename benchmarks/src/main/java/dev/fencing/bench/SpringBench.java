@@ -103,6 +103,9 @@ public final class SpringBench {
       double cpuMs = ProcessHandle.of(pid).flatMap(h -> h.info().totalCpuDuration()).map(Duration::toMillis)
           .orElse(-1L);
       double rssMb = rssKb(pid) / 1024.0;
+      if (Boolean.getBoolean("bench.thread-cpu")) {
+        System.err.println("round " + (round + 1) + " " + variant + " CPU by thread (ms): " + threadCpu(pid));
+      }
       double classes = loadedClasses(javaHome, pid);
       String output = app.jvm().output();
       if (agentArgs != null && !output.contains("holding lock")) {
@@ -122,6 +125,33 @@ public final class SpringBench {
       }
       return new double[] {app.startedInSeconds(), app.firstOkMillis(), cpuMs, rssMb, classes};
     }
+  }
+
+  /**
+   * CPU time per thread name (Linux's 15-character names, numbers folded to #) at this moment, most first: where the
+   * process's CPU went up to the first 200 (bench.thread-cpu=true).
+   */
+  private static String threadCpu(long pid) throws IOException {
+    java.util.Map<String, Long> byName = new java.util.HashMap<>();
+    long tick = 10; // ms per clock tick (USER_HZ 100)
+    try (java.util.stream.Stream<Path> tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+      for (Path t : (Iterable<Path>) tasks::iterator) {
+        String stat;
+        try {
+          stat = Files.readString(t.resolve("stat"));
+        } catch (IOException gone) {
+          continue;
+        }
+        String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replaceAll("[0-9]+", "#");
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        long ms = (Long.parseLong(f[11]) + Long.parseLong(f[12])) * tick;
+        byName.merge(name, ms, Long::sum);
+      }
+    }
+    StringBuilder b = new StringBuilder();
+    byName.entrySet().stream().sorted((x, y) -> Long.compare(y.getValue(), x.getValue())).limit(25)
+        .forEach(e -> b.append(e.getKey()).append('=').append(e.getValue()).append(", "));
+    return b.toString();
   }
 
   private static long rssKb(long pid) throws IOException {
