@@ -249,7 +249,7 @@ final class FencingTransformer implements ClassFileTransformer {
         header = SuperTypeFilter.parse(bytes);
         parsed = true;
       }
-      if (e.superTypes == null || superTypeFilter.mayHaveSuperType(loader, header, e.superTypes)) {
+      if (e.superTypes == null || mayHaveSuperType(loader, header, e.superTypes)) {
         if (kept == null) {
           kept = new ArrayList<>(candidates.size() - i);
         }
@@ -257,6 +257,15 @@ final class FencingTransformer implements ClassFileTransformer {
       }
     }
     return kept;
+  }
+
+  /** The filter's answer; true when it fails (the full matcher decides, as without the filter). */
+  private boolean mayHaveSuperType(ClassLoader loader, SuperTypeFilter.Header header, java.util.Set<String> wanted) {
+    try {
+      return superTypeFilter.mayHaveSuperType(loader, header, wanted);
+    } catch (RuntimeException | LinkageError e) {
+      return true;
+    }
   }
 
   private static List<String> names(List<Entry> entries) {

@@ -54,11 +54,23 @@ final class SuperTypeFilter {
     if (own == null) {
       return true;
     }
+    ConcurrentHashMap<String, Header> cache = loader == null ? bootHeaders
+        : headers.computeIfAbsent(loader, l -> new ConcurrentHashMap<>());
+    return mayHaveSuperType(own, wanted, cache, name -> read(loader, name));
+  }
+
+  /**
+   * The walk itself, with super types' headers from {@code cache} or else {@code reader} (internal name → header, or
+   * null when there is no readable class file); {@link LibraryCheck} runs it over a jar's class files.
+   */
+  static boolean mayHaveSuperType(Header own, Collection<String> wanted, java.util.Map<String, Header> cache,
+      java.util.function.Function<String, Header> reader) {
+    if (own == null) {
+      return true;
+    }
     if (own.isInterface) {
       return false;
     }
-    ConcurrentHashMap<String, Header> cache = loader == null ? bootHeaders
-        : headers.computeIfAbsent(loader, l -> new ConcurrentHashMap<>());
     Set<String> visited = new HashSet<>();
     ArrayDeque<String> todo = new ArrayDeque<>();
     push(own, todo);
@@ -75,7 +87,7 @@ final class SuperTypeFilter {
       }
       Header h = cache.get(name);
       if (h == null) {
-        h = read(loader, name);
+        h = reader.apply(name);
         if (h == null) {
           return true; // cannot rule it out
         }
