@@ -61,8 +61,9 @@ final class TransformerStats {
 
   String summary() {
     return "transformer: " + seen.get() + " classes seen, " + parsed.get() + " parsed, " + instrumented.get()
-        + " instrumented; " + rejectNanos.get() / 1_000_000 + " ms rejecting, " + parseNanos.get() / 1_000_000
-        + " ms parsing, matching and weaving; parsed per instrumentation (classes, ms): " + perInstrumentation();
+        + " instrumented; " + rejectNanos.get() / 1_000_000 + " ms rejecting, " + ruledOut.get()
+        + " candidates ruled out by class-file headers in " + ruledOutNanos.get() / 1_000_000 + " ms, "
+        + parseNanos.get() / 1_000_000 + " ms parsing, matching and weaving; parsed per instrumentation (classes, ms): " + perInstrumentation();
   }
 
   private String perInstrumentation() {
