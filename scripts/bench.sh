@@ -23,7 +23,10 @@
 # spring:   startup of the Spring Boot sample (sample-apps/spring-replicas, java -jar, JPA on PostgreSQL, Tomcat):
 #           no agent / this agent (holding a real etcd lease) / the OpenTelemetry Java agent, SPRING_ROUNDS rounds
 #           (default 5, rotating order): Spring's started-in time, time to the first HTTP 200, CPU until then, RSS,
-#           classes loaded; ratios paired per round.
+#           classes loaded; ratios paired per round. SPRING_BASE_AGENT=<another fencing-agent.jar> adds it as a
+#           fourth variant in the same rounds (this build against, say, main's); SPRING_AGENT_OPTIONS=<options>
+#           appends agent options to both (log.level=debug prints the transformer's counters per run);
+#           SPRING_THREAD_CPU=true prints each run's CPU time per thread name at the first 200.
 # BENCH_JAVA_OPTS: system properties for the load parts' driver, e.g. "-Dbench.warm=3 -Dbench.fixed-heap=false"
 #           (a short warm-up and the JVM's default heap).
 # Builds and runs hold the shared build lock (FENCING_BENCH_LOCK, default /tmp/mvn.lock) so they never overlap with
@@ -133,6 +136,7 @@ if run spring; then
   need_pg
   echo
   flock "$lock" "$java17/bin/java" -Dfencing.it.spring.jar=sample-apps/spring-replicas/target/fencing-sample-spring-replicas-0.1.0-SNAPSHOT.jar \
-    -cp "$cp" dev.fencing.bench.SpringBench "$agent_jar" "$otel_jar" "${SPRING_ROUNDS:-5}" "$java17" \
+    -Dbench.agent-options="${SPRING_AGENT_OPTIONS:-}" -Dbench.thread-cpu="${SPRING_THREAD_CPU:-false}" \
+    -cp "$cp" dev.fencing.bench.SpringBench "$agent_jar" "$otel_jar" "${SPRING_ROUNDS:-5}" "$java17" "${SPRING_BASE_AGENT:-}" \
     | tee "$out/spring-table.md"
 fi

@@ -20,10 +20,13 @@ import java.util.Locale;
  * HTTP 200 of GET /orders, the process's CPU time (user + system) at that moment, its RSS and the classes loaded.
  * Absolute values are medians over rounds; ratios are paired per round (variant / no agent in the same round).
  *
- * <p>Arguments: agent jar, OpenTelemetry agent jar, rounds, Java home.
+ * <p>Arguments: agent jar, OpenTelemetry agent jar, rounds, Java home, and optionally a second agent jar (another
+ * build of this agent, e.g. main's) that runs as a fourth variant in the same rounds, so two builds are compared
+ * paired per round on the same machine state. System property {@code bench.agent-options}: agent options appended
+ * to both agent variants' (e.g. {@code log.level=debug}, whose transformer counters are then printed per run).
  */
 public final class SpringBench {
-  private static final String[] VARIANTS = {"none", "agent", "otel"};
+  private static final String[] ALL_VARIANTS = {"none", "agent", "otel", "base"};
   private static final String[] METRICS = {"started in (s)", "first 200 (ms)", "CPU to first 200 (ms)",
       "RSS after start (MB)", "classes loaded"};
 
@@ -34,19 +37,26 @@ public final class SpringBench {
     Path otelJar = Path.of(args[1]);
     int rounds = Integer.parseInt(args[2]);
     Path javaHome = Path.of(args[3]);
-    for (Path p : List.of(agentJar, otelJar, SpringApp.fatJar())) {
+    Path baseJar = args.length > 4 && !args[4].isEmpty() ? Path.of(args[4]) : null;
+    String[] variants = Arrays.copyOf(ALL_VARIANTS, baseJar == null ? 3 : 4);
+    List<Path> needed = new ArrayList<>(List.of(agentJar, otelJar, SpringApp.fatJar()));
+    if (baseJar != null) {
+      needed.add(baseJar);
+    }
+    for (Path p : needed) {
       if (!Files.isRegularFile(p)) {
         throw new IllegalStateException(p + " is missing: build it first (scripts/bench.sh builds all three)");
       }
     }
     // [variant][round][metric]
-    double[][][] r = new double[VARIANTS.length][rounds][];
+    double[][][] r = new double[variants.length][rounds][];
     try (EtcdCluster etcd = EtcdCluster.single(); PostgresServer pg = PostgresServer.start()) {
       for (int round = 0; round < rounds; round++) {
-        for (int k = 0; k < VARIANTS.length; k++) {
-          int v = (k + round) % VARIANTS.length; // rotating order: each variant goes first in some round
-          r[v][round] = runOnce(VARIANTS[v], round, javaHome, agentJar, otelJar, etcd.endpoints(), pg);
-          System.err.printf(Locale.ROOT, "round %d %-5s %s%n", round + 1, VARIANTS[v], Arrays.toString(r[v][round]));
+        for (int k = 0; k < variants.length; k++) {
+          int v = (k + round) % variants.length; // rotating order: each variant goes first in some round
+          r[v][round] = runOnce(variants[v], round, javaHome, v == 3 ? baseJar : agentJar, otelJar, etcd.endpoints(),
+              pg);
+          System.err.printf(Locale.ROOT, "round %d %-5s %s%n", round + 1, variants[v], Arrays.toString(r[v][round]));
         }
       }
     }
@@ -62,14 +72,27 @@ public final class SpringBench {
     System.out.println();
     System.out.printf(Locale.ROOT, "Added RSS after start: this agent %+.0f MB, OpenTelemetry agent %+.0f MB "
         + "(medians of the per-round differences)%n", medianDiff(r, 1, 3), medianDiff(r, 2, 3));
+    if (baseJar != null) {
+      System.out.println();
+      System.out.println("Against the second agent jar (" + baseJar + ") in the same rounds:");
+      System.out.println();
+      System.out.println("| metric | no agent | this agent | ratio | second agent jar | ratio | this ÷ second |");
+      System.out.println("|---|---:|---:|---:|---:|---:|---:|");
+      for (int m = 0; m < METRICS.length; m++) {
+        System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", METRICS[m], f(median(r, 0, m), m),
+            f(median(r, 1, m), m), ratio(r, 1, m), f(median(r, 3, m), m), ratio(r, 3, m), ratio(r, 1, 3, m));
+      }
+    }
   }
 
   private static double[] runOnce(String variant, int round, Path javaHome, Path agentJar, Path otelJar,
       String endpoints, PostgresServer pg) throws IOException, InterruptedException {
     String agentArgs = null;
     List<String> jvmArgs = new ArrayList<>();
-    if (variant.equals("agent")) {
-      agentArgs = "lock=spring-bench-" + round + ",etcd.endpoints=" + endpoints + ",http.port=0";
+    String options = System.getProperty("bench.agent-options", "");
+    if (variant.equals("agent") || variant.equals("base")) {
+      agentArgs = "lock=spring-bench-" + variant + "-" + round + ",etcd.endpoints=" + endpoints + ",http.port=0"
+          + (options.isEmpty() ? "" : "," + options);
     } else if (variant.equals("otel")) {
       jvmArgs.addAll(List.of("-javaagent:" + otelJar, "-Dotel.traces.exporter=none", "-Dotel.metrics.exporter=none",
           "-Dotel.logs.exporter=none", "-Dotel.javaagent.logging=none", "-Dotel.service.name=bench"));
@@ -80,12 +103,55 @@ public final class SpringBench {
       double cpuMs = ProcessHandle.of(pid).flatMap(h -> h.info().totalCpuDuration()).map(Duration::toMillis)
           .orElse(-1L);
       double rssMb = rssKb(pid) / 1024.0;
+      if (Boolean.getBoolean("bench.thread-cpu")) {
+        System.err.println("round " + (round + 1) + " " + variant + " CPU by thread (ms): " + threadCpu(pid));
+      }
       double classes = loadedClasses(javaHome, pid);
-      if (variant.equals("agent") && !app.jvm().output().contains("holding lock")) {
-        throw new IllegalStateException("the agent run did not hold its lease:\n" + app.jvm().output());
+      String output = app.jvm().output();
+      if (agentArgs != null && !output.contains("holding lock")) {
+        throw new IllegalStateException("the agent run did not hold its lease:\n" + output);
+      }
+      if (agentArgs != null) {
+        // At log.level=debug: the transformer's last counters before the first 200.
+        String last = null;
+        for (String line : output.split("\n")) {
+          if (line.contains("transformer: ")) {
+            last = line.substring(line.indexOf("transformer: "));
+          }
+        }
+        if (last != null) {
+          System.err.println("round " + (round + 1) + " " + variant + " " + last);
+        }
       }
       return new double[] {app.startedInSeconds(), app.firstOkMillis(), cpuMs, rssMb, classes};
     }
+  }
+
+  /**
+   * CPU time per thread name (Linux's 15-character names, numbers folded to #) at this moment, most first: where the
+   * process's CPU went up to the first 200 (bench.thread-cpu=true).
+   */
+  private static String threadCpu(long pid) throws IOException {
+    java.util.Map<String, Long> byName = new java.util.HashMap<>();
+    long tick = 10; // ms per clock tick (USER_HZ 100)
+    try (java.util.stream.Stream<Path> tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+      for (Path t : (Iterable<Path>) tasks::iterator) {
+        String stat;
+        try {
+          stat = Files.readString(t.resolve("stat"));
+        } catch (IOException gone) {
+          continue;
+        }
+        String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replaceAll("[0-9]+", "#");
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        long ms = (Long.parseLong(f[11]) + Long.parseLong(f[12])) * tick;
+        byName.merge(name, ms, Long::sum);
+      }
+    }
+    StringBuilder b = new StringBuilder();
+    byName.entrySet().stream().sorted((x, y) -> Long.compare(y.getValue(), x.getValue())).limit(25)
+        .forEach(e -> b.append(e.getKey()).append('=').append(e.getValue()).append(", "));
+    return b.toString();
   }
 
   private static long rssKb(long pid) throws IOException {
@@ -127,9 +193,14 @@ public final class SpringBench {
   }
 
   private static String ratio(double[][][] r, int v, int m) {
+    return ratio(r, v, 0, m);
+  }
+
+  /** Variant {@code v} ÷ variant {@code base}, paired per round: median (min-max). */
+  private static String ratio(double[][][] r, int v, int base, int m) {
     double[] x = new double[r[v].length];
     for (int i = 0; i < x.length; i++) {
-      x[i] = r[v][i][m] / r[0][i][m];
+      x[i] = r[v][i][m] / r[base][i][m];
     }
     Arrays.sort(x);
     return String.format(Locale.ROOT, "%.3f (%.2f-%.2f)", median(x), x[0], x[x.length - 1]);

@@ -38,6 +38,11 @@ final class BootDelegationInstrumentation implements TypeInstrumentation {
     return not(isInterface()).and(declaresMethod(loadClass())).and(hasSuperClass(named("java.lang.ClassLoader")));
   }
 
+  @Override
+  public java.util.Set<String> superTypeNames() {
+    return java.util.Set.of("java.lang.ClassLoader");
+  }
+
   /** A method, not a constant: ByteBuddy's matchers load only when the first candidate class does, never in premain. */
   private static ElementMatcher.Junction<MethodDescription> loadClass() {
     return named("loadClass").and(not(isStatic())).and(not(isAbstract()))

@@ -41,6 +41,8 @@ final class FencingTransformer implements ClassFileTransformer {
     /** The internal name of the one class it can match ({@link TypeInstrumentation#className}), or null. */
     final String internalName;
     final byte[] marker;
+    /** Internal names from {@link TypeInstrumentation#superTypeNames}, or null. */
+    final java.util.Set<String> superTypes;
     /** Its marker's bit in {@link #markers}' answer; 0 when the marker is searched on its own (past MarkerSet.MAX). */
     long markerBit;
     private volatile ElementMatcher<TypeDescription> typeMatcher;
@@ -51,6 +53,16 @@ final class FencingTransformer implements ClassFileTransformer {
       String className = type.className();
       this.internalName = className == null ? null : className.replace('.', '/');
       this.marker = type.classFileMarker().getBytes(StandardCharsets.US_ASCII);
+      java.util.Set<String> names = type.superTypeNames();
+      if (names == null) {
+        this.superTypes = null;
+      } else {
+        java.util.Set<String> internal = new java.util.HashSet<>();
+        for (String n : names) {
+          internal.add(n.replace('.', '/'));
+        }
+        this.superTypes = java.util.Set.copyOf(internal);
+      }
     }
 
     boolean matches(TypeDescription td) {
@@ -98,6 +110,9 @@ final class FencingTransformer implements ClassFileTransformer {
   private static TypePool.CacheProvider newTypeCache() {
     return TypePool.CacheProvider.WithIllegalResolutionReattempt.of(new TypePool.CacheProvider.Simple.UsingSoftReference());
   }
+
+  /** Rules out candidates by their hierarchy's class-file headers before ByteBuddy describes them. */
+  private final SuperTypeFilter superTypeFilter = new SuperTypeFilter();
 
   /** Set while this thread transforms a class. */
   private static final ThreadLocal<Boolean> TRANSFORMING = new ThreadLocal<>();
@@ -168,6 +183,14 @@ final class FencingTransformer implements ClassFileTransformer {
     String name = internalName.replace('/', '.');
     TRANSFORMING.set(Boolean.TRUE);
     try {
+      // Reading super types' headers may make the loader load classes: done with TRANSFORMING set.
+      candidates = bySuperTypes(loader, bytes, candidates);
+      if (candidates == null) {
+        if (stats != null) {
+          stats.ruledOutByHeaders(System.nanoTime() - start);
+        }
+        return null;
+      }
       ClassFileLocator locator = new ClassFileLocator.Compound(ClassFileLocator.Simple.of(name, bytes),
           loader == null ? ClassFileLocator.ForClassLoader.ofBootLoader()
               : ClassFileLocator.ForClassLoader.WeaklyReferenced.of(loader));
@@ -209,6 +232,39 @@ final class FencingTransformer implements ClassFileTransformer {
       return null;
     } finally {
       TRANSFORMING.remove();
+    }
+  }
+
+  /**
+   * The candidates left once those whose super types the class cannot have ({@link SuperTypeFilter}) are dropped, or
+   * null when none is left. Candidates without such a filter always stay.
+   */
+  private List<Entry> bySuperTypes(ClassLoader loader, byte[] bytes, List<Entry> candidates) {
+    List<Entry> kept = null;
+    SuperTypeFilter.Header header = null;
+    boolean parsed = false;
+    for (int i = 0; i < candidates.size(); i++) {
+      Entry e = candidates.get(i);
+      if (e.superTypes != null && !parsed) {
+        header = SuperTypeFilter.parse(bytes);
+        parsed = true;
+      }
+      if (e.superTypes == null || mayHaveSuperType(loader, header, e.superTypes)) {
+        if (kept == null) {
+          kept = new ArrayList<>(candidates.size() - i);
+        }
+        kept.add(e);
+      }
+    }
+    return kept;
+  }
+
+  /** The filter's answer; true when it fails (the full matcher decides, as without the filter). */
+  private boolean mayHaveSuperType(ClassLoader loader, SuperTypeFilter.Header header, java.util.Set<String> wanted) {
+    try {
+      return superTypeFilter.mayHaveSuperType(loader, header, wanted);
+    } catch (RuntimeException | LinkageError e) {
+      return true;
     }
   }
 

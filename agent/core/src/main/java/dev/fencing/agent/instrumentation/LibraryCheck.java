@@ -181,6 +181,7 @@ public final class LibraryCheck {
     ClassFileLocator agentClasses = ClassFileLocator.ForClassLoader.of(LibraryCheck.class.getClassLoader());
     TypePool advicePool = TypePool.Default.WithLazyResolution.of(agentClasses);
     Map<String, Integer> advised = new TreeMap<>();
+    Map<String, SuperTypeFilter.Header> headers = new java.util.HashMap<>();
     for (Map.Entry<String, byte[]> c : classes.entrySet()) {
       String file = c.getKey();
       String name = file.substring(0, file.length() - ".class".length()).replace('/', '.');
@@ -190,6 +191,10 @@ public final class LibraryCheck {
         }
         if (!FencingTransformer.contains(c.getValue(), type.classFileMarker().getBytes(StandardCharsets.US_ASCII))) {
           continue;
+        }
+        if (type.superTypeNames() != null && !SuperTypeFilter.mayHaveSuperType(SuperTypeFilter.parse(c.getValue()),
+            internalNames(type.superTypeNames()), headers, n -> header(locator, n))) {
+          continue; // as the transformer: ruled out by the class-file headers (the range tests' counts hold with it)
         }
         TypeDescription td = pool.describe(name).resolve();
         try {
@@ -205,6 +210,29 @@ public final class LibraryCheck {
       }
     }
     return advised;
+  }
+
+  private static java.util.Set<String> internalNames(java.util.Set<String> names) {
+    java.util.Set<String> internal = new java.util.HashSet<>();
+    for (String n : names) {
+      internal.add(n.replace('.', '/'));
+    }
+    return internal;
+  }
+
+  /** A class file's header through the locator (the JDK's classes through the running JVM's), or null. */
+  private static SuperTypeFilter.Header header(ClassFileLocator locator, String internalName) {
+    try {
+      ClassFileLocator.Resolution r = locator.locate(internalName.replace('/', '.'));
+      if (r.isResolved()) {
+        return SuperTypeFilter.parse(r.resolve());
+      }
+      try (java.io.InputStream in = ClassLoader.getPlatformClassLoader().getResourceAsStream(internalName + ".class")) {
+        return in == null ? null : SuperTypeFilter.parse(in.readAllBytes());
+      }
+    } catch (IOException e) {
+      return null;
+    }
   }
 
   /** Class files of a JDK run-time image, by class name, over its module directories. */

@@ -20,12 +20,21 @@ final class TransformerStats {
   private final AtomicLong parsed = new AtomicLong();
   private final AtomicLong parseNanos = new AtomicLong();
   private final AtomicLong instrumented = new AtomicLong();
+  private final AtomicLong ruledOut = new AtomicLong();
+  private final AtomicLong ruledOutNanos = new AtomicLong();
   /** Per instrumentation (simple class name): candidates parsed for it, and their time in microseconds. */
   private final Map<String, LongAdder[]> byInstrumentation = new ConcurrentHashMap<>();
 
   /** A class no instrumentation can want (name and marker search only). */
   void rejected(long nanos) {
     rejectNanos.addAndGet(nanos);
+    count();
+  }
+
+  /** A candidate whose class-file headers ruled it out ({@link SuperTypeFilter}), never described. */
+  void ruledOutByHeaders(long nanos) {
+    ruledOutNanos.addAndGet(nanos);
+    ruledOut.incrementAndGet();
     count();
   }
 
@@ -52,8 +61,9 @@ final class TransformerStats {
 
   String summary() {
     return "transformer: " + seen.get() + " classes seen, " + parsed.get() + " parsed, " + instrumented.get()
-        + " instrumented; " + rejectNanos.get() / 1_000_000 + " ms rejecting, " + parseNanos.get() / 1_000_000
-        + " ms parsing, matching and weaving; parsed per instrumentation (classes, ms): " + perInstrumentation();
+        + " instrumented; " + rejectNanos.get() / 1_000_000 + " ms rejecting, " + ruledOut.get()
+        + " candidates ruled out by class-file headers in " + ruledOutNanos.get() / 1_000_000 + " ms, "
+        + parseNanos.get() / 1_000_000 + " ms parsing, matching and weaving; parsed per instrumentation (classes, ms): " + perInstrumentation();
   }
 
   private String perInstrumentation() {

@@ -25,6 +25,17 @@ public interface TypeInstrumentation {
   }
 
   /**
+   * For instrumentations whose type matcher accepts only classes (no interfaces) that have one of these types as a
+   * super type ({@code not(isInterface()).and(hasSuperType(named(...)))}, or {@code hasSuperClass}): their binary
+   * names. The transformer then reads the class-file headers of a candidate and its super types first and describes
+   * the class with ByteBuddy only when one of these is among them, or its hierarchy cannot be read (a conservative
+   * filter: the type matcher still decides). Null (the default): no such filter.
+   */
+  default java.util.Set<String> superTypeNames() {
+    return null;
+  }
+
+  /**
    * True when the classes are loaded by the boot loader (java.base's HttpURLConnection): the transformer then
    * considers boot classes for this instrumentation, which it otherwise never touches.
    */

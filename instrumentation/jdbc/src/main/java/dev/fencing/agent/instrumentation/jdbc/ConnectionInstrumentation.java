@@ -30,6 +30,11 @@ final class ConnectionInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public java.util.Set<String> superTypeNames() {
+    return java.util.Set.of("java.sql.Connection");
+  }
+
+  @Override
   public void transform(Transformer t) {
     t.applyAdvice(isPublic().and(not(isAbstract())).and(namedOneOf("prepareStatement", "prepareCall"))
         .and(takesArgument(0, String.class)), PrepareAdvice.class);

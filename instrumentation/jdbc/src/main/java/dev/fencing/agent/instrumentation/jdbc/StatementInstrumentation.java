@@ -31,6 +31,11 @@ final class StatementInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public java.util.Set<String> superTypeNames() {
+    return java.util.Set.of("java.sql.Statement");
+  }
+
+  @Override
   public void transform(Transformer t) {
     t.applyAdvice(isPublic().and(not(isAbstract()))
             .and(namedOneOf("execute", "executeUpdate", "executeLargeUpdate", "executeQuery"))

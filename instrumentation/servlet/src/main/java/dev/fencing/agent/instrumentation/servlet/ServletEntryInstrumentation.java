@@ -32,6 +32,11 @@ final class ServletEntryInstrumentation implements TypeInstrumentation {
   }
 
   @Override
+  public java.util.Set<String> superTypeNames() {
+    return java.util.Set.of("jakarta.servlet.FilterChain", "jakarta.servlet.Servlet");
+  }
+
+  @Override
   public void transform(Transformer t) {
     t.applyAdvice(namedOneOf("doFilter", "service").and(not(isAbstract())).and(takesArguments(2))
         .and(takesArgument(0, named("jakarta.servlet.ServletRequest"))), ServletEntryAdvice.class);
