@@ -1,7 +1,10 @@
 package dev.fencing.agent.instrumentation.curator;
 
+import static dev.fencing.agent.instrumentation.NamedTypeInstrumentation.method;
+
 import dev.fencing.agent.instrumentation.AgentContext;
 import dev.fencing.agent.instrumentation.InstrumentationModule;
+import dev.fencing.agent.instrumentation.NamedTypeInstrumentation;
 import dev.fencing.agent.instrumentation.TypeInstrumentation;
 import java.util.List;
 
@@ -13,9 +16,10 @@ import java.util.List;
  * {@code CapturedLocks}, installed at startup. Switch: fencing.instrumentation.curator.enabled.
  */
 public final class CuratorInstrumentationModule implements InstrumentationModule {
-  static final String SEMAPHORE = CuratorTypeInstrumentation.RECIPES + "locks.InterProcessSemaphoreV2";
-  static final String SEMAPHORE_MUTEX = CuratorTypeInstrumentation.RECIPES + "locks.InterProcessSemaphoreMutex";
-  static final String LEADER_LATCH = CuratorTypeInstrumentation.RECIPES + "leader.LeaderLatch";
+  static final String RECIPES = "org.apache.curator.framework.recipes.";
+  static final String SEMAPHORE = RECIPES + "locks.InterProcessSemaphoreV2";
+  static final String SEMAPHORE_MUTEX = RECIPES + "locks.InterProcessSemaphoreMutex";
+  static final String LEADER_LATCH = RECIPES + "leader.LeaderLatch";
 
   @Override
   public String name() {
@@ -25,14 +29,14 @@ public final class CuratorInstrumentationModule implements InstrumentationModule
   @Override
   public List<TypeInstrumentation> typeInstrumentations() {
     return List.of(new LockInternalsInstrumentation(), new SendThreadInstrumentation(),
-        new CuratorTypeInstrumentation(SEMAPHORE, t -> {
-          t.applyAdvice(CuratorTypeInstrumentation.method("acquire", 3), SemaphoreAcquireAdvice.class);
-          t.applyAdvice(CuratorTypeInstrumentation.method("returnLease", 1), ReturnLeaseAdvice.class);
+        new NamedTypeInstrumentation("Curator", SEMAPHORE, t -> {
+          t.applyAdvice(method("acquire", 3), SemaphoreAcquireAdvice.class);
+          t.applyAdvice(method("returnLease", 1), ReturnLeaseAdvice.class);
         }),
-        new CuratorTypeInstrumentation(SEMAPHORE_MUTEX, t -> t.applyAdvice(
-            CuratorTypeInstrumentation.method("release", 0), SemaphoreMutexReleaseAdvice.class)),
-        new CuratorTypeInstrumentation(LEADER_LATCH, t -> t.applyAdvice(
-            CuratorTypeInstrumentation.method("setLeadership", 1), SetLeadershipAdvice.class)));
+        new NamedTypeInstrumentation("Curator", SEMAPHORE_MUTEX, t -> t.applyAdvice(
+            method("release", 0), SemaphoreMutexReleaseAdvice.class)),
+        new NamedTypeInstrumentation("Curator", LEADER_LATCH, t -> t.applyAdvice(
+            method("setLeadership", 1), SetLeadershipAdvice.class)));
   }
 
   @Override

@@ -1,7 +1,10 @@
 package dev.fencing.agent.instrumentation.jetcdlock;
 
+import static dev.fencing.agent.instrumentation.NamedTypeInstrumentation.method;
+
 import dev.fencing.agent.instrumentation.AgentContext;
 import dev.fencing.agent.instrumentation.InstrumentationModule;
+import dev.fencing.agent.instrumentation.NamedTypeInstrumentation;
 import dev.fencing.agent.instrumentation.TypeInstrumentation;
 import java.util.List;
 
@@ -24,18 +27,18 @@ public final class JetcdLockInstrumentationModule implements InstrumentationModu
 
   @Override
   public List<TypeInstrumentation> typeInstrumentations() {
-    return List.of(new NamedTypeInstrumentation(IMPL + ".LockImpl", t -> {
-      t.applyAdvice(NamedTypeInstrumentation.method("lock", 2), LockAdvice.class);
-      t.applyAdvice(NamedTypeInstrumentation.method("unlock", 1), UnlockAdvice.class);
-    }), new NamedTypeInstrumentation(IMPL + ".ElectionImpl", t -> {
-      t.applyAdvice(NamedTypeInstrumentation.method("campaign", 3), CampaignAdvice.class);
-      t.applyAdvice(NamedTypeInstrumentation.method("resign", 1), ResignAdvice.class);
-    }), new NamedTypeInstrumentation(IMPL + ".LeaseImpl", t -> {
-      t.applyAdvice(NamedTypeInstrumentation.method("grant", 1).or(NamedTypeInstrumentation.method("grant", 3)),
+    return List.of(new NamedTypeInstrumentation("jetcd", IMPL + ".LockImpl", t -> {
+      t.applyAdvice(method("lock", 2), LockAdvice.class);
+      t.applyAdvice(method("unlock", 1), UnlockAdvice.class);
+    }), new NamedTypeInstrumentation("jetcd", IMPL + ".ElectionImpl", t -> {
+      t.applyAdvice(method("campaign", 3), CampaignAdvice.class);
+      t.applyAdvice(method("resign", 1), ResignAdvice.class);
+    }), new NamedTypeInstrumentation("jetcd", IMPL + ".LeaseImpl", t -> {
+      t.applyAdvice(method("grant", 1).or(method("grant", 3)),
           GrantAdvice.class);
-    }), new NamedTypeInstrumentation(IMPL + ".LeaseImpl$KeepAlive", t -> {
-      t.applyAdvice(NamedTypeInstrumentation.method("sendKeepAlive", 2), SendKeepAliveAdvice.class);
-      t.applyAdvice(NamedTypeInstrumentation.method("handleResponse", 1), HandleResponseAdvice.class);
+    }), new NamedTypeInstrumentation("jetcd", IMPL + ".LeaseImpl$KeepAlive", t -> {
+      t.applyAdvice(method("sendKeepAlive", 2), SendKeepAliveAdvice.class);
+      t.applyAdvice(method("handleResponse", 1), HandleResponseAdvice.class);
     }));
   }
 

@@ -1,7 +1,12 @@
 package dev.fencing.agent.instrumentation.reactornetty;
 
+import static dev.fencing.agent.instrumentation.NamedTypeInstrumentation.method;
+import static net.bytebuddy.matcher.ElementMatchers.named;
+import static net.bytebuddy.matcher.ElementMatchers.returns;
+
 import dev.fencing.agent.instrumentation.AgentContext;
 import dev.fencing.agent.instrumentation.InstrumentationModule;
+import dev.fencing.agent.instrumentation.NamedTypeInstrumentation;
 import dev.fencing.agent.instrumentation.TypeInstrumentation;
 import dev.fencing.agent.instrumentation.http.HttpFencing;
 import java.util.List;
@@ -19,6 +24,9 @@ import java.util.List;
  * reactor-core types are named; Netty's are reached through {@code RequestHeaders} and {@code ReactorNettyHttp}.
  */
 public final class ReactorNettyInstrumentationModule implements InstrumentationModule {
+  private static final String CONNECT = "reactor.netty.http.client.HttpClientConnect";
+  private static final String LIBRARY = "Reactor Netty";
+
   @Override
   public String name() {
     return "reactor-netty";
@@ -26,8 +34,23 @@ public final class ReactorNettyInstrumentationModule implements InstrumentationM
 
   @Override
   public List<TypeInstrumentation> typeInstrumentations() {
-    return List.of(new HttpClientConnectInstrumentation(), new HttpClientHandlerInstrumentation(),
-        new ResponseObserverInstrumentation());
+    return List.of(
+        // connect(): every response method of the client (response, responseSingle, responseContent,
+        // responseConnection, websockets) builds its Mono from it, on the thread that assembles the request (for
+        // WebClient, the thread that subscribes to the exchange): the one place that thread is known before the
+        // attempts move to an event loop.
+        new NamedTypeInstrumentation(LIBRARY, CONNECT, t -> t.applyAdvice(
+            method("connect", 0).and(returns(named("reactor.core.publisher.Mono"))), ConnectAdvice.class)),
+        // HttpClientHandler.requestWithBody(HttpClientOperations): once per attempt (the first, each redirect, each
+        // retry of a request whose pooled connection was reset) when the attempt's connection is ready, on its event
+        // loop, before the application's send function runs and before anything of the request is written. The
+        // same method in 1.0 through 1.3.
+        new NamedTypeInstrumentation(LIBRARY, CONNECT + "$HttpClientHandler", t -> t.applyAdvice(
+            method("requestWithBody", 1), RequestWithBodyAdvice.class)),
+        // HttpIOHandlerObserver.onStateChange(Connection, State): the observer of each attempt's connection that
+        // completes the attempt with its response (HttpClientState.RESPONSE_RECEIVED), once per response.
+        new NamedTypeInstrumentation(LIBRARY, CONNECT + "$HttpIOHandlerObserver", t -> t.applyAdvice(
+            method("onStateChange", 2), ResponseReceivedAdvice.class)));
   }
 
   @Override
