@@ -20,8 +20,8 @@ final class BrokerKillFault implements FaultKind {
         trial.kafka().restart(java.time.Duration.ofSeconds(45));
         break;
       } catch (IllegalStateException e) {
-        // A restarted KRaft broker has now and then stayed silent after loading its metadata (seen with clients
-        // retrying against it on the loaded shared machine); killed and started once more, it comes up.
+        // A guard: a restarted broker starved of CPU (w1's spinning JVM before its libfaketime was set up right, on
+        // a loaded machine) stayed silent after loading its metadata; killed and started once more, it came up.
         if (attempts++ == 3) {
           throw e;
         }

@@ -793,6 +793,14 @@ public final class FaultRun implements FaultKind.Trial {
   }
 
   private void closeAll() {
+    // The broker's log dir is deleted with it: keep its log beside the workers' (broker-kill is judged from it).
+    if (kafka != null && outDir != null) {
+      try {
+        Files.copy(kafka.logFile(), outDir.resolve("kafka-broker.log"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      } catch (IOException e) {
+        out.println("could not keep the Kafka broker's log: " + e);
+      }
+    }
     while (true) {
       AutoCloseable next;
       synchronized (this) {

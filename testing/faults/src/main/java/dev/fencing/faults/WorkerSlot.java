@@ -46,6 +46,24 @@ final class WorkerSlot implements AutoCloseable {
   /** Debian's libfaketime (scripts/prerequisites.sh installs it). */
   static final Path LIBFAKETIME = Path.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
 
+  /**
+   * The environment of a JVM whose wall clock follows {@code clockFile} (clock-jump): libfaketime preloaded, its
+   * offset read from the control file (at most once a second), the monotonic clock not faked. Without
+   * {@code FAKETIME_FORCE_MONOTONIC_FIX=0}, libfaketime 0.9.10 (Debian 12) still rewrites the deadline of every
+   * timed wait on a monotonic condition variable as if the monotonic clock were faked, so each one returns at once:
+   * every JVM thread that parks or waits with a timeout spins (about 1.5 of the machine's 2 cores for one worker),
+   * which starved the rest of the run, most of all a Kafka broker starting again after broker-kill.
+   */
+  static Map<String, String> fakeClockEnv(Path clockFile) {
+    Map<String, String> env = new java.util.LinkedHashMap<>();
+    env.put("LD_PRELOAD", LIBFAKETIME.toString());
+    env.put("FAKETIME_TIMESTAMP_FILE", clockFile.toString());
+    env.put("FAKETIME_CACHE_DURATION", "1");
+    env.put("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    env.put("FAKETIME_FORCE_MONOTONIC_FIX", "0");
+    return env;
+  }
+
   private static final HttpClient STATUS_CLIENT = HttpClient.newBuilder()
       .connectTimeout(Duration.ofMillis(500)).build();
 
@@ -148,10 +166,7 @@ final class WorkerSlot implements AutoCloseable {
         .name(id);
     JVM_OPTIONS.forEach(builder::jvmArg);
     if (skewable()) {
-      // The worker's own wall clock (clock-jump): libfaketime preloaded, its offset read from the control file (at
-      // most once a second), the monotonic clock not faked.
-      builder.env("LD_PRELOAD", LIBFAKETIME.toString()).env("FAKETIME_TIMESTAMP_FILE", clockFile.toString())
-          .env("FAKETIME_CACHE_DURATION", "1").env("DONT_FAKE_MONOTONIC", "1");
+      fakeClockEnv(clockFile).forEach(builder::env);
     }
     current = new Incarnation(id, builder.start(), statusPort);
   }
