@@ -22,15 +22,23 @@ final class DataPath implements AutoCloseable {
   static final List<String> RESOURCES = History.RESOURCES;
   private static final Pattern HOST_PORT = Pattern.compile("127\\.0\\.0\\.1:(\\d+)");
 
-  /** The Kafka ports of every worker (its proxy's, its broker listener's), chosen before the broker starts. */
-  static final class Plan {
-    private final List<int[]> kafka = new ArrayList<>();
+  /**
+   * Every worker's Kafka proxy, listening before the broker starts: the broker advertises the proxy's port to the
+   * worker, so the port is taken here, not picked now and bound after the broker's start (seconds in which another
+   * process could take it). The proxy forwards to the worker's own broker listener, which the broker binds.
+   */
+  static final class Plan implements AutoCloseable {
+    private final List<TcpProxy> kafka = new ArrayList<>();
 
     Plan(int workers) {
-      int[] ports = Ports.freePorts(2 * workers);
-      for (int i = 0; i < workers; i++) {
-        kafka.add(new int[] {ports[2 * i], ports[2 * i + 1]});
+      for (int listenerPort : Ports.freePorts(workers)) {
+        kafka.add(new TcpProxy(listenerPort));
       }
+    }
+
+    /** The loopback ports of the workers' Kafka proxies, which already listen. */
+    List<Integer> kafkaProxyPorts() {
+      return kafka.stream().map(TcpProxy::port).toList();
     }
 
     /** The broker's listeners: the harness's own ({@code PLAINTEXT}) and one per worker, advertised as its proxy. */
@@ -40,8 +48,8 @@ final class DataPath implements AutoCloseable {
       StringBuilder protocols = new StringBuilder("PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
       for (int i = 0; i < kafka.size(); i++) {
         String name = "W" + (i + 1);
-        listeners.append(',').append(name).append("://127.0.0.1:").append(kafka.get(i)[1]);
-        advertised.append(',').append(name).append("://127.0.0.1:").append(kafka.get(i)[0]);
+        listeners.append(',').append(name).append("://127.0.0.1:").append(kafka.get(i).targetPort());
+        advertised.append(',').append(name).append("://127.0.0.1:").append(kafka.get(i).port());
         protocols.append(',').append(name).append(":PLAINTEXT");
       }
       Map<String, String> props = new LinkedHashMap<>();
@@ -57,8 +65,13 @@ final class DataPath implements AutoCloseable {
 
     /** Worker {@code index} (1-based)'s proxies in front of the resources of {@code setup}. */
     DataPath open(int index, FaultRun.Setup setup) {
-      int[] k = kafka.get(index - 1);
-      return new DataPath(setup, k[0], k[1]);
+      return new DataPath(setup, kafka.get(index - 1));
+    }
+
+    /** Closes the Kafka proxies, also those a worker's data path holds (closing one twice is harmless). */
+    @Override
+    public void close() {
+      kafka.forEach(TcpProxy::close);
     }
   }
 
@@ -67,11 +80,11 @@ final class DataPath implements AutoCloseable {
   private final String mariaUrl;
   private final String httpUrl;
 
-  private DataPath(FaultRun.Setup setup, int kafkaProxyPort, int kafkaListenerPort) {
-    proxies.put("pg", new TcpProxy(Ports.freePort(), port(setup.pgUrl())));
-    proxies.put("mariadb", new TcpProxy(Ports.freePort(), port(setup.mariaUrl())));
-    proxies.put("http", new TcpProxy(Ports.freePort(), port(setup.httpUrl())));
-    proxies.put("kafka", new TcpProxy(kafkaProxyPort, kafkaListenerPort));
+  private DataPath(FaultRun.Setup setup, TcpProxy kafka) {
+    proxies.put("pg", new TcpProxy(port(setup.pgUrl())));
+    proxies.put("mariadb", new TcpProxy(port(setup.mariaUrl())));
+    proxies.put("http", new TcpProxy(port(setup.httpUrl())));
+    proxies.put("kafka", kafka);
     pgUrl = via(setup.pgUrl(), "pg");
     mariaUrl = via(setup.mariaUrl(), "mariadb");
     httpUrl = via(setup.httpUrl(), "http");

@@ -565,7 +565,7 @@ public final class FaultRun implements FaultKind.Trial {
   }
 
   private void startInfrastructure() {
-    dataPaths = new DataPath.Plan(options.workers());
+    dataPaths = add(new DataPath.Plan(options.workers()));
     CompletableFuture<KafkaBroker> k = CompletableFuture.supplyAsync(() -> add(KafkaBroker.start(
         dataPaths.brokerProperties())));
     CompletableFuture<PostgresServer> pg = CompletableFuture.supplyAsync(() -> add(PostgresServer.start()));

@@ -1,15 +1,18 @@
 package dev.fencing.faults;
 
+import dev.fencing.testing.Ports;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.IntSupplier;
 
 /**
  * A TCP proxy on a loopback port in front of one etcd node, owned by the harness, so that one worker can be cut off
@@ -19,6 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * handful of connections per worker.
  */
 public final class TcpProxy implements AutoCloseable {
+  private static final int BIND_ATTEMPTS = 10;
+
   private final ServerSocket server;
   private final int targetPort;
   private final Object gate = new Object();
@@ -26,20 +31,52 @@ public final class TcpProxy implements AutoCloseable {
   private volatile boolean partitioned;
   private volatile boolean closed;
 
-  public TcpProxy(int listenPort, int targetPort) {
+  /** A proxy to 127.0.0.1:{@code targetPort}, listening on a loopback port from {@link Ports}. */
+  public TcpProxy(int targetPort) {
+    this(Ports::freePort, targetPort);
+  }
+
+  /**
+   * Listens on the first port of {@code listenPorts} it can bind. A port from {@link Ports} was free when it was
+   * picked, but another process (a server of a concurrent run, say) may bind it before this does: the next one is
+   * tried then, since nothing was told the port yet.
+   */
+  TcpProxy(IntSupplier listenPorts, int targetPort) {
     this.targetPort = targetPort;
-    try {
-      server = new ServerSocket();
-      server.setReuseAddress(true);
-      server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), listenPort));
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot listen on 127.0.0.1:" + listenPort, e);
+    this.server = bind(listenPorts);
+    daemon("proxy-accept-" + server.getLocalPort(), this::acceptLoop).start();
+  }
+
+  private static ServerSocket bind(IntSupplier listenPorts) {
+    BindException last = null;
+    for (int attempt = 0; attempt < BIND_ATTEMPTS; attempt++) {
+      int port = listenPorts.getAsInt();
+      try {
+        ServerSocket socket = new ServerSocket();
+        try {
+          socket.setReuseAddress(true);
+          socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+          return socket;
+        } catch (IOException e) {
+          socket.close();
+          throw e;
+        }
+      } catch (BindException e) {
+        last = e;
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot listen on 127.0.0.1:" + port, e);
+      }
     }
-    daemon("proxy-accept-" + listenPort, this::acceptLoop).start();
+    throw new UncheckedIOException("cannot listen on a loopback port: " + BIND_ATTEMPTS + " ports were taken", last);
   }
 
   public int port() {
     return server.getLocalPort();
+  }
+
+  /** The port it forwards to. */
+  public int targetPort() {
+    return targetPort;
   }
 
   /** Stops every byte between the clients and the target until {@link #heal()}. */

@@ -85,7 +85,7 @@ final class WorkerSlot implements AutoCloseable {
     }
     this.name = name;
     this.setup = setup;
-    this.proxies = setup.coordinator().clientPorts().stream().map(port -> new TcpProxy(Ports.freePort(), port))
+    this.proxies = setup.coordinator().clientPorts().stream().map(TcpProxy::new)
         .toList();
     this.dataPath = dataPath;
     try {

@@ -17,7 +17,7 @@ class TcpProxyTest {
   @Test
   void forwardsThenBlackholesThenDeliversWhatWasHeldAfterTheHeal() throws Exception {
     try (ServerSocket echo = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        TcpProxy proxy = new TcpProxy(Ports.freePort(), echo.getLocalPort())) {
+        TcpProxy proxy = new TcpProxy(echo.getLocalPort())) {
       Thread server = new Thread(() -> serveEcho(echo));
       server.setDaemon(true);
       server.start();
@@ -41,7 +41,7 @@ class TcpProxyTest {
   @Test
   void aConnectionMadeDuringAPartitionIsHeldUntilTheHeal() throws Exception {
     try (ServerSocket echo = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        TcpProxy proxy = new TcpProxy(Ports.freePort(), echo.getLocalPort())) {
+        TcpProxy proxy = new TcpProxy(echo.getLocalPort())) {
       Thread server = new Thread(() -> serveEcho(echo));
       server.setDaemon(true);
       server.start();
@@ -53,6 +53,27 @@ class TcpProxyTest {
         proxy.heal();
         client.setSoTimeout(2_000);
         assertThat(client.getInputStream().read()).isEqualTo('c');
+      }
+    }
+  }
+
+  @Test
+  void aPortTakenBetweenItsPickAndTheBindIsPassedOverForTheNext() throws Exception {
+    try (ServerSocket echo = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        ServerSocket squatter = new ServerSocket(Ports.freePort(), 50, InetAddress.getLoopbackAddress())) {
+      int free = Ports.freePort();
+      int[] candidates = {squatter.getLocalPort(), free};
+      int[] next = {0};
+      try (TcpProxy proxy = new TcpProxy(() -> candidates[next[0]++], echo.getLocalPort())) {
+        assertThat(proxy.port()).isEqualTo(free);
+        Thread server = new Thread(() -> serveEcho(echo));
+        server.setDaemon(true);
+        server.start();
+        try (Socket client = new Socket(InetAddress.getLoopbackAddress(), proxy.port())) {
+          client.setSoTimeout(2_000);
+          client.getOutputStream().write('d');
+          assertThat(client.getInputStream().read()).isEqualTo('d');
+        }
       }
     }
   }

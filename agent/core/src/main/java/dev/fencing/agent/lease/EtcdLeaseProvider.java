@@ -258,11 +258,16 @@ public final class EtcdLeaseProvider implements LeaseProvider {
   }
 
   @Override
-  public void revoke(long leaseId, Duration timeout) {
+  public boolean revoke(long leaseId, Duration timeout) {
     try {
       client.getLeaseClient().revoke(leaseId).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
     } catch (Exception e) {
-      // best effort: the lease lapses by itself after its TTL
+      // Gone already (expired, or revoked by an earlier try whose answer was lost): nothing is left to revoke.
+      return String.valueOf(e.getMessage()).contains("requested lease not found");
     }
   }
 
@@ -292,6 +297,11 @@ public final class EtcdLeaseProvider implements LeaseProvider {
       }
       throw e;
     }
+  }
+
+  @Override
+  public void reconnect() {
+    EtcdChannel.reconnectNow(client);
   }
 
   @Override

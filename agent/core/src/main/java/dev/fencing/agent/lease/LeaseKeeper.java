@@ -7,6 +7,7 @@ import dev.fencing.agent.token.Grant;
 import dev.fencing.agent.token.LossReason;
 import dev.fencing.agent.token.TokenState;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -38,6 +39,7 @@ public final class LeaseKeeper implements AutoCloseable {
   private static final long CHECK_MILLIS = 20;
   private static final long REUSE_BACKOFF_MIN_MILLIS = 1_000;
   private static final long REUSE_BACKOFF_MAX_MILLIS = 10_000;
+  private static final int MAX_LEFTOVERS = 4;
 
   private final TokenState state;
   private final ProviderFactory factory;
@@ -51,6 +53,7 @@ public final class LeaseKeeper implements AutoCloseable {
   private final Thread thread;
   private volatile boolean closed;
   private volatile LeaseProvider provider;
+  private final ArrayDeque<Long> leftovers = new ArrayDeque<>(); // keeper thread only
   private volatile Session current;
   private String lastProblem;
   private final String coordinator; // "etcd" or "ZooKeeper", for messages
@@ -90,6 +93,7 @@ public final class LeaseKeeper implements AutoCloseable {
           provider = factory.create();
         }
         long clusterId = provider.clusterId(timeout);
+        revokeLeftovers(provider);
         state.standby("campaigning for lock '" + lock + "' as " + holderId);
         lastProblem = null;
         Grant held = holdOneLease(provider, clusterId, reuseBackoffMs);
@@ -112,6 +116,7 @@ public final class LeaseKeeper implements AutoCloseable {
           LOG.warn("lock '" + lock + "': " + problem + "; retrying");
           lastProblem = problem;
         }
+        reconnect();
         try {
           Thread.sleep(backoffMs + (long) (Math.random() * 100));
         } catch (InterruptedException e) {
@@ -119,6 +124,42 @@ public final class LeaseKeeper implements AutoCloseable {
         }
         backoffMs = Math.min(backoffMs * 2, errorBackoffMaxMs);
       }
+    }
+  }
+
+  /** Remembers a lease whose revoke did not reach the coordinator (a few at most; older ones lapse by their TTL). */
+  private void leftover(long leaseId) {
+    if (leftovers.size() == MAX_LEFTOVERS) {
+      leftovers.removeFirst();
+    }
+    leftovers.addLast(leaseId);
+  }
+
+  /**
+   * Revokes the leases whose revoke failed, now that the coordinator answered. Such a lease holds its key, which
+   * keeps the lock from every candidate until its TTL runs out; an etcd restart gives it the whole TTL again. This
+   * JVM gave them up already (each ended locally), so revoking them only lets the next holder in sooner.
+   */
+  private void revokeLeftovers(LeaseProvider p) {
+    while (!leftovers.isEmpty() && p.revoke(leftovers.peekFirst(), timeout)) {
+      leftovers.removeFirst();
+    }
+  }
+
+  /**
+   * Lets the provider's transport try to connect during the backoff below, so that the next try reaches a
+   * coordinator that came back (etcd's gRPC channel would otherwise wait out its own, longer backoff). Never throws:
+   * this runs on the error path.
+   */
+  private void reconnect() {
+    LeaseProvider p = provider;
+    if (p == null) {
+      return;
+    }
+    try {
+      p.reconnect();
+    } catch (RuntimeException | LinkageError e) {
+      LOG.debug("lock '" + lock + "': reconnect failed: " + AgentLog.describe(e));
     }
   }
 
@@ -179,9 +220,9 @@ public final class LeaseKeeper implements AutoCloseable {
           // closing a watch on a broken connection may fail; nothing to do
         }
       }
-      if (!closed) {
-        // Delete our key now rather than wait out the TTL; fails harmlessly when etcd is unreachable.
-        p.revoke(lease.id, Duration.ofSeconds(1));
+      if (!closed && !p.revoke(lease.id, Duration.ofSeconds(1))) {
+        // Delete our key now rather than wait out the TTL; when etcd is unreachable, once it answers again.
+        leftover(lease.id);
       }
     }
   }

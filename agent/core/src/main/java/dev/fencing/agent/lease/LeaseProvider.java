@@ -63,8 +63,12 @@ public interface LeaseProvider extends AutoCloseable {
   /** Calls {@code onDeleted} once if the key of {@code acquired} is deleted. Closing stops watching. */
   AutoCloseable watchDeletion(Acquired acquired, Runnable onDeleted);
 
-  /** Revokes the lease (deleting the lock key with it); best effort within {@code timeout}. */
-  void revoke(long leaseId, Duration timeout);
+  /**
+   * Revokes the lease (deleting the lock key with it); best effort within {@code timeout}. Returns false when the
+   * coordinator could not be asked: the lease then lives on there until its TTL runs out (longer after an etcd
+   * restart, which gives every lease its full TTL again), and the caller may try again once it is reachable.
+   */
+  boolean revoke(long leaseId, Duration timeout);
 
   /**
    * The coordinator's current revision (etcd: the store revision). Every lock key created later gets a higher create
@@ -74,6 +78,14 @@ public interface LeaseProvider extends AutoCloseable {
 
   /** The current holder of {@code lock}, if any. */
   Optional<Holder> holder(String lock, Duration timeout) throws Exception;
+
+  /**
+   * Called by the lease keeper after a request failed, before it tries again: a provider whose transport waits out
+   * its own reconnect backoff (etcd's gRPC channel) tries to connect now, so the keeper's next request can reach a
+   * coordinator that is back. Does nothing by default (ZooKeeper's client reconnects on its own schedule).
+   */
+  default void reconnect() {
+  }
 
   @Override
   void close();

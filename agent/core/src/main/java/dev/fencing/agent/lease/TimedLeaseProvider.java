@@ -57,8 +57,8 @@ public final class TimedLeaseProvider implements LeaseProvider {
   }
 
   @Override
-  public void revoke(long leaseId, Duration timeout) {
-    delegate.revoke(leaseId, timeout);
+  public boolean revoke(long leaseId, Duration timeout) {
+    return delegate.revoke(leaseId, timeout);
   }
 
   @Override
@@ -69,6 +69,11 @@ public final class TimedLeaseProvider implements LeaseProvider {
   @Override
   public Optional<Holder> holder(String lock, Duration timeout) throws Exception {
     return delegate.holder(lock, timeout);
+  }
+
+  @Override
+  public void reconnect() {
+    delegate.reconnect();
   }
 
   @Override

@@ -491,7 +491,7 @@ public final class ZooKeeperLeaseProvider implements LeaseProvider {
   }
 
   @Override
-  public void revoke(long leaseId, Duration timeout) {
+  public boolean revoke(long leaseId, Duration timeout) {
     ZooKeeper z;
     synchronized (this) {
       z = sessionOf(leaseId);
@@ -503,6 +503,8 @@ public final class ZooKeeperLeaseProvider implements LeaseProvider {
     if (z != null) {
       closeQuietly(z, timeout); // ends the session: ZooKeeper deletes its lock node
     }
+    // The handle is closed either way; an ensemble that did not hear the close expires the session by itself.
+    return true;
   }
 
   @Override

@@ -67,6 +67,28 @@ class LeaseKeeperTest {
     }
   }
 
+  /**
+   * A lease whose revoke could not reach etcd lives on there until its TTL runs out, and an etcd restart gives it the
+   * whole TTL again: its key would keep the lock from every candidate, this JVM's next campaign included. The keeper
+   * revokes it once etcd answers again, before it asks for the next lease.
+   */
+  @Test
+  void aLeaseWhoseRevokeFailedIsRevokedOnceTheCoordinatorAnswersAgain() throws Exception {
+    ScriptedProvider etcd = new ScriptedProvider();
+    etcd.grants.add(new LeaseProvider.Acquired(10, 1, "k1"));
+    etcd.grants.add(new LeaseProvider.Acquired(11, 1, "k2"));
+    etcd.revokeFailures.set(1); // etcd unreachable when lease 1 ends
+    TokenState state = new TokenState("l", Long.MAX_VALUE, HighestTokenStore.none());
+    try (LeaseKeeper keeper = new LeaseKeeper(ConfigLoader.load("lock=l,lease.ttl=3s", new Properties(), Map.of()),
+        state, () -> etcd)) {
+      keeper.start();
+      await(state, v -> v.storedPhase() == LeasePhase.HOLDING && v.grant().token() == 10);
+      etcd.deleteKey();
+      await(state, v -> v.storedPhase() == LeasePhase.HOLDING && v.grant().token() == 11);
+      assertThat(etcd.events).containsSubsequence("grant 1", "revoke 1 failed", "revoke 1", "grant 2");
+    }
+  }
+
   @Test
   void theLeaseCyclesRequestsAreTimedByOperation() throws Exception {
     ScriptedProvider etcd = new ScriptedProvider();
@@ -108,6 +130,8 @@ class LeaseKeeperTest {
     final List<Long> revoked = new CopyOnWriteArrayList<>();
     final java.util.concurrent.atomic.AtomicInteger watchFailures = new java.util.concurrent.atomic.AtomicInteger();
     volatile java.util.function.LongConsumer onRevoke = id -> { };
+    final java.util.concurrent.atomic.AtomicInteger revokeFailures = new java.util.concurrent.atomic.AtomicInteger();
+    final List<String> events = new CopyOnWriteArrayList<>();
     private final AtomicLong leases = new AtomicLong();
     private volatile Runnable onDeleted;
 
@@ -125,7 +149,9 @@ class LeaseKeeperTest {
 
     @Override
     public Lease grant(Duration ttl, Duration timeout) {
-      return new Lease(leases.incrementAndGet(), ttl.toSeconds());
+      long id = leases.incrementAndGet();
+      events.add("grant " + id);
+      return new Lease(id, ttl.toSeconds());
     }
 
     @Override
@@ -149,9 +175,15 @@ class LeaseKeeperTest {
     }
 
     @Override
-    public void revoke(long leaseId, Duration timeout) {
+    public boolean revoke(long leaseId, Duration timeout) {
       onRevoke.accept(leaseId);
+      if (revokeFailures.getAndDecrement() > 0) {
+        events.add("revoke " + leaseId + " failed");
+        return false;
+      }
       revoked.add(leaseId);
+      events.add("revoke " + leaseId);
+      return true;
     }
 
     @Override

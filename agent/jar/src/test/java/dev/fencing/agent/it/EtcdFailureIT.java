@@ -64,10 +64,20 @@ class EtcdFailureIT {
       Thread.sleep(100);
       assertThat(agent.lastDecision()).isEqualTo("BLOCK EXPIRED " + token);
 
-      // etcd back: the agent campaigns again and holds with a higher token.
+      // etcd down a few seconds more, as in a restart that takes a while: gRPC's channel under jetcd has failed to
+      // reconnect several times by then and would wait out its growing backoff (1 s, x1.6 per failure) before its
+      // next try, whatever the agent asks.
+      Thread.sleep(3000);
+      // etcd back: the agent campaigns again and holds with a higher token, within its own retry interval (half the
+      // TTL, 2 s here) plus a grant and a campaign: not after the channel's backoff (3.1-3.3 s without resetting it),
+      // nor after its own old lease, which etcd's restart gave a full TTL again, lapses (4.7-4.8 s without revoking it).
       etcd.start();
+      long backAt = System.nanoTime();
       String again = agent.awaitState("HOLDING", Duration.ofSeconds(20));
+      long reheldMs = (System.nanoTime() - backAt) / 1_000_000;
+      System.out.printf("etcd back: holding again after %d ms%n", reheldMs);
       assertThat(Long.parseLong(Http.jsonField(again, "token"))).isGreaterThan(token);
+      assertThat(reheldMs).as("ms from etcd healthy again to HOLDING").isLessThan(3000);
     }
   }
 
