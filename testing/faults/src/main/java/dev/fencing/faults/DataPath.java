@@ -120,6 +120,13 @@ final class DataPath implements AutoCloseable {
     return p;
   }
 
+  /** Bytes each resource's proxy has forwarded (pg, mariadb, http, kafka). */
+  Map<String, Long> forwarded() {
+    Map<String, Long> out = new LinkedHashMap<>();
+    proxies.forEach((resource, proxy) -> out.put(resource, proxy.forwarded()));
+    return out;
+  }
+
   @Override
   public void close() {
     proxies.values().forEach(TcpProxy::close);

@@ -339,6 +339,27 @@ public final class FaultRun implements FaultKind.Trial {
     return finish(counts, done);
   }
 
+  /**
+   * The faults on the data path (delay, data-partition) hold the bytes of a worker's own proxies: a worker whose
+   * writes reached a resource some other way would make them no-ops that still count as trials. Every resource that
+   * acknowledged a write of this worker must have seen bytes through its proxy; if not, the run fails as a harness
+   * error (the URLs the worker was given bypass its data path).
+   */
+  private void checkDataPath(WorkerSlot slot) {
+    Map<String, Long> forwarded = slot.dataPath().forwarded();
+    out.println("data path of " + slot.name() + ": " + forwarded.entrySet().stream()
+        .map(e -> e.getKey() + " " + e.getValue() + " bytes").collect(Collectors.joining(", ")));
+    java.util.Set<String> acknowledged = slot.attempts().stream().filter(a -> a.outcome() == History.Outcome.ACKED)
+        .map(Attempt::channel).collect(Collectors.toCollection(java.util.TreeSet::new));
+    for (String resource : acknowledged) {
+      if (forwarded.getOrDefault(resource, 0L) == 0) {
+        notes.add("harness: " + slot.name() + "'s writes to " + resource + " were acknowledged, but its proxy to "
+            + resource + " forwarded no byte: the worker bypassed its data path, so delay and data-partition faults"
+            + " could not reach its writes");
+      }
+    }
+  }
+
   /** The fault's name on this run's coordinator ({@code zk-restart} for {@code etcd-restart} on ZooKeeper). */
   private String label(Fault fault) {
     return topology.label(fault.label);
@@ -458,6 +479,7 @@ public final class FaultRun implements FaultKind.Trial {
       attempts.addAll(slot.attempts());
       metrics.putAll(slot.metrics());
       grants.putAll(slot.grants());
+      checkDataPath(slot);
     }
     List<Accepted> accepted = new ArrayList<>();
     for (int i = 1; i <= topology.locks(); i++) {

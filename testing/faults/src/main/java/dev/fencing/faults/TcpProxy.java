@@ -12,6 +12,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
 
 /**
@@ -28,6 +29,7 @@ public final class TcpProxy implements AutoCloseable {
   private final int targetPort;
   private final Object gate = new Object();
   private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+  private final AtomicLong forwarded = new AtomicLong();
   private volatile boolean partitioned;
   private volatile boolean closed;
 
@@ -72,6 +74,11 @@ public final class TcpProxy implements AutoCloseable {
 
   public int port() {
     return server.getLocalPort();
+  }
+
+  /** Bytes it has forwarded, both ways, since it was made. */
+  public long forwarded() {
+    return forwarded.get();
   }
 
   /** The port it forwards to. */
@@ -146,6 +153,7 @@ public final class TcpProxy implements AutoCloseable {
         awaitHealed();
         out.write(buffer, 0, n);
         out.flush();
+        forwarded.addAndGet(n);
       }
     } catch (IOException e) {
       // one side went away

@@ -145,8 +145,10 @@ final class WorkerSlot implements AutoCloseable {
     Topology topology = setup.topology();
     String scope = topology.sections() ? "sections=" + FaultSections.declaration(topology.lockNames())
         : "lock=" + FaultRun.LOCK;
-    List<String> workerArgs = new ArrayList<>(List.of("name=" + id, "pg=" + setup.pgUrl(),
-        "mariadb=" + setup.mariaUrl(), "http=" + setup.httpUrl(), "kafka=" + setup.kafka(), "topic=" + FaultRun.TOPIC,
+    // Every resource through the worker's own proxies (its data path), which the delay and data-partition faults hold.
+    List<String> workerArgs = new ArrayList<>(List.of("name=" + id, "pg=" + dataPath.pgUrl(),
+        "mariadb=" + dataPath.mariaUrl(), "http=" + dataPath.httpUrl(), "kafka=" + dataPath.kafka(),
+        "topic=" + FaultRun.TOPIC,
         "status=http://127.0.0.1:" + statusPort + "/status", "interval-ms=100"));
     if (topology.sections()) {
       workerArgs.add("locks=" + String.join(",", topology.lockNames()));
