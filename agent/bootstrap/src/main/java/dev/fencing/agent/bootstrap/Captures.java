@@ -1,5 +1,7 @@
 package dev.fencing.agent.bootstrap;
 
+import java.util.function.Consumer;
+
 /**
  * The bridge between the capture advice, inlined into the application's lock libraries, and the agent core: the
  * advice reports acquisitions, releases and its coordinator's liveness here (a no-op until the core installs its
@@ -18,86 +20,62 @@ public final class Captures {
     return hook;
   }
 
+  /**
+   * Calls the hook; whatever it throws stays here: the application's lock works as without the agent, and the core
+   * logs its own failures. Reports come from lock, release and keepalive paths, never from a side effect's.
+   */
+  private static void report(Consumer<CaptureHook> call) {
+    try {
+      call.accept(hook);
+    } catch (Throwable t) {
+      // see above
+    }
+  }
+
   /** See {@link CaptureHook#acquired}. */
   public static void acquired(String library, String name, String holdId, long token, long sessionId,
       long aliveAtNanos, long timeoutMillis) {
-    try {
-      hook.acquired(library, name, holdId, token, sessionId, aliveAtNanos, timeoutMillis);
-    } catch (Throwable t) {
-      // the application's lock works as without the agent; the core logs its own failures
-    }
+    report(h -> h.acquired(library, name, holdId, token, sessionId, aliveAtNanos, timeoutMillis));
   }
 
   /** See {@link CaptureHook#released}. */
   public static void released(String library, String holdId) {
-    try {
-      hook.released(library, holdId);
-    } catch (Throwable t) {
-      // as above
-    }
+    report(h -> h.released(library, holdId));
   }
 
   /** See {@link CaptureHook#alive}. */
   public static void alive(long sessionId, long aliveAtNanos, long timeoutMillis) {
-    try {
-      hook.alive(sessionId, aliveAtNanos, timeoutMillis);
-    } catch (Throwable t) {
-      // as above
-    }
+    report(h -> h.alive(sessionId, aliveAtNanos, timeoutMillis));
   }
 
   /** See {@link CaptureHook#granted}. */
   public static void granted(String library, String name, String holdId, long token, long sessionId) {
-    try {
-      hook.granted(library, name, holdId, token, sessionId);
-    } catch (Throwable t) {
-      // as above
-    }
+    report(h -> h.granted(library, name, holdId, token, sessionId));
   }
 
   /** See {@link CaptureHook#entered}. */
   public static void entered(String holdId) {
-    try {
-      hook.entered(holdId);
-    } catch (Throwable t) {
-      // as above
-    }
+    report(h -> h.entered(holdId));
   }
 
   /** See {@link CaptureHook#renewed}. */
   public static void renewed(long sessionId, long aliveAtNanos, long timeoutMillis) {
-    try {
-      hook.renewed(sessionId, aliveAtNanos, timeoutMillis);
-    } catch (Throwable t) {
-      // as above
-    }
+    report(h -> h.renewed(sessionId, aliveAtNanos, timeoutMillis));
   }
 
   /** See {@link CaptureHook#sessionLost}. */
   public static void sessionLost(long sessionId, String why) {
-    try {
-      hook.sessionLost(sessionId, why);
-    } catch (Throwable t) {
-      // as above
-    }
+    report(h -> h.sessionLost(sessionId, why));
   }
 
   /** See {@link CaptureHook#leading}. */
   public static void leading(String library, String name, String holdId, long token, long sessionId,
       long aliveAtNanos, long timeoutMillis) {
-    try {
-      hook.leading(library, name, holdId, token, sessionId, aliveAtNanos, timeoutMillis);
-    } catch (Throwable t) {
-      // as above
-    }
+    report(h -> h.leading(library, name, holdId, token, sessionId, aliveAtNanos, timeoutMillis));
   }
 
   /** See {@link CaptureHook#closed}. */
   public static void closed(String library, String name) {
-    try {
-      hook.closed(library, name);
-    } catch (Throwable t) {
-      // as above
-    }
+    report(h -> h.closed(library, name));
   }
 }

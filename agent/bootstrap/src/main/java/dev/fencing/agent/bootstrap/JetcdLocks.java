@@ -26,39 +26,26 @@ public final class JetcdLocks {
    * that waits for it enters the lock's scope ({@link CapturedLockFuture}). Without a capture hook, {@code result}.
    */
   public static CompletableFuture<?> locking(Object lockImpl, Object name, long leaseId, CompletableFuture<?> result) {
-    if (result == null || Captures.hook() == CaptureHook.NOOP) {
-      return result;
-    }
-    CapturedLockFuture out = new CapturedLockFuture();
-    result.whenComplete((response, error) -> {
-      if (error != null) {
-        out.completeExceptionally(error);
-        return;
-      }
-      try {
-        Object key = LockLibraries.call(response, "getKey");
-        Object kv = kv(lockImpl);
-        Method get = kv.getClass().getMethod("get", key.getClass());
-        get.setAccessible(true);
-        ((CompletableFuture<?>) get.invoke(kv, key)).whenComplete((read, readError) -> {
-          try {
-            List<?> kvs = readError == null ? (List<?>) LockLibraries.call(read, "getKvs") : List.of();
-            if (!kvs.isEmpty() && (Long) LockLibraries.call(kvs.get(0), "getLease") == leaseId) {
-              String holdId = text(key);
-              Captures.granted("jetcd", text(name), holdId, (Long) LockLibraries.call(kvs.get(0), "getCreateRevision"),
-                  leaseId);
-              out.holdId = holdId;
-            }
-          } catch (Throwable t) {
-            // not captured
+    return captured(result, (response, out) -> {
+      Object key = LockLibraries.call(response, "getKey");
+      Object kv = kv(lockImpl);
+      Method get = kv.getClass().getMethod("get", key.getClass());
+      get.setAccessible(true);
+      ((CompletableFuture<?>) get.invoke(kv, key)).whenComplete((read, readError) -> {
+        try {
+          List<?> kvs = readError == null ? (List<?>) LockLibraries.call(read, "getKvs") : List.of();
+          if (!kvs.isEmpty() && (Long) LockLibraries.call(kvs.get(0), "getLease") == leaseId) {
+            String holdId = text(key);
+            Captures.granted("jetcd", text(name), holdId, (Long) LockLibraries.call(kvs.get(0), "getCreateRevision"),
+                leaseId);
+            out.holdId = holdId;
           }
-          out.complete(response);
-        });
-      } catch (Throwable t) {
-        out.complete(response); // not captured: the application gets its lock as without the agent
-      }
+        } catch (Throwable t) {
+          // not captured
+        }
+        out.complete(response);
+      });
     });
-    return out;
   }
 
   /** {@code LockImpl.unlock(key)}: the hold of {@code key} ends. */
@@ -77,6 +64,28 @@ public final class JetcdLocks {
    * that waits for it enters the election's scope. Without a capture hook, {@code result}.
    */
   public static CompletableFuture<?> campaigning(Object name, long leaseId, CompletableFuture<?> result) {
+    return captured(result, (response, out) -> {
+      Object leader = LockLibraries.call(response, "getLeader");
+      if ((Long) LockLibraries.call(leader, "getLease") == leaseId) {
+        String holdId = text(LockLibraries.call(leader, "getKey"));
+        Captures.granted("jetcd", text(name), holdId, (Long) LockLibraries.call(leader, "getRevision"), leaseId);
+        out.holdId = holdId;
+      }
+      out.complete(response);
+    });
+  }
+
+  /** Records a grant from jetcd's response and completes the application's future with that response. */
+  private interface Capture {
+    void accept(Object response, CapturedLockFuture out) throws Exception;
+  }
+
+  /**
+   * The future the application gets instead of {@code result} (itself without a capture hook): jetcd's error passes
+   * on as it is; its response goes to {@code capture}, which completes the future once the grant is recorded. If the
+   * capture fails, the application gets jetcd's response as without the agent, not captured.
+   */
+  private static CompletableFuture<?> captured(CompletableFuture<?> result, Capture capture) {
     if (result == null || Captures.hook() == CaptureHook.NOOP) {
       return result;
     }
@@ -87,16 +96,10 @@ public final class JetcdLocks {
         return;
       }
       try {
-        Object leader = LockLibraries.call(response, "getLeader");
-        if ((Long) LockLibraries.call(leader, "getLease") == leaseId) {
-          String holdId = text(LockLibraries.call(leader, "getKey"));
-          Captures.granted("jetcd", text(name), holdId, (Long) LockLibraries.call(leader, "getRevision"), leaseId);
-          out.holdId = holdId;
-        }
+        capture.accept(response, out);
       } catch (Throwable t) {
-        // not captured: the application gets its leadership as without the agent
+        out.complete(response); // not captured: a no-op if the capture completed it already
       }
-      out.complete(response);
     });
     return out;
   }

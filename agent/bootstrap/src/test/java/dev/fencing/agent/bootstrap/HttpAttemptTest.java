@@ -3,50 +3,20 @@ package dev.fencing.agent.bootstrap;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** What every HTTP client advice does around one attempt, with a recording hook and gate in place of the core. */
 class HttpAttemptTest {
-  private final List<Throwable> hookFailures = new ArrayList<>();
-  private final List<String> responses = new ArrayList<>();
+  private final RecordingHttpHooks hooks = new RecordingHttpHooks();
 
   private void install(Decision answer) {
-    Fencing.install(new SideEffectGate() {
-      @Override
-      public Decision decide(Channel channel, boolean write, boolean fenced) {
-        return answer;
-      }
-
-      @Override
-      public Decision hookFailed(Channel channel, boolean write, Throwable error) {
-        hookFailures.add(error);
-        return Decision.pass("orders");
-      }
-    });
-    Fencing.installHttp(new HttpHook() {
-      @Override
-      public Decision decide(String method, String scheme, String host, int port) {
-        return answer;
-      }
-
-      @Override
-      public void responded(int status, String rejectedHeader) {
-        responses.add(status + " " + rejectedHeader);
-      }
-
-      @Override
-      public void observe(CompletableFuture<?> response) {}
-    });
+    hooks.install(answer);
   }
 
   @AfterEach
   void uninstall() {
-    Fencing.installHttp(HttpHook.NOOP);
-    Fencing.installFallback(Decision.block("(unknown)", 0, BlockReason.AGENT_FAILED));
+    RecordingHttpHooks.uninstall();
   }
 
   @Test
@@ -90,10 +60,10 @@ class HttpAttemptTest {
     assertThatThrownBy(() -> HttpAttempt.failed(blocked)).isSameAs(blocked);
     HttpAttempt.failed(agentError);
 
-    assertThat(hookFailures).containsExactly(agentError);
+    assertThat(hooks.hookFailures).containsExactly(agentError);
     assertThat(HttpAttempt.blocked(blocked)).isSameAs(blocked);
     assertThat(HttpAttempt.blocked(agentError)).isNull();
-    assertThat(hookFailures).containsExactly(agentError, agentError);
+    assertThat(hooks.hookFailures).containsExactly(agentError, agentError);
   }
 
   @Test
@@ -104,7 +74,7 @@ class HttpAttemptTest {
     HttpAttempt.responded(409, "stale-token");
     HttpAttempt.responded(503, "stale-token");
 
-    assertThat(responses).containsExactly("409 stale-token");
+    assertThat(hooks.responses).containsExactly("409 stale-token");
   }
 
   @Test

@@ -3,9 +3,6 @@ package dev.fencing.agent.bootstrap;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -15,44 +12,16 @@ import org.junit.jupiter.api.Test;
  * Netty's external form of a URL, the carried context current for the decision only, a response that is not one.
  */
 class ReactorNettyHttpTest {
-  private final List<String> asked = new ArrayList<>();
-  private final List<Throwable> hookFailures = new ArrayList<>();
-  private Decision answer = Decision.pass("orders");
+  private final RecordingHttpHooks hooks = new RecordingHttpHooks();
 
   @BeforeEach
   void install() {
-    Fencing.install(new SideEffectGate() {
-      @Override
-      public Decision decide(Channel channel, boolean write, boolean fenced) {
-        return answer;
-      }
-
-      @Override
-      public Decision hookFailed(Channel channel, boolean write, Throwable error) {
-        hookFailures.add(error);
-        return Decision.pass("orders");
-      }
-    });
-    Fencing.installHttp(new HttpHook() {
-      @Override
-      public Decision decide(String method, String scheme, String host, int port) {
-        Object carried = TokenContext.carried();
-        asked.add(method + " " + scheme + " " + host + " " + port + (carried == null ? "" : " under " + carried));
-        return answer;
-      }
-
-      @Override
-      public void responded(int status, String rejectedHeader) {}
-
-      @Override
-      public void observe(CompletableFuture<?> response) {}
-    });
+    hooks.install(Decision.pass("orders"));
   }
 
   @AfterEach
   void uninstall() {
-    Fencing.installHttp(HttpHook.NOOP);
-    Fencing.installFallback(Decision.block("(unknown)", 0, BlockReason.AGENT_FAILED));
+    RecordingHttpHooks.uninstall();
   }
 
   @Test
@@ -65,7 +34,7 @@ class ReactorNettyHttpTest {
     ReactorNettyHttp.decide(null, "DELETE", "http://[::1]/x");
     ReactorNettyHttp.decide(null, "PATCH", "http://ledger:99999/x");
 
-    assertThat(asked).containsExactly(
+    assertThat(hooks.asked).containsExactly(
         "POST http ledger 8080",
         "POST http ledger 80",
         "PUT https ledger.example.com 443",
@@ -78,12 +47,12 @@ class ReactorNettyHttpTest {
   @Test
   void theCarriedContextDecidesAndIsGoneAfterwardsAlsoWhenBlocked() throws Exception {
     Decision inbound = Decision.tag("upstream", 41);
-    answer = Decision.block("orders", 7, BlockReason.EXPIRED);
+    hooks.answer = Decision.block("orders", 7, BlockReason.EXPIRED);
 
     assertThatThrownBy(() -> ReactorNettyHttp.decide(inbound, "POST", "http://ledger:8080/"))
         .isInstanceOf(FencingBlockedException.class);
 
-    assertThat(asked).containsExactly("POST http ledger 8080 under " + inbound);
+    assertThat(hooks.asked).containsExactly("POST http ledger 8080 under " + inbound);
     assertThat(TokenContext.carried()).as("the event loop thread carries nothing afterwards").isNull();
   }
 
@@ -96,14 +65,14 @@ class ReactorNettyHttpTest {
     } finally {
       TokenContext.exit(outer);
     }
-    assertThat(asked).singleElement().asString().contains("under TAG[lock=upstream, token=12]");
+    assertThat(hooks.asked).singleElement().asString().contains("under TAG[lock=upstream, token=12]");
   }
 
   @Test
   void aResponseOfAnotherLibraryIsCountedAsAHookFailureAndNeverThrows() {
     ReactorNettyHttp.responded("not a response");
 
-    assertThat(hookFailures).singleElement().asString()
+    assertThat(hooks.hookFailures).singleElement().asString()
         .contains("java.lang.String")
         .contains("reactor.netty.http.client.HttpClientResponse.status().code()");
   }

@@ -16,6 +16,7 @@ import net.bytebuddy.matcher.ElementMatcher;
 public final class NamedTypeInstrumentation implements TypeInstrumentation {
   private final String library;
   private final String className;
+  private final boolean bootClass;
   private final Consumer<Transformer> advice;
 
   /**
@@ -23,9 +24,22 @@ public final class NamedTypeInstrumentation implements TypeInstrumentation {
    * @param advice applies the advice to the class's methods
    */
   public NamedTypeInstrumentation(String library, String className, Consumer<Transformer> advice) {
+    this(library, className, false, advice);
+  }
+
+  private NamedTypeInstrumentation(String library, String className, boolean bootClass, Consumer<Transformer> advice) {
     this.library = library;
     this.className = className;
+    this.bootClass = bootClass;
     this.advice = advice;
+  }
+
+  /**
+   * A class of the JDK that the boot loader loads (the executors of java.util.concurrent): the transformer considers
+   * it among boot classes, and the agent retransforms it if the JVM loaded it before premain.
+   */
+  public static NamedTypeInstrumentation bootClass(String library, String className, Consumer<Transformer> advice) {
+    return new NamedTypeInstrumentation(library, className, true, advice);
   }
 
   /** The methods called {@code name} with {@code arguments} parameters. */
@@ -41,6 +55,16 @@ public final class NamedTypeInstrumentation implements TypeInstrumentation {
   @Override
   public String className() {
     return className;
+  }
+
+  @Override
+  public boolean bootstrapClasses() {
+    return bootClass;
+  }
+
+  @Override
+  public String bootClassName() {
+    return bootClass ? className : null;
   }
 
   @Override
