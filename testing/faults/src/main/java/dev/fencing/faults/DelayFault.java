@@ -55,7 +55,7 @@ final class DelayFault implements FaultKind {
       throw e;
     }
     return (caught ? "" : "(no write in flight within 5 s) ") + "held " + h.worker() + "'s (token " + h.token() + ") bytes to " + resource + " while it was "
-        + (freeze ? "frozen" : "cut off etcd") + " until " + (successor == null ? "no successor"
+        + (freeze ? "frozen" : "cut off the coordinator") + " until " + (successor == null ? "no successor"
         : successor.worker() + " (token " + successor.token() + ")") + " had written for " + successorWrites
         + " ms, then released them (" + (System.currentTimeMillis() - from) + " ms in all)";
   }

@@ -26,7 +26,10 @@ interface FaultKind {
     /** The valid holder with the highest token, waited for (30 s); null if none. */
     WorkerSlot.Status holder();
 
-    /** The valid holder with a token above {@code aboveToken}, waited for up to {@code timeout}; null if none. */
+    /**
+     * The valid holder of the first lock with a token above {@code aboveToken} (the others' with any valid holder),
+     * waited for up to {@code timeout}; null if none.
+     */
     WorkerSlot.Status holder(Duration timeout, long aboveToken);
 
     /** Every worker slot. */

@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.ToLongFunction;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.common.TopicPartition;
@@ -565,21 +566,37 @@ public final class FaultRun implements FaultKind.Trial {
    * {@code minToken}), the one of {@code lock} with the highest token; null if some lock has none by then.
    */
   private WorkerSlot.Status awaitHolder(Duration timeout, long minToken, String lock) {
+    return awaitHolder(timeout, l -> minToken, lock);
+  }
+
+  /** As above, with each lock's own bar: a valid holder of lock {@code l} has a token above {@code minToken(l)}. */
+  private WorkerSlot.Status awaitHolder(Duration timeout, ToLongFunction<String> minToken, String lock) {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
-      Map<String, WorkerSlot.Status> best = new HashMap<>();
-      for (WorkerSlot slot : slots) {
-        slot.statuses().forEach((l, s) -> {
-          if (s.holding() && s.token() > minToken && (!best.containsKey(l) || s.token() > best.get(l).token())) {
-            best.put(l, s);
-          }
-        });
-      }
+      Map<String, WorkerSlot.Status> best = validHolders(slots.stream().map(WorkerSlot::statuses).toList(), minToken);
       if (best.size() == topology.locks() || System.nanoTime() >= deadline) {
         return best.size() == topology.locks() ? best.get(lock) : null;
       }
       sleep(50);
     }
+  }
+
+  /**
+   * Of the workers' statuses (each worker's per lock), the valid holder (HOLDING, no reuse, token above
+   * {@code minToken} of its lock) with the highest token, per lock; a lock with none is absent.
+   */
+  static Map<String, WorkerSlot.Status> validHolders(List<Map<String, WorkerSlot.Status>> workers,
+      ToLongFunction<String> minToken) {
+    Map<String, WorkerSlot.Status> best = new HashMap<>();
+    for (Map<String, WorkerSlot.Status> statuses : workers) {
+      statuses.forEach((l, s) -> {
+        if (s.holding() && s.token() > minToken.applyAsLong(l) && (!best.containsKey(l)
+            || s.token() > best.get(l).token())) {
+          best.put(l, s);
+        }
+      });
+    }
+    return best;
   }
 
   private WorkerSlot slotOf(WorkerSlot.Status status) {
@@ -856,7 +873,10 @@ public final class FaultRun implements FaultKind.Trial {
 
   @Override
   public WorkerSlot.Status holder(Duration timeout, long aboveToken) {
-    return awaitHolder(timeout, aboveToken);
+    // The bar is the first lock's: with several locks, the others' tokens (one counter for all locks) can be lower
+    // and stay so, which kept a delay waiting its whole 30 s for a "successor" of every lock.
+    String first = topology.lockNames().get(0);
+    return awaitHolder(timeout, l -> l.equals(first) ? aboveToken : 0, first);
   }
 
   @Override
