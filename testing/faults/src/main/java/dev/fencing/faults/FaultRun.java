@@ -101,9 +101,12 @@ public final class FaultRun implements FaultKind.Trial {
     }
   }
 
-  /** What a worker needs to know about the resources. */
-  record Setup(Path agentJar, String classpath, String pgUrl, String mariaUrl, String httpUrl, String httpHostPort,
-      String kafka, Topology topology, FaultCoordinator coordinator) {
+  /**
+   * What a worker needs to know about the resources: their direct URLs, which its data path ({@link DataPath}) puts
+   * its own proxies in front of.
+   */
+  record Setup(Path agentJar, String classpath, String pgUrl, String mariaUrl, String httpUrl, Topology topology,
+      FaultCoordinator coordinator) {
   }
 
   /**
@@ -290,8 +293,8 @@ public final class FaultRun implements FaultKind.Trial {
     // Only the workers go through the pooler; the harness's own reads (the checker's view) go straight to PostgreSQL.
     String workerPgUrl = bouncer != null ? bouncer.jdbcUrl("postgres", postgres.user()) : postgres.jdbcUrl();
     Setup setup = new Setup(options.agentJar(), System.getProperty("java.class.path"),
-        workerPgUrl + "&socketTimeout=30", maria.jdbcUrl() + "&socketTimeout=30000", http.url(),
-        http.hostPort(), kafka.bootstrapServers(), topology, coordinator);
+        workerPgUrl + "&socketTimeout=30", maria.jdbcUrl() + "&socketTimeout=30000", http.url(), topology,
+        coordinator);
     for (int i = 1; i <= options.workers(); i++) {
       slots.add(add(new WorkerSlot("w" + i, setup, dataPaths.open(i, setup))));
     }
