@@ -23,10 +23,13 @@
 # spring:   startup of the Spring Boot sample (sample-apps/spring-replicas, java -jar, JPA on PostgreSQL, Tomcat):
 #           no agent / this agent (holding a real etcd lease) / the OpenTelemetry Java agent, SPRING_ROUNDS rounds
 #           (default 5, rotating order): Spring's started-in time, time to the first HTTP 200, CPU until then, RSS,
-#           classes loaded; ratios paired per round. SPRING_BASE_AGENT=<another fencing-agent.jar> adds it as a
-#           fourth variant in the same rounds (this build against, say, main's); SPRING_AGENT_OPTIONS=<options>
+#           classes loaded, the launch before Spring's clock; ratios paired per round.
+#           SPRING_BASE_AGENT=<another fencing-agent.jar> adds it as a fourth variant in the same rounds (this build
+#           against, say, main's); SPRING_BASE_OPTIONS=<options> appends options to the fourth variant only (without
+#           SPRING_BASE_AGENT it is this jar: the same build with other options); SPRING_AGENT_OPTIONS=<options>
 #           appends agent options to both (log.level=debug prints the transformer's counters per run);
-#           SPRING_THREAD_CPU=true prints each run's CPU time per thread name at the first 200.
+#           SPRING_THREAD_CPU=true prints each run's CPU time per thread name at the first 200;
+#           SPRING_JVM_ARGS=<JVM options> for every variant (profiles; %v in them: the variant and round).
 # BENCH_JAVA_OPTS: system properties for the load parts' driver, e.g. "-Dbench.warm=3 -Dbench.fixed-heap=false"
 #           (a short warm-up and the JVM's default heap).
 # Builds and runs hold the shared build lock (FENCING_BENCH_LOCK, default /tmp/mvn.lock) so they never overlap with
@@ -137,6 +140,7 @@ if run spring; then
   echo
   flock "$lock" "$java17/bin/java" -Dfencing.it.spring.jar=sample-apps/spring-replicas/target/fencing-sample-spring-replicas-0.1.0-SNAPSHOT.jar \
     -Dbench.agent-options="${SPRING_AGENT_OPTIONS:-}" -Dbench.thread-cpu="${SPRING_THREAD_CPU:-false}" \
+    -Dbench.base-options="${SPRING_BASE_OPTIONS:-}" -Dbench.jvm-args="${SPRING_JVM_ARGS:-}" \
     -cp "$cp" dev.fencing.bench.SpringBench "$agent_jar" "$otel_jar" "${SPRING_ROUNDS:-5}" "$java17" "${SPRING_BASE_AGENT:-}" \
     | tee "$out/spring-table.md"
 fi

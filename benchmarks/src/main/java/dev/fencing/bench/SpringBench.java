@@ -23,12 +23,16 @@ import java.util.Locale;
  * <p>Arguments: agent jar, OpenTelemetry agent jar, rounds, Java home, and optionally a second agent jar (another
  * build of this agent, e.g. main's) that runs as a fourth variant in the same rounds, so two builds are compared
  * paired per round on the same machine state. System property {@code bench.agent-options}: agent options appended
- * to both agent variants' (e.g. {@code log.level=debug}, whose transformer counters are then printed per run).
+ * to both agent variants' (e.g. {@code log.level=debug}, whose transformer counters are then printed per run);
+ * {@code bench.base-options}: options appended to the fourth variant's only, which then also runs without a second
+ * jar (this jar with other options, e.g. {@code instrumentation.class-loaders.enabled=false}, in the same rounds);
+ * {@code bench.jvm-args}: JVM options for every variant, for profiles ({@code %v}: variant and round).
  */
 public final class SpringBench {
   private static final String[] ALL_VARIANTS = {"none", "agent", "otel", "base"};
   private static final String[] METRICS = {"started in (s)", "first 200 (ms)", "CPU to first 200 (ms)",
-      "RSS after start (MB)", "classes loaded"};
+      "RSS after start (MB)", "classes loaded", "launch before Spring's clock (ms)"};
+  private static final int RSS = 3;
 
   private SpringBench() {}
 
@@ -37,7 +41,9 @@ public final class SpringBench {
     Path otelJar = Path.of(args[1]);
     int rounds = Integer.parseInt(args[2]);
     Path javaHome = Path.of(args[3]);
-    Path baseJar = args.length > 4 && !args[4].isEmpty() ? Path.of(args[4]) : null;
+    String baseOptions = System.getProperty("bench.base-options", "");
+    Path baseJar = args.length > 4 && !args[4].isEmpty() ? Path.of(args[4])
+        : baseOptions.isEmpty() ? null : agentJar;
     String[] variants = Arrays.copyOf(ALL_VARIANTS, baseJar == null ? 3 : 4);
     List<Path> needed = new ArrayList<>(List.of(agentJar, otelJar, SpringApp.fatJar()));
     if (baseJar != null) {
@@ -71,12 +77,13 @@ public final class SpringBench {
     }
     System.out.println();
     System.out.printf(Locale.ROOT, "Added RSS after start: this agent %+.0f MB, OpenTelemetry agent %+.0f MB "
-        + "(medians of the per-round differences)%n", medianDiff(r, 1, 3), medianDiff(r, 2, 3));
+        + "(medians of the per-round differences)%n", medianDiff(r, 1, RSS), medianDiff(r, 2, RSS));
     if (baseJar != null) {
       System.out.println();
-      System.out.println("Against the second agent jar (" + baseJar + ") in the same rounds:");
+      System.out.println("Against the fourth variant (" + baseJar + (baseOptions.isEmpty() ? "" : ", options "
+          + baseOptions) + ") in the same rounds:");
       System.out.println();
-      System.out.println("| metric | no agent | this agent | ratio | second agent jar | ratio | this ÷ second |");
+      System.out.println("| metric | no agent | this agent | ratio | fourth variant | ratio | this ÷ fourth |");
       System.out.println("|---|---:|---:|---:|---:|---:|---:|");
       for (int m = 0; m < METRICS.length; m++) {
         System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", METRICS[m], f(median(r, 0, m), m),
@@ -89,10 +96,21 @@ public final class SpringBench {
       String endpoints, PostgresServer pg) throws IOException, InterruptedException {
     String agentArgs = null;
     List<String> jvmArgs = new ArrayList<>();
+    String extra = System.getProperty("bench.jvm-args", "").trim();
+    if (!extra.isEmpty()) {
+      // For profiles (-Xlog:class+load, JFR), the same in every variant; %v in them is the variant's name.
+      for (String a : extra.split("\\s+")) {
+        jvmArgs.add(a.replace("%v", variant + "-" + round));
+      }
+    }
     String options = System.getProperty("bench.agent-options", "");
     if (variant.equals("agent") || variant.equals("base")) {
       agentArgs = "lock=spring-bench-" + variant + "-" + round + ",etcd.endpoints=" + endpoints + ",http.port=0"
           + (options.isEmpty() ? "" : "," + options);
+      String baseOptions = System.getProperty("bench.base-options", "");
+      if (variant.equals("base") && !baseOptions.isEmpty()) {
+        agentArgs += "," + baseOptions;
+      }
     } else if (variant.equals("otel")) {
       jvmArgs.addAll(List.of("-javaagent:" + otelJar, "-Dotel.traces.exporter=none", "-Dotel.metrics.exporter=none",
           "-Dotel.logs.exporter=none", "-Dotel.javaagent.logging=none", "-Dotel.service.name=bench"));
@@ -108,7 +126,7 @@ public final class SpringBench {
       }
       double classes = loadedClasses(javaHome, pid);
       String output = app.jvm().output();
-      if (agentArgs != null && !output.contains("holding lock")) {
+      if (agentArgs != null && !agentArgs.contains("lease.enabled=false") && !output.contains("holding lock")) {
         throw new IllegalStateException("the agent run did not hold its lease:\n" + output);
       }
       if (agentArgs != null) {
@@ -123,7 +141,7 @@ public final class SpringBench {
           System.err.println("round " + (round + 1) + " " + variant + " " + last);
         }
       }
-      return new double[] {app.startedInSeconds(), app.firstOkMillis(), cpuMs, rssMb, classes};
+      return new double[] {app.startedInSeconds(), app.firstOkMillis(), cpuMs, rssMb, classes, app.launchMillis()};
     }
   }
 
