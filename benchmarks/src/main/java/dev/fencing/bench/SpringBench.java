@@ -33,6 +33,8 @@ public final class SpringBench {
   private static final String[] METRICS = {"started in (s)", "first 200 (ms)", "CPU to first 200 (ms)",
       "RSS after start (MB)", "classes loaded", "launch before Spring's clock (ms)"};
   private static final int RSS = 3;
+  /** Agent options of the fourth variant only ({@code bench.base-options}); empty for none. */
+  private static final String BASE_OPTIONS = System.getProperty("bench.base-options", "");
 
   private SpringBench() {}
 
@@ -41,9 +43,8 @@ public final class SpringBench {
     Path otelJar = Path.of(args[1]);
     int rounds = Integer.parseInt(args[2]);
     Path javaHome = Path.of(args[3]);
-    String baseOptions = System.getProperty("bench.base-options", "");
     Path baseJar = args.length > 4 && !args[4].isEmpty() ? Path.of(args[4])
-        : baseOptions.isEmpty() ? null : agentJar;
+        : BASE_OPTIONS.isEmpty() ? null : agentJar;
     String[] variants = Arrays.copyOf(ALL_VARIANTS, baseJar == null ? 3 : 4);
     List<Path> needed = new ArrayList<>(List.of(agentJar, otelJar, SpringApp.fatJar()));
     if (baseJar != null) {
@@ -80,8 +81,8 @@ public final class SpringBench {
         + "(medians of the per-round differences)%n", medianDiff(r, 1, RSS), medianDiff(r, 2, RSS));
     if (baseJar != null) {
       System.out.println();
-      System.out.println("Against the fourth variant (" + baseJar + (baseOptions.isEmpty() ? "" : ", options "
-          + baseOptions) + ") in the same rounds:");
+      System.out.println("Against the fourth variant (" + baseJar + (BASE_OPTIONS.isEmpty() ? "" : ", options "
+          + BASE_OPTIONS) + ") in the same rounds:");
       System.out.println();
       System.out.println("| metric | no agent | this agent | ratio | fourth variant | ratio | this ÷ fourth |");
       System.out.println("|---|---:|---:|---:|---:|---:|---:|");
@@ -107,9 +108,8 @@ public final class SpringBench {
     if (variant.equals("agent") || variant.equals("base")) {
       agentArgs = "lock=spring-bench-" + variant + "-" + round + ",etcd.endpoints=" + endpoints + ",http.port=0"
           + (options.isEmpty() ? "" : "," + options);
-      String baseOptions = System.getProperty("bench.base-options", "");
-      if (variant.equals("base") && !baseOptions.isEmpty()) {
-        agentArgs += "," + baseOptions;
+      if (variant.equals("base") && !BASE_OPTIONS.isEmpty()) {
+        agentArgs += "," + BASE_OPTIONS;
       }
     } else if (variant.equals("otel")) {
       jvmArgs.addAll(List.of("-javaagent:" + otelJar, "-Dotel.traces.exporter=none", "-Dotel.metrics.exporter=none",
