@@ -6,9 +6,9 @@ import dev.fencing.agent.lease.LeaseProviders;
 import dev.fencing.agent.lease.LeaseKeeper;
 import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.lease.TimedLeaseProvider;
-import dev.fencing.agent.metrics.AgentMetrics;
 import dev.fencing.agent.metrics.CoordinatorLatency;
 import dev.fencing.agent.metrics.FencingSeries;
+import dev.fencing.agent.metrics.OnDemandMetrics;
 import dev.fencing.agent.metrics.otlp.OtlpExport;
 import dev.fencing.agent.metrics.otlp.OtlpSettings;
 import dev.fencing.agent.status.BuildInfo;
@@ -37,7 +37,7 @@ final class AgentRuntime {
   private final List<LeaseKeeper> keepers = new java.util.concurrent.CopyOnWriteArrayList<>();
   private volatile StatusServer server;
   private volatile OtlpExport otlp;
-  private volatile AgentMetrics metrics;
+  private volatile OnDemandMetrics metrics;
   /** One histogram per lock this JVM campaigns for (the lock label), in the configuration's order. */
   private final List<CoordinatorLatency> latencies = new java.util.ArrayList<>();
 
@@ -142,7 +142,7 @@ final class AgentRuntime {
   private void exposeCapturedLocks() {
     scopes.captured().onCapture(r -> {
       List<FencingSeries.Series> more = FencingSeries.ofCaptured(r, scopes.rejections());
-      AgentMetrics m = metrics;
+      OnDemandMetrics m = metrics;
       if (m != null) {
         m.add(more);
       }
@@ -155,7 +155,8 @@ final class AgentRuntime {
 
   private void startEndpoint(List<FencingSeries.Series> series) {
     try {
-      AgentMetrics metrics = new AgentMetrics(series, latencies);
+      // Built at the first scrape: the registry's classes would load while the application starts.
+      OnDemandMetrics metrics = new OnDemandMetrics(series, latencies);
       this.metrics = metrics;
       server = new StatusServer(config.httpHost(), config.httpPort(),
           () -> StatusJson.render(scopes, config, premainNanos), metrics::scrape);
