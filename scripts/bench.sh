@@ -30,6 +30,9 @@
 #           appends agent options to both (log.level=debug prints the transformer's counters per run);
 #           SPRING_THREAD_CPU=true prints each run's CPU time per thread name at the first 200;
 #           SPRING_JVM_ARGS=<JVM options> for every variant (profiles; %v in them: the variant and round).
+# etcd-client: what holding an etcd lock costs a fresh JVM (launch to held, CPU, RSS, classes): nothing / the agent's
+#           jetcd provider / the same calls to etcd's JSON gateway over the JDK HttpClient (a transport the agent does
+#           not have, measured for comparison), ETCD_CLIENT_ROUNDS rounds (default 10, rotating order), Java 17.
 # BENCH_JAVA_OPTS: system properties for the load parts' driver, e.g. "-Dbench.warm=3 -Dbench.fixed-heap=false"
 #           (a short warm-up and the JVM's default heap).
 # Builds and runs hold the shared build lock (FENCING_BENCH_LOCK, default /tmp/mvn.lock) so they never overlap with
@@ -45,7 +48,7 @@ java17="${FENCING_BENCH_JAVA17:-${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f
 jmh_opts="${JMH_OPTS:--f 1 -wi 3 -i 5 -w 1s -r 1s}"
 rounds="${STARTUP_ROUNDS:-5}"
 out=benchmarks/target/results
-parts="jmh startup nmt pg pooler clients kafka failover spring"
+parts="jmh startup nmt pg pooler clients kafka failover spring etcd-client"
 for w in ${what//,/ }; do
   case " all $parts " in *" $w "*) ;; *) echo "usage: $0 [all|${parts// /|}][,part...] [JMH args]" >&2; exit 2 ;; esac
 done
@@ -143,4 +146,11 @@ if run spring; then
     -Dbench.base-options="${SPRING_BASE_OPTIONS:-}" -Dbench.jvm-args="${SPRING_JVM_ARGS:-}" \
     -cp "$cp" dev.fencing.bench.SpringBench "$agent_jar" "$otel_jar" "${SPRING_ROUNDS:-5}" "$java17" "${SPRING_BASE_AGENT:-}" \
     | tee "$out/spring-table.md"
+fi
+
+if run etcd-client; then
+  need_etcd
+  echo
+  flock "$lock" "$java17/bin/java" -cp "$cp" dev.fencing.bench.EtcdClientBench "${ETCD_CLIENT_ROUNDS:-10}" "$java17" \
+    | tee "$out/etcd-client-table.md"
 fi
