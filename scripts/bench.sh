@@ -31,8 +31,9 @@
 #           SPRING_THREAD_CPU=true prints each run's CPU time per thread name at the first 200;
 #           SPRING_JVM_ARGS=<JVM options> for every variant (profiles; %v in them: the variant and round).
 # etcd-client: what holding an etcd lock costs a fresh JVM (launch to held, CPU, RSS, classes): nothing / the agent's
-#           jetcd provider / the same calls to etcd's JSON gateway over the JDK HttpClient (a transport the agent does
-#           not have, measured for comparison), ETCD_CLIENT_ROUNDS rounds (default 10, rotating order), Java 17.
+#           jetcd provider / the same calls to etcd's JSON gateway over the JDK HttpClient / over a plain socket
+#           (transports the agent does not have, measured for comparison), ETCD_CLIENT_ROUNDS rounds (default 10,
+#           rotating order), Java 17.
 # BENCH_JAVA_OPTS: system properties for the load parts' driver, e.g. "-Dbench.warm=3 -Dbench.fixed-heap=false"
 #           (a short warm-up and the JVM's default heap).
 # Builds and runs hold the shared build lock (FENCING_BENCH_LOCK, default /tmp/mvn.lock) so they never overlap with

@@ -30,10 +30,10 @@ import java.util.regex.Pattern;
  * before its first HOLDING (cluster id, lease grant, election campaign, read of the lock key's create revision, one
  * keep-alive), each in a fresh JVM, against a real single-node etcd. Variants, in rotating order per round:
  * {@code none} (the same JVM doing nothing), {@code jetcd} (the agent's own {@link EtcdLeaseProvider}: jetcd, gRPC,
- * Netty, Vert.x, protobuf, Guava) and {@code gateway} (the same five calls to etcd's JSON gateway, {@code /v3/...},
- * over the JDK's {@link HttpClient}, HTTP/1.1; the gateway is served on etcd's client port). The gateway variant is a
- * measurement of a transport the agent does not have: it answers how much of the lease stack's startup cost is
- * jetcd's, not etcd's (BENCHMARKS.md 9b).
+ * Netty, Vert.x, protobuf, Guava), {@code gateway} (the same five calls to etcd's JSON gateway, {@code /v3/...}, which
+ * etcd serves on its client port, over the JDK's {@link HttpClient}, HTTP/1.1) and {@code socket} (the same calls as
+ * HTTP/1.0 over a plain socket). The last two are transports the agent does not have: they measure how much of the
+ * lease stack's startup cost is the client's rather than etcd's (BENCHMARKS.md 9b).
  *
  * <p>Per JVM: wall time from launch to the lock held (the parent's clock, from spawning the child to its line),
  * process CPU (user + system, /proc) and RSS at that moment, classes loaded until then ({@code -Xlog:class+load}).
@@ -41,12 +41,12 @@ import java.util.regex.Pattern;
  * <p>Usage: EtcdClientBench &lt;rounds&gt; &lt;java home&gt;
  */
 public final class EtcdClientBench {
-  private static final String[] VARIANTS = {"none", "jetcd", "gateway"};
+  private static final String[] VARIANTS = {"none", "jetcd", "gateway", "socket"};
   private static final String[] METRICS = {"launch to lock held (ms)", "CPU until then (ms)", "RSS then (MB)",
       "classes loaded"};
   /** Each child campaigns for a lock of its own: a halted child's lease would hold a shared one for its TTL. */
   private static final String LOCK = "etcd-client-bench-";
-  private static final Pattern NUMBER = Pattern.compile("\"%s\":\"?(-?\\d+)\"?");
+  private static final Pattern NUMBER = Pattern.compile("\"%s\":\"?(\\d+)\"?");
 
   private EtcdClientBench() {}
 
@@ -74,11 +74,13 @@ public final class EtcdClientBench {
     System.out.println("Holding an etcd lock from a fresh JVM (" + java + "), medians of " + rounds
         + " rotating rounds; added = variant - none, paired per round, median (min-max):");
     System.out.println();
-    System.out.println("| metric | none | jetcd (the agent's) | added | JSON gateway, JDK HttpClient | added |");
-    System.out.println("|---|---:|---:|---:|---:|---:|");
+    System.out.println("| metric | none | jetcd (the agent's) | added | JSON gateway, JDK HttpClient | added "
+        + "| JSON gateway, plain socket | added |");
+    System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (int m = 0; m < METRICS.length; m++) {
-      System.out.printf(Locale.ROOT, "| %s | %.0f | %.0f | %s | %.0f | %s |%n", METRICS[m], median(r, 0, m),
-          median(r, 1, m), added(r, 1, m), median(r, 2, m), added(r, 2, m));
+      System.out.printf(Locale.ROOT, "| %s | %.0f | %.0f | %s | %.0f | %s | %.0f | %s |%n", METRICS[m],
+          median(r, 0, m), median(r, 1, m), added(r, 1, m), median(r, 2, m), added(r, 2, m), median(r, 3, m),
+          added(r, 3, m));
     }
   }
 
@@ -123,7 +125,10 @@ public final class EtcdClientBench {
         viaJetcd(endpoint, holder);
         break;
       case "gateway":
-        viaGateway(endpoint, holder);
+        viaGateway(endpoint, holder, (path, body) -> postRaw(http(), endpoint, path, body));
+        break;
+      case "socket":
+        viaGateway(endpoint, holder, (path, body) -> postOverSocket(endpoint, path, body));
         break;
       default:
         throw new IllegalArgumentException("variant " + variant + ": expected one of " + Arrays.toString(VARIANTS));
@@ -154,34 +159,46 @@ public final class EtcdClientBench {
   }
 
   /** The same calls to etcd's JSON gateway (grpc-gateway; int64 fields are JSON strings, bytes are base64). */
-  private static void viaGateway(String endpoint, String holder) throws Exception {
-    HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-        .connectTimeout(Duration.ofSeconds(5)).build();
+  private static void viaGateway(String endpoint, String holder, Gateway gateway) throws Exception {
     Base64.Encoder b64 = Base64.getEncoder();
-    post(http, endpoint, "/v3/cluster/member/list", "{}", "cluster_id");
-    long leaseId = post(http, endpoint, "/v3/lease/grant", "{\"TTL\":10}", "ID");
-    String campaign = postRaw(http, endpoint, "/v3/election/campaign", "{\"name\":\""
+    post(gateway, "/v3/cluster/member/list", "{}", "cluster_id");
+    long leaseId = post(gateway, "/v3/lease/grant", "{\"TTL\":10}", "ID");
+    String campaign = gateway.post("/v3/election/campaign", "{\"name\":\""
         + b64.encodeToString(("/fencing/locks/" + LOCK + holder).getBytes(StandardCharsets.UTF_8)) + "\",\"lease\":" + leaseId
         + ",\"value\":\"" + b64.encodeToString(holder.getBytes(StandardCharsets.UTF_8)) + "\"}");
     Matcher key = Pattern.compile("\"key\":\"([^\"]+)\"").matcher(campaign);
     if (!key.find()) {
       throw new IllegalStateException("campaign answered without a leader key: " + campaign);
     }
-    long token = post(http, endpoint, "/v3/kv/range", "{\"key\":\"" + key.group(1) + "\"}", "create_revision");
-    post(http, endpoint, "/v3/lease/keepalive", "{\"ID\":" + leaseId + "}", "TTL");
+    long token = post(gateway, "/v3/kv/range", "{\"key\":\"" + key.group(1) + "\"}", "create_revision");
+    post(gateway, "/v3/lease/keepalive", "{\"ID\":" + leaseId + "}", "TTL");
     if (token <= 0) {
       throw new IllegalStateException("no token from the gateway");
     }
   }
 
-  private static long post(HttpClient http, String endpoint, String path, String body, String field)
+  /** One POST of a JSON body to etcd's gateway; the answer's body. */
+  private interface Gateway {
+    String post(String path, String body) throws IOException, InterruptedException;
+  }
+
+  private static HttpClient http;
+
+  private static HttpClient http() {
+    if (http == null) {
+      http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+    }
+    return http;
+  }
+
+  private static long post(Gateway gateway, String path, String body, String field)
       throws IOException, InterruptedException {
-    String answer = postRaw(http, endpoint, path, body);
+    String answer = gateway.post(path, body);
     Matcher m = Pattern.compile(String.format(Locale.ROOT, NUMBER.pattern(), field)).matcher(answer);
     if (!m.find()) {
       throw new IllegalStateException(path + " answered without " + field + ": " + answer);
     }
-    return Long.parseLong(m.group(1));
+    return Long.parseUnsignedLong(m.group(1)); // cluster ids are uint64
   }
 
   private static String postRaw(HttpClient http, String endpoint, String path, String body)
@@ -193,6 +210,29 @@ public final class EtcdClientBench {
       throw new IllegalStateException(path + ": HTTP " + r.statusCode() + " " + r.body());
     }
     return r.body();
+  }
+
+  /**
+   * The least a client can load: HTTP/1.0 over a plain socket, one connection per call, the body read to the end
+   * (HTTP/1.0 asks the server for neither chunking nor keep-alive).
+   */
+  private static String postOverSocket(String endpoint, String path, String body) throws IOException {
+    URI uri = URI.create(endpoint);
+    byte[] content = body.getBytes(StandardCharsets.UTF_8);
+    try (java.net.Socket socket = new java.net.Socket(uri.getHost(), uri.getPort())) {
+      socket.setSoTimeout(30_000);
+      java.io.OutputStream out = socket.getOutputStream();
+      out.write(("POST " + path + " HTTP/1.0\r\nHost: " + uri.getHost() + ":" + uri.getPort()
+          + "\r\nContent-Type: application/json\r\nContent-Length: " + content.length + "\r\n\r\n")
+          .getBytes(StandardCharsets.US_ASCII));
+      out.write(content);
+      out.flush();
+      String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (!answer.startsWith("HTTP/1.0 200") && !answer.startsWith("HTTP/1.1 200")) {
+        throw new IllegalStateException(path + ": " + answer);
+      }
+      return answer.substring(answer.indexOf("\r\n\r\n") + 4);
+    }
   }
 
   private static long cpuMillis() throws IOException {
