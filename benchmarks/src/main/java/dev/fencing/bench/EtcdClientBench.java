@@ -79,7 +79,7 @@ public final class EtcdClientBench {
     System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (int m = 0; m < METRICS.length; m++) {
       System.out.printf(Locale.ROOT, "| %s | %.0f | %.0f | %s | %.0f | %s | %.0f | %s |%n", METRICS[m],
-          median(r, 0, m), median(r, 1, m), added(r, 1, m), median(r, 2, m), added(r, 2, m), median(r, 3, m),
+          RoundStats.median(r, 0, m), RoundStats.median(r, 1, m), added(r, 1, m), RoundStats.median(r, 2, m), added(r, 2, m), RoundStats.median(r, 3, m),
           added(r, 3, m));
     }
   }
@@ -259,30 +259,11 @@ public final class EtcdClientBench {
     }
   }
 
-  // ---- statistics ----
-
-  private static double median(double[][][] r, int v, int m) {
-    double[] x = new double[r[v].length];
-    for (int i = 0; i < x.length; i++) {
-      x[i] = r[v][i][m];
-    }
-    return median(x);
-  }
-
+  /** Variant {@code v} minus none, paired per round: median (min…max). */
   private static String added(double[][][] r, int v, int m) {
-    double[] d = new double[r[v].length];
-    for (int i = 0; i < d.length; i++) {
-      d[i] = r[v][i][m] - r[0][i][m];
-    }
+    double[] d = RoundStats.differences(r, v, m);
     double[] s = d.clone();
     Arrays.sort(s);
-    return String.format(Locale.ROOT, "%+.0f (%+.0f…%+.0f)", median(d), s[0], s[s.length - 1]);
-  }
-
-  private static double median(double[] x) {
-    double[] s = x.clone();
-    Arrays.sort(s);
-    int n = s.length;
-    return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    return String.format(Locale.ROOT, "%+.0f (%+.0f…%+.0f)", RoundStats.median(d), s[0], s[s.length - 1]);
   }
 }

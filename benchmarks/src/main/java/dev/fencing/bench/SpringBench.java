@@ -195,19 +195,11 @@ public final class SpringBench {
   }
 
   private static double median(double[][][] r, int v, int m) {
-    double[] x = new double[r[v].length];
-    for (int i = 0; i < x.length; i++) {
-      x[i] = r[v][i][m];
-    }
-    return median(x);
+    return RoundStats.median(r, v, m);
   }
 
   private static double medianDiff(double[][][] r, int v, int m) {
-    double[] x = new double[r[v].length];
-    for (int i = 0; i < x.length; i++) {
-      x[i] = r[v][i][m] - r[0][i][m];
-    }
-    return median(x);
+    return RoundStats.median(RoundStats.differences(r, v, m));
   }
 
   private static String ratio(double[][][] r, int v, int m) {
@@ -225,10 +217,7 @@ public final class SpringBench {
   }
 
   private static double median(double[] v) {
-    double[] s = v.clone();
-    Arrays.sort(s);
-    int n = s.length;
-    return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    return RoundStats.median(v);
   }
 
   private static String f(double v, int metric) {
