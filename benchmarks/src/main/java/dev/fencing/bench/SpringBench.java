@@ -73,12 +73,14 @@ public final class SpringBench {
     System.out.println("| metric | no agent | this agent | ratio | OpenTelemetry agent | ratio |");
     System.out.println("|---|---:|---:|---:|---:|---:|");
     for (int m = 0; m < METRICS.length; m++) {
-      System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %s |%n", METRICS[m], f(median(r, 0, m), m),
-          f(median(r, 1, m), m), ratio(r, 1, m), f(median(r, 2, m), m), ratio(r, 2, m));
+      System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %s |%n", METRICS[m],
+          f(RoundStats.median(r, 0, m), m), f(RoundStats.median(r, 1, m), m), ratio(r, 1, m),
+          f(RoundStats.median(r, 2, m), m), ratio(r, 2, m));
     }
     System.out.println();
     System.out.printf(Locale.ROOT, "Added RSS after start: this agent %+.0f MB, OpenTelemetry agent %+.0f MB "
-        + "(medians of the per-round differences)%n", medianDiff(r, 1, RSS), medianDiff(r, 2, RSS));
+        + "(medians of the per-round differences)%n", RoundStats.median(RoundStats.differences(r, 1, RSS)),
+        RoundStats.median(RoundStats.differences(r, 2, RSS)));
     if (baseJar != null) {
       System.out.println();
       System.out.println("Against the fourth variant (" + baseJar + (BASE_OPTIONS.isEmpty() ? "" : ", options "
@@ -87,8 +89,9 @@ public final class SpringBench {
       System.out.println("| metric | no agent | this agent | ratio | fourth variant | ratio | this ÷ fourth |");
       System.out.println("|---|---:|---:|---:|---:|---:|---:|");
       for (int m = 0; m < METRICS.length; m++) {
-        System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", METRICS[m], f(median(r, 0, m), m),
-            f(median(r, 1, m), m), ratio(r, 1, m), f(median(r, 3, m), m), ratio(r, 3, m), ratio(r, 1, 3, m));
+        System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", METRICS[m],
+            f(RoundStats.median(r, 0, m), m), f(RoundStats.median(r, 1, m), m), ratio(r, 1, m),
+            f(RoundStats.median(r, 3, m), m), ratio(r, 3, m), ratio(r, 1, 3, m));
       }
     }
   }
@@ -194,13 +197,6 @@ public final class SpringBench {
     return Double.NaN;
   }
 
-  private static double median(double[][][] r, int v, int m) {
-    return RoundStats.median(r, v, m);
-  }
-
-  private static double medianDiff(double[][][] r, int v, int m) {
-    return RoundStats.median(RoundStats.differences(r, v, m));
-  }
 
   private static String ratio(double[][][] r, int v, int m) {
     return ratio(r, v, 0, m);
@@ -213,12 +209,9 @@ public final class SpringBench {
       x[i] = r[v][i][m] / r[base][i][m];
     }
     Arrays.sort(x);
-    return String.format(Locale.ROOT, "%.3f (%.2f-%.2f)", median(x), x[0], x[x.length - 1]);
+    return String.format(Locale.ROOT, "%.3f (%.2f-%.2f)", RoundStats.median(x), x[0], x[x.length - 1]);
   }
 
-  private static double median(double[] v) {
-    return RoundStats.median(v);
-  }
 
   private static String f(double v, int metric) {
     return String.format(Locale.ROOT, metric == 0 ? "%.2f" : "%.0f", v);

@@ -171,12 +171,8 @@ class MonitoringIT {
     }
 
     void awaitQueryWithData(String expr, Duration timeout) {
-      long end = System.nanoTime() + timeout.toNanos();
-      while (!hasData(expr)) {
-        if (System.nanoTime() > end) {
-          throw new AssertionError("no data for " + expr + " within " + timeout + "; log: " + dir.resolve("prometheus.log"));
-        }
-        sleep(500);
+      if (!hasDataWithin(expr, timeout)) {
+        throw new AssertionError("no data for " + expr + " within " + timeout + "; log: " + dir.resolve("prometheus.log"));
       }
     }
 
