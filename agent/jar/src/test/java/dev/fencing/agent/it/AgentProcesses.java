@@ -22,6 +22,12 @@ final class AgentProcesses {
     return AgentJvm.javaHomes();
   }
 
+  /** The newest of {@link #javaHomes()}: for cases whose subject is the agent's own logic, the same on every Java. */
+  static List<Path> newestJava() {
+    List<Path> homes = javaHomes();
+    return List.of(homes.get(homes.size() - 1));
+  }
+
   /** An agent-attached probe app and the port of its status endpoint. */
   static final class Agent implements AutoCloseable {
     final AgentJvm jvm;

@@ -31,7 +31,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * the producer, the lease runs out, the broker comes back: records toward an unfenced topic fail with the block
  * exception and never reach it; records toward a fenced topic are delivered with the last token, for the consumer's
  * fence to judge. Also when the same JVM holds a new grant by the time the broker is back: records tagged under the
- * old grant still fail. kafka-clients: the oldest line the hook supports (Java 17) and the newest (Java 17 and 25).
+ * old grant still fail. kafka-clients: the oldest line the hook supports (Java 17) and the newest (Java 25).
  */
 class KafkaBufferedSendIT {
   private static final int LATE = 20;
@@ -50,7 +50,7 @@ class KafkaBufferedSendIT {
   }
 
   @ParameterizedTest(name = "kafka-clients {0} on {1}")
-  @MethodSource("dev.fencing.agent.it.KafkaProducerIT#matrix")
+  @MethodSource("dev.fencing.agent.it.KafkaProducerIT#eachClientAndJavaOnce")
   void bufferedRecordsToAnUnfencedTopicNeverLeaveAfterTheDeadline(String version, Path javaHome) throws Exception {
     String run = version.replace('.', '_') + "-java" + AgentProcesses.javaVersion(javaHome);
     String open = "buffered-open-" + run;
@@ -79,7 +79,7 @@ class KafkaBufferedSendIT {
   }
 
   @ParameterizedTest(name = "kafka-clients {0} on {1}")
-  @MethodSource("dev.fencing.agent.it.KafkaProducerIT#matrix")
+  @MethodSource("dev.fencing.agent.it.KafkaProducerIT#eachClientAndJavaOnce")
   void bufferedRecordsOfAnEarlierGrantNeverLeaveUnderTheNextOne(String version, Path javaHome) throws Exception {
     String run = version.replace('.', '_') + "-java" + AgentProcesses.javaVersion(javaHome);
     String open = "regrant-open-" + run;
@@ -126,7 +126,7 @@ class KafkaBufferedSendIT {
    * copy; the first attempt, written to the frozen broker while the lease was held, may land (once).
    */
   @ParameterizedTest(name = "kafka-clients {0} on {1}")
-  @MethodSource("dev.fencing.agent.it.KafkaProducerIT#matrix")
+  @MethodSource("dev.fencing.agent.it.KafkaProducerIT#eachClientAndJavaOnce")
   void aRetryAfterTheDeadlineOfABatchSentBeforeItNeverLeaves(String version, Path javaHome) throws Exception {
     String run = version.replace('.', '_') + "-java" + AgentProcesses.javaVersion(javaHome);
     String open = "retry-open-" + run;

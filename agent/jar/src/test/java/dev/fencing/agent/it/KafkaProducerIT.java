@@ -60,6 +60,16 @@ class KafkaProducerIT {
         homes.stream().map(home -> Arguments.of(latest, home)));
   }
 
+  /**
+   * The oldest kafka-clients on the oldest Java and the latest on the newest: each client line and each Java once, for
+   * cases that take about 10 s each and whose subject (what the agent decides for buffered records) is the agent's own.
+   */
+  static Stream<Arguments> eachClientAndJavaOnce() {
+    List<Path> homes = AgentProcesses.javaHomes();
+    return Stream.of(Arguments.of(System.getProperty("fencing.it.kafka.clients.oldest"), homes.get(0)),
+        Arguments.of(System.getProperty("fencing.it.kafka.clients.latest"), homes.get(homes.size() - 1)));
+  }
+
   /** The kafka-clients jar of {@code version}, copied by the kafka-matrix execution (agent/jar/pom.xml). */
   static Path clientsJar(String version) {
     Path jar = Path.of(System.getProperty("fencing.it.kafka.clients.dir"), "kafka-clients-" + version + ".jar");

@@ -33,8 +33,7 @@ class SpringBootAgentIT {
    * JVM-wide lock, is the agent's JDBC hook, the same on every Java. The newest: where a JDK change would show first.
    */
   static List<Path> newestJava() {
-    List<Path> homes = AgentProcesses.javaHomes();
-    return List.of(homes.get(homes.size() - 1));
+    return AgentProcesses.newestJava();
   }
 
   @ParameterizedTest

@@ -65,8 +65,7 @@ class ZooKeeperTakeoverIT {
    * is where a change of the JDK's networking would show first. The other cases run on 17 and 25.
    */
   static List<Path> newestJava() {
-    List<Path> homes = AgentProcesses.javaHomes();
-    return List.of(homes.get(homes.size() - 1));
+    return AgentProcesses.newestJava();
   }
 
   /** {@code base} with the Java version of the run: cases on the shared ensemble never share a lock. */

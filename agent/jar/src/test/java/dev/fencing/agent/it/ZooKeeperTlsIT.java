@@ -52,8 +52,7 @@ class ZooKeeperTlsIT {
   }
 
   static List<Path> newestJava() {
-    List<Path> homes = AgentProcesses.javaHomes();
-    return List.of(homes.get(homes.size() - 1));
+    return AgentProcesses.newestJava();
   }
 
   private static String args(String lock) {
