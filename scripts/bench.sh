@@ -13,7 +13,8 @@
 #           fence trigger's time inside PostgreSQL (EXPLAIN ANALYZE) beside an empty and a minimal trigger.
 # pooler:   the pg part's UPDATE through PgBouncer in transaction mode (4 server connections): what the agent's
 #           per-transaction session values cost (one autocommit write = three round trips) against no agent.
-# clients:  POST loop to a loopback JDK HttpServer: JDK HttpClient, OkHttp, Apache HttpClient 5.
+# clients:  POST loop to a loopback JDK HttpServer: JDK HttpClient, OkHttp, Apache HttpClient 5; also no agent with
+#           the app sending the agent's three headers itself (the in-process server parses them either way).
 # kafka:    producer throughput, 1 KB records, acks=1, broker in a child JVM.
 #           pg, clients and kafka: no agent / this agent (holding a real etcd lease) / the OpenTelemetry Java agent,
 #           in LOAD_ROUNDS rounds (default 5, rotating order) of 5 s warm-up (clients: 25 s, per client) + 5 s

@@ -54,7 +54,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *     single-row UPDATE (PreparedStatement, autocommit), one connection per thread, each thread its own row
  * LoadApp http &lt;warm-up s&gt; &lt;measure s&gt; jdk|okhttp|apache...
  *     POST of a small JSON body to a loopback JDK HttpServer, one client thread
- *     (-Dbench.fencing-headers=true: the application sends the agent's two headers itself)
+ *     (-Dbench.fencing-headers=true: the application sends the agent's three headers itself)
  * LoadApp kafka &lt;bootstrap&gt; &lt;topic&gt; &lt;warm-up s&gt; &lt;measure s&gt;
  *     1 KB records, acks=1: kafka-async sends as fast as the producer takes them (throughput; its latency, send to
  *     acknowledgement, is mostly time queued in the producer's buffer); kafka-sync waits for each acknowledgement
@@ -67,10 +67,13 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 public final class LoadApp {
   private static final String JSON = "{\"id\":7,\"amount\":10}";
   /**
-   * With -Dbench.fencing-headers=true the application itself sends the two headers the agent adds to each POST (for
-   * a no-agent run that pays the in-process server's parsing of them, as the agent's run does).
+   * With -Dbench.fencing-headers=true the application itself sends the three headers the agent adds to each POST
+   * (token, lock and grant, with values of the agent's lengths), for a no-agent run that pays the in-process server's
+   * parsing of them, as the agent's run does.
    */
   private static final boolean FENCING_HEADERS = Boolean.getBoolean("bench.fencing-headers");
+  /** An etcd lease id in hex, as the agent's Fencing-Grant carries it. */
+  private static final String GRANT = "694d8f0a1b2c3d4e";
 
   private LoadApp() {}
 
@@ -204,7 +207,8 @@ public final class LoadApp {
           HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url))
               .POST(HttpRequest.BodyPublishers.ofString(JSON));
           if (FENCING_HEADERS) {
-            b.header(HttpHeaderNames.TOKEN, "1234").header(HttpHeaderNames.LOCK, "bench-http");
+            b.header(HttpHeaderNames.TOKEN, "1234").header(HttpHeaderNames.LOCK, "bench-http")
+                .header(HttpHeaderNames.GRANT, GRANT);
           }
           HttpRequest request = b.build();
           op = () -> status(c.send(request, HttpResponse.BodyHandlers.discarding()).statusCode());
@@ -215,7 +219,8 @@ public final class LoadApp {
           okhttp3.Request.Builder b = new okhttp3.Request.Builder().url(url)
               .post(RequestBody.create(JSON, MediaType.get("application/json")));
           if (FENCING_HEADERS) {
-            b.header(HttpHeaderNames.TOKEN, "1234").header(HttpHeaderNames.LOCK, "bench-http");
+            b.header(HttpHeaderNames.TOKEN, "1234").header(HttpHeaderNames.LOCK, "bench-http")
+                .header(HttpHeaderNames.GRANT, GRANT);
           }
           okhttp3.Request request = b.build();
           op = () -> {
@@ -237,6 +242,7 @@ public final class LoadApp {
             if (FENCING_HEADERS) {
               post.setHeader(HttpHeaderNames.TOKEN, "1234");
               post.setHeader(HttpHeaderNames.LOCK, "bench-http");
+              post.setHeader(HttpHeaderNames.GRANT, GRANT);
             }
             status(c.execute(post, r -> {
               EntityUtils.consume(r.getEntity());

@@ -37,6 +37,8 @@ public final class LoadBench {
   private static final List<String> APP_LIBS = List.of("postgresql-", "okhttp-", "okio", "kotlin-stdlib",
       "httpclient5-", "httpcore5-", "kafka-clients-", "lz4-java-", "snappy-java-", "zstd-jni-", "slf4j-api-");
   private static final String[] VARIANTS = {"none", "agent", "otel"};
+  /** clients: also no agent with the app sending the agent's headers itself (LoadApp's -Dbench.fencing-headers). */
+  private static final String[] CLIENT_VARIANTS = {"none", "headers", "agent", "otel"};
   private static final long WARM = Long.getLong("bench.warm", 5);
   /**
    * The HTTP part's warm-up: with 5 s, C2 was still compiling jdk.internal.net.http and sun.net.httpserver for about
@@ -179,13 +181,24 @@ public final class LoadBench {
   private static void clients(Launcher launcher, int rounds) throws Exception {
     Results r = new Results(rounds);
     for (int round = 0; round < rounds; round++) {
-      for (String v : order(round)) {
+      for (String v : order(round, CLIENT_VARIANTS)) {
         r.add(round, v, launcher.run(v, List.of("http", Long.toString(HTTP_WARM), Long.toString(MEASURE), "jdk", "okhttp",
             "apache")));
       }
     }
     System.out.println("HTTP POST to a loopback JDK HttpServer, one client thread; medians of " + rounds + " rounds:");
     r.table(List.of("jdk", "okhttp", "apache"));
+    // The server runs in the app's JVM, so the agent's column also pays the server's parsing of the headers it adds,
+    // which a fence pays in its own process in production: the "headers" variant (no agent, the app sends the same
+    // headers itself) pays it too, and agent / headers is what the agent itself costs.
+    System.out.println();
+    System.out.println("| client | agent / no agent sending the same headers: POST/s | JVM CPU per POST | headers / no "
+        + "agent: POST/s |");
+    System.out.println("|---|---:|---:|---:|");
+    for (String s : List.of("jdk", "okhttp", "apache")) {
+      System.out.println("| " + s + " | " + r.pairedRatio("agent", s, "headers", s, 0) + " | "
+          + r.pairedRatio("agent", s, "headers", s, 3) + " | " + r.pairedRatio("headers", s, "none", s, 0) + " |");
+    }
   }
 
   private static void kafka(Launcher launcher, int rounds) throws Exception {
@@ -208,9 +221,13 @@ public final class LoadBench {
 
   /** The variants in a rotating order: no variant always runs first (the machine warms up, or gets busier). */
   private static List<String> order(int round) {
+    return order(round, VARIANTS);
+  }
+
+  private static List<String> order(int round, String[] variants) {
     List<String> o = new ArrayList<>();
-    for (int i = 0; i < VARIANTS.length; i++) {
-      o.add(VARIANTS[(round + i) % VARIANTS.length]);
+    for (int i = 0; i < variants.length; i++) {
+      o.add(variants[(round + i) % variants.length]);
     }
     return o;
   }
@@ -246,6 +263,8 @@ public final class LoadBench {
       if (variant.equals("agent")) {
         c.add("-javaagent:" + agentJar + "=lock=" + lock + ",etcd.endpoints=" + endpoints
             + ",standby=wait,standby.timeout=20s" + agentOptions);
+      } else if (variant.equals("headers")) {
+        c.add("-Dbench.fencing-headers=true");
       } else if (variant.equals("otel")) {
         c.add("-javaagent:" + otelJar);
         // Instrumentation and spans as in production, no exporter traffic on this machine.
