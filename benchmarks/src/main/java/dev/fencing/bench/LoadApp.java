@@ -2,6 +2,7 @@ package dev.fencing.bench;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.fencing.protocol.HttpHeaderNames;
+import dev.fencing.protocol.KafkaHeaderNames;
 import dev.fencing.protocol.SqlStates;
 import java.io.File;
 import java.io.IOException;
@@ -40,6 +41,8 @@ import org.apache.hc.core5.http.io.entity.StringEntity;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
@@ -67,9 +70,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 public final class LoadApp {
   private static final String JSON = "{\"id\":7,\"amount\":10}";
   /**
-   * With -Dbench.fencing-headers=true the application itself sends the three headers the agent adds to each POST
-   * (token, lock and grant, with values of the agent's lengths), for a no-agent run that pays the in-process server's
-   * parsing of them, as the agent's run does.
+   * With -Dbench.fencing-headers=true the application itself sends the three headers the agent adds to each POST and
+   * each Kafka record (token, lock and grant, with values of the agent's lengths), for a no-agent run that pays what
+   * carrying them costs (the in-process HTTP server's parsing, the bytes the producer and broker handle), as the
+   * agent's run does.
    */
   private static final boolean FENCING_HEADERS = Boolean.getBoolean("bench.fencing-headers");
   /** An etcd lease id in hex, as the agent's Fencing-Grant carries it. */
@@ -367,6 +371,18 @@ public final class LoadApp {
         .getProcessCpuTime();
   }
 
+  /** The three headers the agent adds to each record (-Dbench.fencing-headers), values of the agent's lengths. */
+  private static final List<Header> KAFKA_HEADERS = List.of(
+      new RecordHeader(KafkaHeaderNames.TOKEN, "1234".getBytes(StandardCharsets.US_ASCII)),
+      new RecordHeader(KafkaHeaderNames.LOCK, "bench-kafka".getBytes(StandardCharsets.UTF_8)),
+      new RecordHeader(KafkaHeaderNames.GRANT, GRANT.getBytes(StandardCharsets.US_ASCII)));
+
+  /** A record of {@code value}; with -Dbench.fencing-headers, carrying the agent's three headers, set by the app. */
+  private static ProducerRecord<byte[], byte[]> record(String topic, byte[] value) {
+    return FENCING_HEADERS ? new ProducerRecord<>(topic, null, (byte[]) null, value, KAFKA_HEADERS)
+        : new ProducerRecord<>(topic, value);
+  }
+
   private static void kafka(String bootstrap, String topic, long warmSeconds, long measureSeconds) throws Exception {
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -383,11 +399,11 @@ public final class LoadApp {
     int sent = 0;
     try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
       // The first record waits for metadata and, with an agent in standby=wait, the lease: before the clock starts.
-      producer.send(new ProducerRecord<>(topic, value)).get();
+      producer.send(record(topic, value)).get();
       long warmEnd = System.nanoTime() + warmSeconds * 1_000_000_000L;
       long now = System.nanoTime();
       while (now < warmEnd) {
-        producer.send(new ProducerRecord<>(topic, value), (m, e) -> {
+        producer.send(record(topic, value), (m, e) -> {
           if (e != null) {
             failed.incrementAndGet();
           }
@@ -402,7 +418,7 @@ public final class LoadApp {
       while (now < end && sent < latencies.length()) {
         int i = sent++;
         long at = now;
-        producer.send(new ProducerRecord<>(topic, value), (m, e) -> {
+        producer.send(record(topic, value), (m, e) -> {
           if (e != null) {
             failed.incrementAndGet();
           } else {
@@ -430,10 +446,10 @@ public final class LoadApp {
     // Kafka 4 would be most of it).
     p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
     try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
-      producer.send(new ProducerRecord<>(topic, value)).get();
+      producer.send(record(topic, value)).get();
       long warmEnd = System.nanoTime() + warmSeconds * 1_000_000_000L;
       Recorder rec = new Recorder();
-      loop(() -> producer.send(new ProducerRecord<>(topic, value)).get(), warmEnd,
+      loop(() -> producer.send(record(topic, value)).get(), warmEnd,
           warmEnd + measureSeconds * 1_000_000_000L, rec);
       report("kafka-sync", new Recorder[] {rec}, measureSeconds);
     }

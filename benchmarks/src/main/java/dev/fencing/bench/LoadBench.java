@@ -37,8 +37,11 @@ public final class LoadBench {
   private static final List<String> APP_LIBS = List.of("postgresql-", "okhttp-", "okio", "kotlin-stdlib",
       "httpclient5-", "httpcore5-", "kafka-clients-", "lz4-java-", "snappy-java-", "zstd-jni-", "slf4j-api-");
   private static final String[] VARIANTS = {"none", "agent", "otel"};
-  /** clients: also no agent with the app sending the agent's headers itself (LoadApp's -Dbench.fencing-headers). */
-  private static final String[] CLIENT_VARIANTS = {"none", "headers", "agent", "otel"};
+  /**
+   * clients and kafka: also no agent with the app sending the agent's headers itself (LoadApp's
+   * -Dbench.fencing-headers), so that agent / headers is what the agent costs beyond carrying them.
+   */
+  private static final String[] HEADER_VARIANTS = {"none", "headers", "agent", "otel"};
   private static final long WARM = Long.getLong("bench.warm", 5);
   /**
    * The HTTP part's warm-up: with 5 s, C2 was still compiling jdk.internal.net.http and sun.net.httpserver for about
@@ -181,7 +184,7 @@ public final class LoadBench {
   private static void clients(Launcher launcher, int rounds) throws Exception {
     Results r = new Results(rounds);
     for (int round = 0; round < rounds; round++) {
-      for (String v : order(round, CLIENT_VARIANTS)) {
+      for (String v : order(round, HEADER_VARIANTS)) {
         r.add(round, v, launcher.run(v, List.of("http", Long.toString(HTTP_WARM), Long.toString(MEASURE), "jdk", "okhttp",
             "apache")));
       }
@@ -191,11 +194,16 @@ public final class LoadBench {
     // The server runs in the app's JVM, so the agent's column also pays the server's parsing of the headers it adds,
     // which a fence pays in its own process in production: the "headers" variant (no agent, the app sends the same
     // headers itself) pays it too, and agent / headers is what the agent itself costs.
+    headersTable(r, List.of("jdk", "okhttp", "apache"));
+  }
+
+  /** agent / headers (what the agent costs beyond carrying its headers) and headers / none, per scenario. */
+  private static void headersTable(Results r, List<String> scenarios) {
     System.out.println();
-    System.out.println("| client | agent / no agent sending the same headers: POST/s | JVM CPU per POST | headers / no "
-        + "agent: POST/s |");
+    System.out.println("| scenario | agent / no agent sending the same headers: ops/s | JVM CPU per op | headers / no "
+        + "agent: ops/s |");
     System.out.println("|---|---:|---:|---:|");
-    for (String s : List.of("jdk", "okhttp", "apache")) {
+    for (String s : scenarios) {
       System.out.println("| " + s + " | " + r.pairedRatio("agent", s, "headers", s, 0) + " | "
           + r.pairedRatio("agent", s, "headers", s, 3) + " | " + r.pairedRatio("headers", s, "none", s, 0) + " |");
     }
@@ -208,7 +216,7 @@ public final class LoadBench {
       broker.createTopic("bench", 1);
       Results r = new Results(rounds);
       for (int round = 0; round < rounds; round++) {
-        for (String v : order(round)) {
+        for (String v : order(round, HEADER_VARIANTS)) {
           r.add(round, v, launcher.run(v, List.of("kafka", broker.bootstrapServers(), "bench", Long.toString(WARM),
               Long.toString(MEASURE))));
         }
@@ -216,6 +224,9 @@ public final class LoadBench {
       System.out.println("Kafka producer, 1 KB records, acks=1, one partition, broker in a child JVM; medians of "
           + rounds + " rounds:");
       r.table(List.of("kafka-async", "kafka-sync"));
+      // The broker shares the 2 cores: the bytes of the agent's three headers cost the producer and the broker
+      // something whoever adds them.
+      headersTable(r, List.of("kafka-async", "kafka-sync"));
     }
   }
 
@@ -271,6 +282,9 @@ public final class LoadBench {
         c.addAll(List.of("-Dotel.traces.exporter=none", "-Dotel.metrics.exporter=none", "-Dotel.logs.exporter=none",
             "-Dotel.javaagent.logging=none", "-Dotel.service.name=bench"));
       }
+      if (Boolean.getBoolean("bench.threads")) {
+        c.add("-Dbench.threads=true");
+      }
       c.addAll(List.of("-cp", classPath, LoadApp.class.getName()));
       c.addAll(args);
       return c;
@@ -288,6 +302,11 @@ public final class LoadBench {
               + out + Files.readString(log));
         }
         Map<String, long[]> m = new LinkedHashMap<>();
+        if (Boolean.getBoolean("bench.threads")) {
+          // The app's per-thread CPU and allocation lines (LoadApp's -Dbench.threads), for a profile of each run.
+          out.lines().filter(l -> l.startsWith("  thread ") || l.startsWith("  alloc ") || l.startsWith("threads "))
+              .forEach(l -> System.err.println("  " + variant + " " + l.strip()));
+        }
         out.lines().filter(l -> l.startsWith("result ")).forEach(l -> {
           String[] f = l.split(" ");
           m.put(f[1], new long[] {Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[4]),
