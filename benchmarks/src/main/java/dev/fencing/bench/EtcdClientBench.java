@@ -79,8 +79,8 @@ public final class EtcdClientBench {
     System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (int m = 0; m < METRICS.length; m++) {
       System.out.printf(Locale.ROOT, "| %s | %.0f | %.0f | %s | %.0f | %s | %.0f | %s |%n", METRICS[m],
-          RoundStats.median(r, 0, m), RoundStats.median(r, 1, m), added(r, 1, m), RoundStats.median(r, 2, m), added(r, 2, m), RoundStats.median(r, 3, m),
-          added(r, 3, m));
+          RoundStats.median(r, 0, m), RoundStats.median(r, 1, m), added(r, 1, m), RoundStats.median(r, 2, m),
+          added(r, 2, m), RoundStats.median(r, 3, m), added(r, 3, m));
     }
   }
 

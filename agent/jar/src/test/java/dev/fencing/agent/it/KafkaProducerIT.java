@@ -65,9 +65,9 @@ class KafkaProducerIT {
    * cases that take about 10 s each and whose subject (what the agent decides for buffered records) is the agent's own.
    */
   static Stream<Arguments> eachClientAndJavaOnce() {
-    List<Path> homes = AgentProcesses.javaHomes();
-    return Stream.of(Arguments.of(System.getProperty("fencing.it.kafka.clients.oldest"), homes.get(0)),
-        Arguments.of(System.getProperty("fencing.it.kafka.clients.latest"), homes.get(homes.size() - 1)));
+    return Stream.of(
+        Arguments.of(System.getProperty("fencing.it.kafka.clients.oldest"), AgentProcesses.javaHomes().get(0)),
+        Arguments.of(System.getProperty("fencing.it.kafka.clients.latest"), AgentProcesses.newestJava().get(0)));
   }
 
   /** The kafka-clients jar of {@code version}, copied by the kafka-matrix execution (agent/jar/pom.xml). */
