@@ -21,3 +21,30 @@ CREATE TABLE IF NOT EXISTS replica_start (
   replica TEXT NOT NULL,
   started_at TIMESTAMPTZ NOT NULL DEFAULT now()
 );
+-- The JPA variant of the settlement job (app.settlement.store=jpa): ids from a pooled sequence, so a run's INSERT
+-- leaves at the flush, when the transaction commits.
+CREATE SEQUENCE IF NOT EXISTS settlement_entry_seq INCREMENT BY 50;
+CREATE TABLE IF NOT EXISTS settlement_entry (
+  id BIGINT PRIMARY KEY,
+  replica TEXT NOT NULL,
+  orders_seen BIGINT NOT NULL,
+  token_seen TEXT DEFAULT nullif(current_setting('fencing.token', true), ''),
+  at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+-- Spring Session JDBC's tables (profile "session"), with the columns JdbcIndexedSessionRepository reads and writes.
+CREATE TABLE IF NOT EXISTS spring_session (
+  primary_id CHAR(36) NOT NULL PRIMARY KEY,
+  session_id CHAR(36) NOT NULL UNIQUE,
+  creation_time BIGINT NOT NULL,
+  last_access_time BIGINT NOT NULL,
+  max_inactive_interval INT NOT NULL,
+  expiry_time BIGINT NOT NULL,
+  principal_name VARCHAR(100)
+);
+CREATE INDEX IF NOT EXISTS spring_session_expiry ON spring_session (expiry_time);
+CREATE TABLE IF NOT EXISTS spring_session_attributes (
+  session_primary_id CHAR(36) NOT NULL REFERENCES spring_session (primary_id) ON DELETE CASCADE,
+  attribute_name VARCHAR(200) NOT NULL,
+  attribute_bytes BYTEA NOT NULL,
+  PRIMARY KEY (session_primary_id, attribute_name)
+);

@@ -35,6 +35,12 @@ public interface JdbcHook {
   /** Connection.setAutoCommit(false): a transaction starts with the next statement. */
   void transactionStarting(Object connection);
 
+  /**
+   * The calling thread entered {@code scope} (a declared section, a captured lock): a transaction this thread opened
+   * and has not ended yet carries the scope until it ends (docs/DESIGN.md section 4, "Lock scopes"). Never throws.
+   */
+  default void scopeEntered(LockScope scope) {}
+
   /** A statement was prepared from {@code sql}: classify it once. */
   void prepared(Object statement, String sql);
 

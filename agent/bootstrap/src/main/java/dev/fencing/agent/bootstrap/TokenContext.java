@@ -53,11 +53,18 @@ public final class TokenContext {
   }
 
   /**
-   * Makes {@code scope} current on this thread (entry into a declared section); returns what {@link #exit} must be
-   * given to restore what was current before (an outer scope, an inbound token, or nothing). Allocates nothing.
+   * Makes {@code scope} current on this thread (entry into a declared section or a captured lock), and a database
+   * transaction this thread has open join it ({@link JdbcHook#scopeEntered}); returns what {@link #exit} must be given
+   * to restore what was current before (an outer scope, an inbound token, or nothing). Allocates nothing.
    */
   public static Object enterScope(LockScope scope) {
-    return install(scope);
+    Object previous = install(scope);
+    try {
+      Fencing.jdbc().scopeEntered(scope); // a transaction open on this thread joins the scope (a proxy's, around it)
+    } catch (Throwable ignored) {
+      // the scope is entered; the hook's failure only leaves an open transaction outside it, as without the call
+    }
+    return previous;
   }
 
   /**

@@ -270,6 +270,11 @@ public final class AgentConfig {
     return get(ConfigKey.EXEMPT_CALLERS);
   }
 
+  /** Class-name prefixes of code that only passes calls on, skipped when looking for the calling code. */
+  public List<String> exemptPassThrough() {
+    return get(ConfigKey.EXEMPT_PASS_THROUGH);
+  }
+
   /** Whether the built-in caller exemptions (telemetry exporters, discovery clients) apply. */
   public boolean exemptBuiltin() {
     return (Boolean) get(ConfigKey.EXEMPT_BUILTIN);

@@ -60,7 +60,11 @@ public final class SideEffectPolicy implements SideEffectGate {
     this(state, counters, events, config.mode() == AgentConfig.Mode.OBSERVE,
         config.failMode() == AgentConfig.FailMode.OPEN, config.expiredFenced() == AgentConfig.ExpiredFenced.TAG,
         config.standby() == AgentConfig.Standby.WAIT, config.standbyTimeout().toNanos(), !config.leaseEnabled(),
-        CallerExemptions.of(config.exemptCallers(), config.exemptBuiltin()));
+        exemptCallers(config));
+  }
+
+  private static CallerExemptions exemptCallers(AgentConfig config) {
+    return CallerExemptions.of(config.exemptCallers(), config.exemptBuiltin(), config.exemptPassThrough());
   }
 
   /**
@@ -84,7 +88,7 @@ public final class SideEffectPolicy implements SideEffectGate {
       SideEffectEvents events) {
     return new SideEffectPolicy(state, counters, events, config.mode() == AgentConfig.Mode.OBSERVE,
         config.failMode() == AgentConfig.FailMode.OPEN, config.expiredFenced() == AgentConfig.ExpiredFenced.TAG,
-        false, 0, false, CallerExemptions.of(config.exemptCallers(), config.exemptBuiltin()));
+        false, 0, false, exemptCallers(config));
   }
 
   SideEffectPolicy(TokenState state, SideEffectCounters counters, boolean observe, boolean failOpen, boolean expiredTag,

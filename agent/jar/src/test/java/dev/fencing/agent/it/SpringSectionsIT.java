@@ -1,5 +1,11 @@
 package dev.fencing.agent.it;
 
+import static dev.fencing.agent.it.SpringReplicas.awaitCount;
+import static dev.fencing.agent.it.SpringReplicas.awaitLock;
+import static dev.fencing.agent.it.SpringReplicas.awaitOutput;
+import static dev.fencing.agent.it.SpringReplicas.count;
+import static dev.fencing.agent.it.SpringReplicas.schemaOfTheApp;
+import static dev.fencing.agent.it.SpringReplicas.strings;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.fence.sql.SqlFence;
@@ -10,13 +16,10 @@ import dev.fencing.testing.Http;
 import dev.fencing.testing.Ports;
 import dev.fencing.testing.PostgresServer;
 import dev.fencing.testing.SpringApp;
-import java.io.InputStream;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
@@ -24,9 +27,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.zip.ZipFile;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -64,13 +65,13 @@ class SpringSectionsIT {
       String[] jobTiming = {"-Dapp.settlement.work-ms=2000", "-Dapp.settlement.interval-ms=100"};
       try (SpringApp a = SpringApp.start(javaHome, "replica-a", pg.jdbcUrl(), pg.user(), common + ",http.port=" + portA,
           Duration.ofSeconds(120), jobTiming)) {
-        long tokenA = awaitLock(portA, "HOLDING", Duration.ofSeconds(15));
+        long tokenA = awaitLock(portA, "settlement", "HOLDING", Duration.ofSeconds(15));
         Load load = new Load(a);
         try (SpringApp b = SpringApp.start(javaHome, "replica-b", pg.jdbcUrl(), pg.user(),
             common + ",http.port=" + portB, Duration.ofSeconds(120), jobTiming)) {
           long bStarted = System.nanoTime();
           load.add(b);
-          awaitLock(portB, "STANDBY", Duration.ofSeconds(15));
+          awaitLock(portB, "settlement", "STANDBY", Duration.ofSeconds(15));
           try (Connection c = DriverManager.getConnection(url)) {
             assertThat(strings(c, "SELECT replica FROM replica_start ORDER BY replica"))
                 .as("both replicas ran Spring's SQL init at startup, the standby too")
@@ -92,7 +93,7 @@ class SpringSectionsIT {
             Thread.sleep(300);
             load.pause(a);
             a.jvm().suspend();
-            long tokenB = awaitLock(portB, "HOLDING", Duration.ofSeconds(3 + 5));
+            long tokenB = awaitLock(portB, "settlement", "HOLDING", Duration.ofSeconds(3 + 5));
             assertThat(tokenB).as("the successor's token").isGreaterThan(tokenA);
             awaitCount(c, "SELECT count(*) FROM settlement_run WHERE replica = 'replica-b'", 1, Duration.ofSeconds(10));
             a.jvm().resume();
@@ -188,34 +189,6 @@ class SpringSectionsIT {
     }
   }
 
-  /** The app's schema.sql, read from its fat jar (the statements its SQL init runs at every start). */
-  private static String schemaOfTheApp() throws Exception {
-    try (ZipFile jar = new ZipFile(SpringApp.fatJar().toFile());
-        InputStream in = jar.getInputStream(jar.getEntry("BOOT-INF/classes/schema.sql"))) {
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
-  }
-
-  /** Waits until /status shows the settlement lock in {@code state}; returns its token (0 when it has none). */
-  private static long awaitLock(int port, String state, Duration timeout) {
-    String prefix = "\"lock\":\"settlement\",\"scope\":\"sections\",\"state\":\"" + state + "\"";
-    String body = Http.awaitStatus(port, prefix, timeout);
-    Matcher m = Pattern.compile(Pattern.quote(prefix) + ",\"token\":(\\d+)").matcher(body);
-    return m.find() ? Long.parseLong(m.group(1)) : 0;
-  }
-
-  private static void awaitOutput(SpringApp app, Pattern pattern, Duration timeout) throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (pattern.matcher(app.jvm().output()).find()) {
-        return;
-      }
-      Thread.sleep(100);
-    }
-    throw new AssertionError("no " + pattern + " in the output of " + app.jvm() + " within " + timeout + ":\n"
-        + app.jvm().output());
-  }
-
   private static long awaitNewRow(Connection c, String replica, Duration timeout) throws Exception {
     String sql = "SELECT coalesce(max(id), 0) FROM settlement_run WHERE replica = '" + replica + "'";
     long before = count(c, sql);
@@ -228,36 +201,6 @@ class SpringSectionsIT {
       Thread.sleep(20);
     }
     throw new AssertionError("no new settlement row of " + replica + " within " + timeout);
-  }
-
-  private static void awaitCount(Connection c, String sql, long atLeast, Duration timeout) throws Exception {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    long n = 0;
-    while (System.nanoTime() < deadline) {
-      n = count(c, sql);
-      if (n >= atLeast) {
-        return;
-      }
-      Thread.sleep(100);
-    }
-    throw new AssertionError(sql + " = " + n + ", expected at least " + atLeast + " within " + timeout);
-  }
-
-  private static long count(Connection c, String sql) throws Exception {
-    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
-  }
-
-  private static List<String> strings(Connection c, String sql) throws Exception {
-    List<String> out = new java.util.ArrayList<>();
-    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-      while (rs.next()) {
-        out.add(rs.getString(1));
-      }
-    }
-    return out;
   }
 
   /** The replica's count of skipped runs of the job. */

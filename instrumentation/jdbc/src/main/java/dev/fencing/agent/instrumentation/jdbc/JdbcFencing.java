@@ -4,7 +4,9 @@ import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.JdbcHook;
+import dev.fencing.agent.bootstrap.LockScope;
 import dev.fencing.agent.bootstrap.ReentryGuard;
+import dev.fencing.agent.bootstrap.TokenContext;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.instrumentation.WeakIdentityCache;
 import dev.fencing.agent.log.AgentLog;
@@ -36,6 +38,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *       transaction of its own.
  *   <li>A commit is a side effect: after the deadline, the commit of a transaction that wrote where no fence judges
  *       is blocked (rolled back).
+ *   <li>A transaction carries the lock scope it was opened in, made a statement in, or whose section its thread
+ *       entered while it was open (a {@code @Transactional} proxy opens it before the section and commits after): its
+ *       statements made outside every scope (a JPA flush at commit) are decided by that scope, and its commit is
+ *       judged by the scope and the grant of each unjudged write.
  *   <li>On a fenced database the session's idle time inside a transaction is bounded
  *       ({@code fencing.jdbc.idle-in-transaction-timeout}), so that a frozen holder's open transaction cannot hold
  *       its successor back for longer than about one TTL.
@@ -92,8 +98,25 @@ final class JdbcFencing implements JdbcHook {
     volatile long carriedToken;
     volatile String carriedSignature;
     volatile String carriedGrant;
-    /** The open transaction wrote where no fence judges: its commit is a side effect of its own. */
+    /**
+     * The open transaction wrote where no fence judges, decided outside every lock scope: its commit is a side effect
+     * of its own, judged by the thread's gate.
+     */
     volatile boolean unjudged;
+    /**
+     * The lock scope the open transaction carries: the one current when it began or when one of its statements ran,
+     * or the one its thread entered while it was open. Its statements made outside every scope are decided by it.
+     */
+    volatile LockScope txScope;
+    /** The thread that opened the transaction (setAutoCommit(false)), until it ends. */
+    volatile Thread openedBy;
+    /**
+     * Unjudged writes of the open transaction made in a lock scope: the scope and the decision of each (distinct
+     * pairs), judged again at the commit by that scope's gate and grant. Used by the connection's one thread at a time.
+     */
+    private LockScope[] scopedUnjudged = NO_SCOPES;
+    private Decision[] scopedDecisions = NO_DECISIONS;
+    private int scopedCount;
     /** A database of fencing.exempt.jdbc: nothing on this session is a lock-protected side effect. */
     final boolean exempt;
 
@@ -129,16 +152,53 @@ final class JdbcFencing implements JdbcHook {
       carriedGrant = null;
     }
 
+    /** An unjudged write made in {@code scope} under {@code d}, unless one with the same pair is known already. */
+    void unjudgedIn(LockScope scope, Decision d) {
+      for (int i = 0; i < scopedCount; i++) {
+        if (scopedUnjudged[i] == scope && scopedDecisions[i] == d) {
+          return;
+        }
+      }
+      if (scopedCount == scopedUnjudged.length) {
+        int n = Math.max(2, scopedCount * 2); // once per connection, and again only for a transaction of many scopes
+        scopedUnjudged = java.util.Arrays.copyOf(scopedUnjudged, n);
+        scopedDecisions = java.util.Arrays.copyOf(scopedDecisions, n);
+      }
+      scopedUnjudged[scopedCount] = scope;
+      scopedDecisions[scopedCount] = d;
+      scopedCount++;
+    }
+
+    boolean anyUnjudged() {
+      return unjudged || scopedCount > 0;
+    }
+
     /** The transaction ended (commit, rollback): what it carried or wrote is over. */
     void endTransaction() {
       unjudged = false;
+      txScope = null;
+      openedBy = null;
+      for (int i = 0; i < scopedCount; i++) {
+        scopedUnjudged[i] = null;
+        scopedDecisions[i] = null;
+      }
+      scopedCount = 0;
       if (perTransaction) {
         carryNothing();
       }
     }
   }
 
+  private static final LockScope[] NO_SCOPES = new LockScope[0];
+  private static final Decision[] NO_DECISIONS = new Decision[0];
+
   private final WeakIdentityCache<Object, Prepared> preparedStatements = new WeakIdentityCache<>();
+  /**
+   * The session whose transaction the thread opened last, so that a lock scope the thread enters while it is open
+   * joins it ({@link #scopeEntered}). Checked against {@link SessionState#openedBy} before use, so a stale entry
+   * (the transaction ended) changes nothing.
+   */
+  private final ThreadLocal<SessionState> openedOnThread = new ThreadLocal<>();
   private final WeakIdentityCache<Object, SessionState> sessions = new WeakIdentityCache<>();
   private final WeakIdentityCache<Object, Connection> copyManagers = new WeakIdentityCache<>();
   private final ConcurrentHashMap<String, DatabaseFences> fencesByUrl = new ConcurrentHashMap<>();
@@ -263,13 +323,19 @@ final class JdbcFencing implements JdbcHook {
         }
         fenced = fences.judges(text, target, session.schema);
       }
-      Decision d = Fencing.decide(Channel.JDBC, write, fenced);
+      LockScope scope = decidingScope(physical, session);
+      Decision d = scope == null ? Fencing.decide(Channel.JDBC, write, fenced)
+          : scope.gate().decide(Channel.JDBC, write, fenced);
       if (d.isBlock()) {
         ReentryGuard.exit();
         throw new SQLException(d.blockMessage(Channel.JDBC), BLOCKED_SQLSTATE);
       }
       if (write && !fenced) {
-        session.unjudged = true;
+        if (scope == null) {
+          session.unjudged = true;
+        } else {
+          session.unjudgedIn(scope, d);
+        }
       }
       if (!write && !fences.anyFence()) {
         return OUTERMOST; // a read where no fence is: nothing it could carry matters
@@ -289,6 +355,31 @@ final class JdbcFencing implements JdbcHook {
       // thread would then be taken for a nested call, and neither counted nor blocked).
       return failed(write, t);
     }
+  }
+
+  /**
+   * The lock scope that decides a statement on {@code s}: the thread's, which an open transaction of the session joins
+   * if it carries none yet; else, outside every scope, the one the session's open transaction carries (a flush or a
+   * statement made after the section returned, before the commit); null for neither. A transaction is known to be open
+   * from the driver's autocommit flag, read only when a scope is involved.
+   */
+  private static LockScope decidingScope(Connection physical, SessionState s) throws SQLException {
+    LockScope thread = TokenContext.scope();
+    LockScope tx = s.txScope;
+    if (thread != null) {
+      if (tx == null && !physical.getAutoCommit()) {
+        s.txScope = thread;
+      }
+      return thread;
+    }
+    if (tx == null) {
+      return null;
+    }
+    if (physical.getAutoCommit()) {
+      s.txScope = null; // the transaction ended without the hook seeing it (a driver's own reset): nothing to carry
+      return null;
+    }
+    return tx;
   }
 
   /** Session scope: set the pair when the session does not carry it yet, clear it when the call must carry none. */
@@ -374,11 +465,11 @@ final class JdbcFencing implements JdbcHook {
    * lease's deadline passed): rolls it back and throws FN003. The guard is held by the caller.
    */
   private void checkCommit(Connection connection, SessionState s) throws SQLException {
-    if (!s.unjudged) {
+    if (!s.anyUnjudged()) {
       return;
     }
-    Decision d = Fencing.checkNow(Channel.JDBC, false);
-    if (!d.isBlock()) {
+    Decision d = commitBlock(s);
+    if (d == null) {
       return;
     }
     try {
@@ -392,6 +483,30 @@ final class JdbcFencing implements JdbcHook {
     throw new SQLException("Fencing Agent blocked the commit of a transaction that wrote where no fence judges"
         + " (rolled back): lock '" + d.lock() + "', token " + (d.token() > 0 ? Long.toString(d.token()) : "none")
         + ": " + (d.reason() == null ? "blocked" : d.reason().description()), BLOCKED_SQLSTATE);
+  }
+
+  /**
+   * Why the open transaction's unjudged writes must not be committed now, or null: those made outside every scope are
+   * judged by the thread's gate now; those made in a lock scope by that scope's gate, and a write that was tagged only
+   * while the grant it was tagged under is still held (a later grant must not vouch for it).
+   */
+  private static Decision commitBlock(SessionState s) {
+    if (s.unjudged) {
+      Decision d = Fencing.checkNow(Channel.JDBC, false);
+      if (d.isBlock()) {
+        return d;
+      }
+    }
+    for (int i = 0; i < s.scopedCount; i++) {
+      Decision tagged = s.scopedDecisions[i];
+      LockScope scope = s.scopedUnjudged[i];
+      Decision d = tagged.isTag() ? scope.gate().recheck(Channel.JDBC, false, tagged, 1)
+          : scope.gate().checkNow(Channel.JDBC, false);
+      if (d != null && d.isBlock()) {
+        return d;
+      }
+    }
+    return null;
   }
 
   @Override
@@ -429,10 +544,40 @@ final class JdbcFencing implements JdbcHook {
     }
   }
 
+  /**
+   * setAutoCommit(false) on a connection in autocommit mode: a transaction opens on this thread. Autocommit writes
+   * before it were each committed by themselves; the transaction carries the thread's lock scope, if any, and joins
+   * one the thread enters before it ends.
+   */
   @Override
   public void transactionStarting(Object connection) {
-    if (!ReentryGuard.isAgentThread()) {
-      endTransactionOf(connection); // autocommit writes before it were each committed by themselves
+    if (ReentryGuard.isAgentThread() || !ReentryGuard.enter()) {
+      return; // the agent's own, or nested in a hooked call (a pool's proxy calling the driver: the proxy's did it)
+    }
+    try {
+      Connection physical = physical((Connection) connection);
+      if (!physical.getAutoCommit()) {
+        return; // already in a transaction: setAutoCommit(false) changes nothing
+      }
+      SessionState s = session(physical);
+      s.endTransaction();
+      if (!s.exempt) {
+        s.openedBy = Thread.currentThread();
+        s.txScope = TokenContext.scope();
+        openedOnThread.set(s);
+      }
+    } catch (Throwable ignored) {
+      // a closed connection, a driver failing oddly: the transaction carries no scope, as without the hook
+    } finally {
+      ReentryGuard.exit();
+    }
+  }
+
+  @Override
+  public void scopeEntered(LockScope scope) {
+    SessionState s = openedOnThread.get();
+    if (s != null && s.txScope == null && s.openedBy == Thread.currentThread()) {
+      s.txScope = scope; // a transaction opened around the section (a @Transactional proxy): it carries the scope
     }
   }
 

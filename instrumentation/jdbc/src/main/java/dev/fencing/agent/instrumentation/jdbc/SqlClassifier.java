@@ -27,7 +27,7 @@ public final class SqlClassifier {
     }
     if (k == Kind.READ && writeFunctions.length > 0) {
       for (String f : writeFunctions) {
-        if (containsWord(sql, 0, f)) {
+        if (containsCode(sql, 0, f)) {
           return Kind.WRITE;
         }
       }
@@ -69,7 +69,7 @@ public final class SqlClassifier {
         if (word(sql, i, "SELECT")) {
           // SELECT ... INTO new_table creates a table (PostgreSQL, H2); SELECT ... INTO @var is MySQL-only and
           // harmless, but rare enough to treat the whole form as a write.
-          return containsWord(sql, i, "INTO") ? Kind.WRITE : Kind.READ;
+          return containsCode(sql, i, "INTO") ? Kind.WRITE : Kind.READ;
         }
         if (word(sql, i, "SHOW")) {
           return Kind.READ;
@@ -83,14 +83,14 @@ public final class SqlClassifier {
         return word(sql, i, "TABLE") ? Kind.READ : Kind.WRITE;
       case 'e':
         if (word(sql, i, "EXPLAIN")) {
-          return containsWord(sql, i, "ANALYZE") ? Kind.WRITE : Kind.READ; // EXPLAIN ANALYZE executes the statement
+          return containsCode(sql, i, "ANALYZE") ? Kind.WRITE : Kind.READ; // EXPLAIN ANALYZE executes the statement
         }
         return word(sql, i, "END") ? Kind.CONTROL : Kind.WRITE;
       case 'w':
         if (word(sql, i, "WITH")) {
           // A CTE is a read unless one of its parts modifies data.
-          return containsWord(sql, i, "INSERT") || containsWord(sql, i, "UPDATE") || containsWord(sql, i, "DELETE")
-              || containsWord(sql, i, "MERGE") ? Kind.WRITE : Kind.READ;
+          return containsCode(sql, i, "INSERT") || containsCode(sql, i, "UPDATE") || containsCode(sql, i, "DELETE")
+              || containsCode(sql, i, "MERGE") ? Kind.WRITE : Kind.READ;
         }
         return Kind.WRITE;
       case 'b':
@@ -136,14 +136,63 @@ public final class SqlClassifier {
     return i;
   }
 
+  /**
+   * {@link #containsWord}, where a match inside a string literal, a quoted identifier or a comment does not count: a
+   * read whose text quotes a keyword (pgjdbc's {@code getSQLKeywords()} lists {@code into} in an array literal) stays a
+   * read. Errs toward write: each literal is read both with and without backslash escapes (MySQL, PostgreSQL's
+   * {@code E''}), and the word counts when either reading finds it outside; a text with dollar quoting (PostgreSQL) or
+   * an unterminated quote counts every match. A text without the word costs the one plain scan.
+   */
+  static boolean containsCode(String s, int from, String word) {
+    if (!containsWord(s, from, word)) {
+      return false;
+    }
+    if (s.indexOf('$', from) >= 0) {
+      return true;
+    }
+    return containsOutsideQuotes(s, from, word, false) || containsOutsideQuotes(s, from, word, true);
+  }
+
+  private static boolean containsOutsideQuotes(String s, int from, String word, boolean backslashEscapes) {
+    int n = s.length();
+    for (int i = from; i < n; i++) {
+      char c = s.charAt(i);
+      if (c == '\'' || c == '"' || c == '`') {
+        int j = i + 1;
+        while (j < n && s.charAt(j) != c) {
+          j += backslashEscapes && s.charAt(j) == '\\' ? 2 : 1;
+        }
+        if (j >= n) {
+          return true; // unterminated: cannot tell
+        }
+        i = j;
+      } else if (c == '-' && i + 1 < n && s.charAt(i + 1) == '-') {
+        int eol = s.indexOf('\n', i);
+        i = eol < 0 ? n : eol;
+      } else if (c == '/' && i + 1 < n && s.charAt(i + 1) == '*') {
+        int end = s.indexOf("*/", i + 2);
+        i = end < 0 ? n : end + 1;
+      } else if (wordAt(s, i, word)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** {@code word} at {@code i}, ignoring case, as a whole word. */
+  private static boolean wordAt(String s, int i, String word) {
+    int w = word.length();
+    return i + w <= s.length() && s.regionMatches(true, i, word, 0, w)
+        && (i == 0 || !Character.isLetterOrDigit(s.charAt(i - 1)) && s.charAt(i - 1) != '_')
+        && (i + w == s.length() || !Character.isLetterOrDigit(s.charAt(i + w)) && s.charAt(i + w) != '_');
+  }
+
   /** A whole word anywhere after {@code from}, ignoring case (string literals are not parsed: errs toward write). */
   static boolean containsWord(String s, int from, String word) {
     int n = s.length();
     int w = word.length();
     for (int i = from; i + w <= n; i++) {
-      if (s.regionMatches(true, i, word, 0, w)
-          && (i == 0 || !Character.isLetterOrDigit(s.charAt(i - 1)) && s.charAt(i - 1) != '_')
-          && (i + w == n || !Character.isLetterOrDigit(s.charAt(i + w)) && s.charAt(i + w) != '_')) {
+      if (wordAt(s, i, word)) {
         return true;
       }
     }

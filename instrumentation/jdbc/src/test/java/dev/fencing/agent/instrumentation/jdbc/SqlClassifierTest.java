@@ -28,6 +28,24 @@ class SqlClassifierTest {
   }
 
   @ParameterizedTest
+  @ValueSource(strings = {
+      // pgjdbc's DatabaseMetaData.getSQLKeywords() (Hibernate reads it at startup): keywords in an array literal
+      "select string_agg(word, ',') from pg_catalog.pg_get_keywords() where word <> ALL ('{a,abs,insert,into}'::text[])",
+      "SELECT 'select into' AS x", "SELECT \"into\" FROM t", "SELECT 1 -- into t\n", "SELECT 1 /* into t */",
+      "SELECT 'it''s into' FROM t", "WITH a AS (SELECT 'delete' AS w) SELECT * FROM a", "EXPLAIN SELECT 'analyze'"})
+  void keywordsInsideQuotesOrCommentsDoNotMakeAReadAWrite(String sql) {
+    assertThat(SqlClassifier.classify(sql)).isEqualTo(Kind.READ);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {
+      "SELECT 'x' INTO t FROM s", "SELECT 'a\\' INTO t", "SELECT 'x\\'' INTO t FROM s'", "SELECT $$into$$",
+      "SELECT 'unterminated into", "WITH a AS (SELECT 'x') DELETE FROM t"})
+  void aKeywordOutsideQuotesUnderEitherReadingOfBackslashesIsAWrite(String sql) {
+    assertThat(SqlClassifier.classify(sql)).isEqualTo(Kind.WRITE);
+  }
+
+  @ParameterizedTest
   @ValueSource(strings = {"BEGIN", "START TRANSACTION", "COMMIT", "ROLLBACK", "SAVEPOINT a", "RELEASE SAVEPOINT a",
       "SET search_path TO x", "RESET ALL", "END", "USE db"})
   void transactionAndSessionControlIsNeitherBlockedNorTagged(String sql) {
