@@ -14,6 +14,60 @@ import java.nio.charset.StandardCharsets;
  * 3.x and 4.x) are method handles looked up once per class, lock-free afterwards.
  */
 public final class KafkaSend {
+  /**
+   * The application's send callback, run in the inbound token or lock scope current where {@code send} was called (a
+   * declared section, a captured lock): Kafka completes it on the producer's I/O thread, outside that scope, and a
+   * callback that writes is the work's own side effect. The callback itself when nothing is current (the JVM-wide
+   * lock decides on every thread) or there is none; else a {@link java.lang.reflect.Proxy} of {@code callbackType}
+   * (Kafka's {@code Callback}), made only for sends inside a scope.
+   */
+  public static Object inContext(Object callback, Class<?> callbackType) {
+    Object context = TokenContext.carried();
+    if (callback == null || context == null || java.lang.reflect.Proxy.isProxyClass(callback.getClass())
+        && java.lang.reflect.Proxy.getInvocationHandler(callback) instanceof InContext) {
+      return callback;
+    }
+    try {
+      return java.lang.reflect.Proxy.newProxyInstance(callbackType.getClassLoader(), new Class<?>[] {callbackType},
+          new InContext(callback, context));
+    } catch (RuntimeException | LinkageError e) {
+      return callback; // the callback runs outside the scope, as without the agent
+    }
+  }
+
+  /** Calls the application's callback with the sending thread's context installed. */
+  private static final class InContext implements java.lang.reflect.InvocationHandler {
+    private final Object target;
+    private final Object context;
+
+    InContext(Object target, Object context) {
+      this.target = target;
+      this.context = context;
+    }
+
+    @Override
+    public Object invoke(Object proxy, java.lang.reflect.Method method, Object[] args) throws Throwable {
+      if (method.getDeclaringClass() == Object.class) {
+        switch (method.getName()) {
+          case "equals":
+            return proxy == args[0];
+          case "hashCode":
+            return System.identityHashCode(proxy);
+          default:
+            return target.toString();
+        }
+      }
+      Object previous = TokenContext.install(context);
+      try {
+        return method.invoke(target, args);
+      } catch (java.lang.reflect.InvocationTargetException e) {
+        throw e.getCause();
+      } finally {
+        TokenContext.exit(previous);
+      }
+    }
+  }
+
   /** How many record headers a tag may carry, in {@link #headerName} order: token, lock, signature, grant. */
   public static final int HEADERS = 4;
 

@@ -235,6 +235,45 @@ public final class TokenContext {
     return new PropagatingCallable<>(task, d);
   }
 
+  /**
+   * A stage function of a {@code CompletableFuture} (thenApply, thenCompose, exceptionally): runs in this thread's
+   * inbound token or lock scope on whichever thread completes the future (a library's I/O thread); itself when none.
+   */
+  public static <T, R> java.util.function.Function<T, R> wrap(java.util.function.Function<T, R> fn) {
+    Object d = CURRENT.get();
+    if (d == null || fn == null || fn instanceof PropagatingFunction) {
+      return fn;
+    }
+    return new PropagatingFunction<>(fn, d);
+  }
+
+  /** As {@link #wrap(java.util.function.Function)}, for thenAccept. */
+  public static <T> java.util.function.Consumer<T> wrap(java.util.function.Consumer<T> fn) {
+    Object d = CURRENT.get();
+    if (d == null || fn == null || fn instanceof PropagatingConsumer) {
+      return fn;
+    }
+    return new PropagatingConsumer<>(fn, d);
+  }
+
+  /** As {@link #wrap(java.util.function.Function)}, for handle. */
+  public static <T, U, R> java.util.function.BiFunction<T, U, R> wrap(java.util.function.BiFunction<T, U, R> fn) {
+    Object d = CURRENT.get();
+    if (d == null || fn == null || fn instanceof PropagatingBiFunction) {
+      return fn;
+    }
+    return new PropagatingBiFunction<>(fn, d);
+  }
+
+  /** As {@link #wrap(java.util.function.Function)}, for whenComplete. */
+  public static <T, U> java.util.function.BiConsumer<T, U> wrap(java.util.function.BiConsumer<T, U> fn) {
+    Object d = CURRENT.get();
+    if (d == null || fn == null || fn instanceof PropagatingBiConsumer) {
+      return fn;
+    }
+    return new PropagatingBiConsumer<>(fn, d);
+  }
+
   static Object install(Object d) {
     Object previous = CURRENT.get();
     CURRENT.set(d);
@@ -287,6 +326,90 @@ public final class TokenContext {
     @Override
     public String toString() {
       return task.toString();
+    }
+  }
+
+  /** A stage function registered under an inbound token or a lock scope. */
+  static final class PropagatingFunction<T, R> implements java.util.function.Function<T, R> {
+    private final java.util.function.Function<T, R> fn;
+    private final Object context;
+
+    PropagatingFunction(java.util.function.Function<T, R> fn, Object context) {
+      this.fn = fn;
+      this.context = context;
+    }
+
+    @Override
+    public R apply(T t) {
+      Object scope = install(context);
+      try {
+        return fn.apply(t);
+      } finally {
+        exit(scope);
+      }
+    }
+  }
+
+  /** A stage consumer registered under an inbound token or a lock scope. */
+  static final class PropagatingConsumer<T> implements java.util.function.Consumer<T> {
+    private final java.util.function.Consumer<T> fn;
+    private final Object context;
+
+    PropagatingConsumer(java.util.function.Consumer<T> fn, Object context) {
+      this.fn = fn;
+      this.context = context;
+    }
+
+    @Override
+    public void accept(T t) {
+      Object scope = install(context);
+      try {
+        fn.accept(t);
+      } finally {
+        exit(scope);
+      }
+    }
+  }
+
+  /** A stage bi-function registered under an inbound token or a lock scope. */
+  static final class PropagatingBiFunction<T, U, R> implements java.util.function.BiFunction<T, U, R> {
+    private final java.util.function.BiFunction<T, U, R> fn;
+    private final Object context;
+
+    PropagatingBiFunction(java.util.function.BiFunction<T, U, R> fn, Object context) {
+      this.fn = fn;
+      this.context = context;
+    }
+
+    @Override
+    public R apply(T t, U u) {
+      Object scope = install(context);
+      try {
+        return fn.apply(t, u);
+      } finally {
+        exit(scope);
+      }
+    }
+  }
+
+  /** A stage bi-consumer registered under an inbound token or a lock scope. */
+  static final class PropagatingBiConsumer<T, U> implements java.util.function.BiConsumer<T, U> {
+    private final java.util.function.BiConsumer<T, U> fn;
+    private final Object context;
+
+    PropagatingBiConsumer(java.util.function.BiConsumer<T, U> fn, Object context) {
+      this.fn = fn;
+      this.context = context;
+    }
+
+    @Override
+    public void accept(T t, U u) {
+      Object scope = install(context);
+      try {
+        fn.accept(t, u);
+      } finally {
+        exit(scope);
+      }
     }
   }
 

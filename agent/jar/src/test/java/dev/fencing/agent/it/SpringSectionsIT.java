@@ -1,11 +1,11 @@
 package dev.fencing.agent.it;
 
-import static dev.fencing.agent.it.SpringReplicas.awaitCount;
-import static dev.fencing.agent.it.SpringReplicas.awaitLock;
+import static dev.fencing.agent.it.Checks.awaitCount;
+import static dev.fencing.agent.it.Checks.awaitLock;
 import static dev.fencing.agent.it.SpringReplicas.awaitOutput;
-import static dev.fencing.agent.it.SpringReplicas.count;
+import static dev.fencing.agent.it.Checks.count;
 import static dev.fencing.agent.it.SpringReplicas.schemaOfTheApp;
-import static dev.fencing.agent.it.SpringReplicas.strings;
+import static dev.fencing.agent.it.Checks.strings;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.fence.sql.SqlFence;

@@ -1,6 +1,6 @@
 package dev.fencing.agent.it;
 
-import static dev.fencing.agent.it.SpringReplicas.count;
+import static dev.fencing.agent.it.Checks.count;
 import static dev.fencing.agent.it.SpringReplicas.schemaOfTheApp;
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,8 +1,12 @@
 package dev.fencing.agent.instrumentation.executors;
 
+import static net.bytebuddy.matcher.ElementMatchers.isBridge;
 import static net.bytebuddy.matcher.ElementMatchers.isPublic;
+import static net.bytebuddy.matcher.ElementMatchers.isStatic;
 import static net.bytebuddy.matcher.ElementMatchers.namedOneOf;
+import static net.bytebuddy.matcher.ElementMatchers.not;
 import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
+import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 import dev.fencing.agent.bootstrap.TokenContext;
 import dev.fencing.agent.instrumentation.AgentContext;
@@ -13,8 +17,17 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import net.bytebuddy.description.method.MethodDescription;
+import net.bytebuddy.matcher.ElementMatcher;
 
-/** Inbound tokens carried into executor tasks. Switch: fencing.instrumentation.executors.enabled. */
+/**
+ * Inbound tokens and lock scopes carried into executor tasks and CompletableFuture stages. Switch:
+ * fencing.instrumentation.executors.enabled.
+ */
 public final class ExecutorsInstrumentationModule implements InstrumentationModule {
   @Override
   public String name() {
@@ -31,7 +44,29 @@ public final class ExecutorsInstrumentationModule implements InstrumentationModu
         executor("java.util.concurrent.ForkJoinPool", "execute", "submit"),
         // CompletableFuture's async stages run here when the common pool has a parallelism of 1 (2 cores or fewer).
         executor("java.util.concurrent.CompletableFuture$ThreadPerTaskExecutor", "execute"),
-        executor("java.util.concurrent.ThreadPerTaskExecutor", "execute"));
+        executor("java.util.concurrent.ThreadPerTaskExecutor", "execute"),
+        completableFuture());
+  }
+
+  /**
+   * CompletableFuture's dependent stages that run on the thread completing the future (a library's I/O or callback
+   * thread, a scheduler) when it completes later: the function runs in the inbound token or lock scope of the thread
+   * that registered it, as a task handed to an executor does. Their async variants go through the executors above.
+   * Bridge methods are left out: they call the method itself.
+   */
+  private static TypeInstrumentation completableFuture() {
+    return NamedTypeInstrumentation.bootClass("JDK", "java.util.concurrent.CompletableFuture", t -> {
+      t.applyAdvice(stage("thenApply", "thenCompose", "exceptionally", "exceptionallyCompose")
+          .and(takesArgument(0, Function.class)), WrapFunctionAdvice.class);
+      t.applyAdvice(stage("thenAccept").and(takesArgument(0, Consumer.class)), WrapConsumerAdvice.class);
+      t.applyAdvice(stage("thenRun").and(takesArgument(0, Runnable.class)), WrapRunnableAdvice.class);
+      t.applyAdvice(stage("handle").and(takesArgument(0, BiFunction.class)), WrapBiFunctionAdvice.class);
+      t.applyAdvice(stage("whenComplete").and(takesArgument(0, BiConsumer.class)), WrapBiConsumerAdvice.class);
+    });
+  }
+
+  private static ElementMatcher.Junction<MethodDescription> stage(String... names) {
+    return isPublic().and(not(isStatic())).and(not(isBridge())).and(namedOneOf(names)).and(takesArguments(1));
   }
 
   /**

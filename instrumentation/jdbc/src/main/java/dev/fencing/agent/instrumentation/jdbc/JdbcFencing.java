@@ -551,10 +551,13 @@ final class JdbcFencing implements JdbcHook {
    */
   @Override
   public void transactionStarting(Object connection) {
-    if (ReentryGuard.isAgentThread() || !ReentryGuard.enter()) {
-      return; // the agent's own, or nested in a hooked call (a pool's proxy calling the driver: the proxy's did it)
+    if (ReentryGuard.isAgentThread()) {
+      return;
     }
     try {
+      if (!ReentryGuard.enter()) {
+        return; // nested in a hooked call (the hook's own transaction for an autocommit write behind a pooler)
+      }
       Connection physical = physical((Connection) connection);
       if (!physical.getAutoCommit()) {
         return; // already in a transaction: setAutoCommit(false) changes nothing

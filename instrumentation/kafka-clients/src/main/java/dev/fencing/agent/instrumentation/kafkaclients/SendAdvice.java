@@ -31,6 +31,8 @@ import org.apache.kafka.common.TopicPartition;
  * cannot see Kafka's, and the Kafka error types that exist all mean something else (ProducerFencedException is
  * fatal for the producer; authorization errors are too).
  *
+ * <p>Pass or tag: a callback given inside a lock scope or an inbound token runs in it ({@link KafkaSend#inContext}).
+ *
  * <p>The decision, the header writes, the block's message and cause and the transaction's transition are
  * {@link KafkaSend}'s; what is left here is the producer's error path and the copy of a sealed record. Inlined into KafkaProducer: bootstrap, JDK
  * and kafka-clients classes only, no lambdas.
@@ -41,7 +43,7 @@ public final class SendAdvice {
   @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class)
   public static Future<RecordMetadata> enter(
       @Advice.Argument(value = 0, readOnly = false) ProducerRecord<?, ?> record,
-      @Advice.Argument(1) Callback callback,
+      @Advice.Argument(value = 1, readOnly = false) Callback callback,
       @Advice.FieldValue("transactionManager") TransactionManager transactions) {
     Decision d = record == null ? null : KafkaSend.decide(record.topic()); // null record: Kafka's validation answers
     if (d != null && d.isBlock()) {
@@ -54,6 +56,8 @@ public final class SendAdvice {
       }
       return CompletableFuture.failedFuture(error);
     }
+    // The callback runs on the producer's I/O thread: in the sending thread's scope, as the work's own side effect.
+    callback = (Callback) KafkaSend.inContext(callback, Callback.class);
     if (d != null && d.isTag()) {
       try {
         KafkaSend.tag(record.headers(), d);

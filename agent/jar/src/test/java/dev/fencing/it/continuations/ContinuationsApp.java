@@ -1,0 +1,89 @@
+package dev.fencing.it.continuations;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.Properties;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * An application (no fencing code) whose leader-only work continues on library threads: {@link #tick} sends a Kafka
+ * record whose callback writes, and an HTTP request whose {@code thenApply} stage writes (the JDK HttpClient completes
+ * it on its own executor). Every write goes to two tables, {@code cont_fenced} and {@code cont_log}, one statement
+ * each; a refused one prints {@code WRITE-ERR <kind> <table> <SQLSTATE>}. Arguments: writer name, bootstrap servers,
+ * topic, JDBC URL, HTTP URL. {@code tick} runs every 200 ms; the agent makes it a section (outside
+ * {@code dev.fencing.agent}, which the agent never instruments).
+ */
+public final class ContinuationsApp {
+  private final String writer;
+  private final KafkaProducer<String, String> producer;
+  private final String topic;
+  private final String jdbcUrl;
+  private final HttpClient http = HttpClient.newHttpClient();
+  private final URI uri;
+  private final ThreadLocal<Connection> connections = new ThreadLocal<>();
+
+  private ContinuationsApp(String[] args) {
+    writer = args[0];
+    Properties p = new Properties();
+    p.put("bootstrap.servers", args[1]);
+    p.put("linger.ms", "1000"); // records wait in the producer's buffer: some are there when the JVM is frozen
+    p.put("key.serializer", StringSerializer.class.getName());
+    p.put("value.serializer", StringSerializer.class.getName());
+    producer = new KafkaProducer<>(p);
+    topic = args[2];
+    jdbcUrl = args[3];
+    uri = URI.create(args[4]);
+  }
+
+  public void tick() {
+    producer.send(new ProducerRecord<>(topic, writer, "tick"),
+        (metadata, error) -> write("kafka", error == null ? "ok" : "failed"));
+    http.sendAsync(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.discarding())
+        .thenApply(response -> {
+          write("http", "status-" + response.statusCode());
+          return response;
+        });
+  }
+
+  private void write(String kind, String outcome) {
+    insert(kind, "cont_fenced", "INSERT INTO cont_fenced (writer, kind) VALUES (?, ?)", null);
+    insert(kind, "cont_log", "INSERT INTO cont_log (writer, kind, outcome) VALUES (?, ?, ?)", outcome);
+  }
+
+  private void insert(String kind, String table, String sql, String outcome) {
+    try {
+      Connection c = connections.get();
+      if (c == null) {
+        c = DriverManager.getConnection(jdbcUrl);
+        connections.set(c);
+      }
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        ps.setString(1, writer);
+        ps.setString(2, kind);
+        if (outcome != null) {
+          ps.setString(3, outcome);
+        }
+        ps.executeUpdate();
+      }
+    } catch (SQLException e) {
+      System.out.println("WRITE-ERR " + kind + " " + table + " " + e.getSQLState());
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    ContinuationsApp app = new ContinuationsApp(args);
+    System.out.println("APP STARTED");
+    while (true) {
+      app.tick();
+      Thread.sleep(200);
+    }
+  }
+}

@@ -1,0 +1,18 @@
+package dev.fencing.agent.instrumentation.executors;
+
+import dev.fencing.agent.bootstrap.TokenContext;
+import java.util.function.Consumer;
+import net.bytebuddy.asm.Advice;
+
+/**
+ * Replaces a CompletableFuture stage's Consumer with one that runs under the registering thread's inbound token or lock
+ * scope, wherever the future completes; unchanged when there is none.
+ */
+public final class WrapConsumerAdvice {
+  private WrapConsumerAdvice() {}
+
+  @Advice.OnMethodEnter(suppress = Throwable.class)
+  public static void enter(@Advice.Argument(value = 0, readOnly = false) Consumer<?> fn) {
+    fn = TokenContext.wrap(fn);
+  }
+}
