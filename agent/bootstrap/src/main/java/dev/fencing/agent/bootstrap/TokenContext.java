@@ -236,6 +236,30 @@ public final class TokenContext {
   }
 
   /**
+   * A periodic task (scheduleAtFixedRate, scheduleWithFixedDelay) scheduled inside a lock scope: every run is the
+   * lock's work (a leader's job started from its leadership callback), decided by the lock's state when it runs, so a
+   * deposed or expired leader's runs are refused. An inbound token is not carried: a request's token must not outlive
+   * the request in a job that runs forever. The task itself otherwise.
+   */
+  public static Runnable wrapPeriodic(Runnable task) {
+    Object d = CURRENT.get();
+    if (!(d instanceof LockScope) || task == null || task instanceof PropagatingRunnable) {
+      return task;
+    }
+    return new PropagatingRunnable(task, d);
+  }
+
+  /**
+   * A pooled thread starts its next task: whatever a previous task left current (a captured lock's scope that task
+   * entered and never left, because the lock ended on another thread) is dropped. One thread-local read.
+   */
+  public static void taskStarting() {
+    if (CURRENT.get() != null) {
+      CURRENT.set(null);
+    }
+  }
+
+  /**
    * A stage function of a {@code CompletableFuture} (thenApply, thenCompose, exceptionally): runs in this thread's
    * inbound token or lock scope on whichever thread completes the future (a library's I/O thread); itself when none.
    */

@@ -93,6 +93,16 @@ final class AgentProcesses {
     return new Agent(jvm, port);
   }
 
+  /**
+   * Every jar of the test's own class path, none of the agent's: the application libraries of the lock and leader
+   * apps (jetcd, Curator, ZooKeeper, Spring Integration) and what they bring.
+   */
+  static String testJars() {
+    return java.util.Arrays.stream(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+        .filter(p -> p.endsWith(".jar") && !Path.of(p).getFileName().toString().startsWith("fencing-"))
+        .collect(java.util.stream.Collectors.joining(java.io.File.pathSeparator));
+  }
+
   /** Only the test apps' classes: the forked app must not see the agent's modules on its class path. */
   static String appClasspath() {
     try {

@@ -149,7 +149,7 @@ class CapturedLocksIT {
         new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("account"), LOCK, false, false));
       }
       String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar")
-          + File.pathSeparator + testJars();
+          + File.pathSeparator + AgentProcesses.testJars();
       String[] args = {zk.connectString(), Integer.toString(SESSION_MS), PATH, db.url(), kind};
       try (ZooKeeper z = client(zk);
           LockJvm a = new LockJvm(javaHome, "curator-" + kind + "-a", CuratorLockApp.class, cp, args);
@@ -189,6 +189,35 @@ class CapturedLocksIT {
     }
   }
 
+  /** The agent's own logic (where a captured scope ends), the same on every Java. */
+  static List<Path> newestJava() {
+    return AgentProcesses.newestJava();
+  }
+
+  @ParameterizedTest
+  @MethodSource("newestJava")
+  void aLockTakenByAPooledTaskAndReleasedElsewhereLeavesTheThreadsNextTaskOutsideItsScope(Path javaHome)
+      throws Exception {
+    try (ZooKeeperEnsemble zk = ZooKeeperEnsemble.start(1); JdbcTakeoverIT.Database db = JdbcTakeoverIT.start("postgresql")) {
+      try (Connection c = DriverManager.getConnection(db.url()); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE audit (id INT)"); // unfenced: only the agent stands between a write and it
+      }
+      String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar")
+          + File.pathSeparator + AgentProcesses.testJars();
+      try (LockJvm a = new LockJvm(javaHome, "curator-pooled", CuratorLockApp.class, cp, zk.connectString(),
+          Integer.toString(SESSION_MS), PATH, db.url(), "pooled")) {
+        assertThat(a.run("LOCK")).isEqualTo("OK locked"); // a task of the one-thread pool acquires
+        assertThat(a.captured("state")).isEqualTo("HOLDING");
+        assertThat(a.run("UNLOCK")).isEqualTo("OK unlocked"); // the main thread releases: the grant ends
+        assertThat(a.captured("state")).isNotEqualTo("HOLDING");
+        // The pool's next task, unrelated to the lock, on the thread that acquired it: not in the ended lock's scope.
+        assertThat(a.run("SQL INSERT INTO audit VALUES (1)")).isEqualTo("OK 1");
+        assertThat(a.run("SQL INSERT INTO audit VALUES (2)")).isEqualTo("OK 1");
+      }
+      assertThat(JdbcTakeoverIT.query(db.url(), "SELECT count(*) FROM audit")).isEqualTo("2");
+    }
+  }
+
   /** The create revision of the lowest key under the app's jetcd lock name: the holder's token as etcd sees it. */
   private static long holderRevision(io.etcd.jetcd.Client etcd, String name) throws Exception {
     var prefix = io.etcd.jetcd.ByteSequence.from(name + "/", java.nio.charset.StandardCharsets.UTF_8);
@@ -196,12 +225,6 @@ class CapturedLocksIT {
     return kvs.stream().mapToLong(io.etcd.jetcd.KeyValue::getCreateRevision).min().orElseThrow();
   }
 
-  /** Every jar of the test's own class path (the app's libraries: jetcd and what it brings), none of the agent's. */
-  private static String testJars() {
-    return java.util.Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
-        .filter(p -> p.endsWith(".jar") && !Path.of(p).getFileName().toString().startsWith("fencing-"))
-        .collect(java.util.stream.Collectors.joining(File.pathSeparator));
-  }
 
   @ParameterizedTest(name = "{1} on {0}")
   @MethodSource("jetcdRecipes")
@@ -215,7 +238,7 @@ class CapturedLocksIT {
         new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("account"), name, false, false));
       }
       String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar")
-          + File.pathSeparator + testJars();
+          + File.pathSeparator + AgentProcesses.testJars();
       String[] args = {etcd.endpoints(), "2", name, db.url(), kind};
       try (io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(etcd.endpoints().split(",")).build();
           LockJvm a = new LockJvm(javaHome, "jetcd-" + kind + "-a", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args);

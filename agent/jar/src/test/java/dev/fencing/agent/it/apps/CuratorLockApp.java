@@ -29,8 +29,10 @@ import org.apache.curator.retry.RetryOneTime;
  * ZooKeeper connect string, session timeout in ms, lock path, JDBC URL, and the recipe: {@code mutex}
  * (InterProcessMutex, the default), {@code semaphore} (InterProcessSemaphoreMutex), {@code selector} (LeaderSelector:
  * while leading, {@code takeLeadership} runs each SQL command, handing it to an executor; its listener ignores
- * connection changes, so a paused leader resumes inside {@code takeLeadership} as one busy with work would) or
- * {@code latch} (LeaderLatch: SQL runs on the main thread, whoever leads). Commands: {@code LOCK} (blocks until
+ * connection changes, so a paused leader resumes inside {@code takeLeadership} as one busy with work would),
+ * {@code latch} (LeaderLatch: SQL runs on the main thread, whoever leads) or {@code pooled} (InterProcessSemaphoreMutex
+ * acquired by a task of a one-thread pool and released on the main thread; every SQL command is a new task of that
+ * pool). Commands: {@code LOCK} (blocks until
  * acquired or leading, prints {@code OK locked}), {@code UNLOCK} (release, leave {@code takeLeadership}, close the
  * latch), {@code SQL <statement>} (prints {@code OK <count>} or {@code ERR <sqlstate> <message>}).
  */
@@ -45,10 +47,12 @@ public final class CuratorLockApp {
     client.start();
     String path = args[2];
     String kind = args.length > 4 ? args[4] : "mutex";
-    InterProcessLock lock = kind.equals("semaphore") ? new InterProcessSemaphoreMutex(client, path)
+    InterProcessLock lock = kind.equals("semaphore") || kind.equals("pooled")
+        ? new InterProcessSemaphoreMutex(client, path)
         : new InterProcessMutex(client, path);
     BlockingQueue<Runnable> work = new LinkedBlockingQueue<>();
     ExecutorService pool = Executors.newFixedThreadPool(2);
+    ExecutorService one = Executors.newSingleThreadExecutor();
     CountDownLatch leading = new CountDownLatch(1);
     String id = UUID.randomUUID().toString();
     LeaderSelector selector = new LeaderSelector(client, path, new LeaderSelectorListener() {
@@ -79,6 +83,11 @@ public final class CuratorLockApp {
             } else if (kind.equals("latch")) {
               latch.start();
               latch.await();
+            } else if (kind.equals("pooled")) {
+              one.submit(() -> {
+                lock.acquire();
+                return null;
+              }).get();
             } else {
               lock.acquire();
             }
@@ -99,7 +108,9 @@ public final class CuratorLockApp {
             System.out.println("OK unlocked");
           } else if (line.startsWith("SQL ")) {
             String sql = line.substring(4);
-            if (inSelector[0]) {
+            if (kind.equals("pooled")) {
+              System.out.println(one.submit(() -> update(c, sql)).get());
+            } else if (inSelector[0]) {
               FutureTask<String> task = new FutureTask<>(() -> pool.submit(() -> update(c, sql)).get());
               work.put(task);
               System.out.println(task.get());
@@ -115,6 +126,7 @@ public final class CuratorLockApp {
       }
     }
     pool.shutdownNow();
+    one.shutdownNow();
     client.close();
   }
 

@@ -3,6 +3,7 @@ package dev.fencing.agent.instrumentation.executors;
 import static net.bytebuddy.matcher.ElementMatchers.isBridge;
 import static net.bytebuddy.matcher.ElementMatchers.isPublic;
 import static net.bytebuddy.matcher.ElementMatchers.isStatic;
+import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.namedOneOf;
 import static net.bytebuddy.matcher.ElementMatchers.not;
 import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
@@ -37,10 +38,20 @@ public final class ExecutorsInstrumentationModule implements InstrumentationModu
   @Override
   public List<TypeInstrumentation> typeInstrumentations() {
     return List.of(
-        executor("java.util.concurrent.ThreadPoolExecutor", "execute"),
-        // Its execute and submit go through schedule; periodic schedules are left alone: a request's token must not
-        // outlive the request in a job that runs forever.
-        executor("java.util.concurrent.ScheduledThreadPoolExecutor", "schedule"),
+        // Each task of a pool starts with nothing current (beforeExecute: a subclass that overrides it without
+        // calling super keeps what an earlier task left).
+        NamedTypeInstrumentation.bootClass("JDK", "java.util.concurrent.ThreadPoolExecutor", t -> {
+          wrapTasks(t, "execute");
+          t.applyAdvice(named("beforeExecute").and(takesArguments(Thread.class, Runnable.class)),
+              TaskStartAdvice.class);
+        }),
+        // Its execute and submit go through schedule; periodic schedules carry a lock scope only: a request's token
+        // must not outlive the request in a job that runs forever.
+        NamedTypeInstrumentation.bootClass("JDK", "java.util.concurrent.ScheduledThreadPoolExecutor", t -> {
+          wrapTasks(t, "schedule");
+          t.applyAdvice(isPublic().and(namedOneOf("scheduleAtFixedRate", "scheduleWithFixedDelay"))
+              .and(takesArgument(0, Runnable.class)), WrapPeriodicAdvice.class);
+        }),
         executor("java.util.concurrent.ForkJoinPool", "execute", "submit"),
         // CompletableFuture's async stages run here when the common pool has a parallelism of 1 (2 cores or fewer).
         executor("java.util.concurrent.CompletableFuture$ThreadPerTaskExecutor", "execute"),
@@ -76,10 +87,12 @@ public final class ExecutorsInstrumentationModule implements InstrumentationModu
    * ForkJoinTask arguments are left alone (they are not wrappable without changing their type).
    */
   private static TypeInstrumentation executor(String className, String... methods) {
-    return NamedTypeInstrumentation.bootClass("JDK", className, t -> {
-      t.applyAdvice(isPublic().and(namedOneOf(methods)).and(takesArgument(0, Runnable.class)), WrapRunnableAdvice.class);
-      t.applyAdvice(isPublic().and(namedOneOf(methods)).and(takesArgument(0, Callable.class)), WrapCallableAdvice.class);
-    });
+    return NamedTypeInstrumentation.bootClass("JDK", className, t -> wrapTasks(t, methods));
+  }
+
+  private static void wrapTasks(TypeInstrumentation.Transformer t, String... methods) {
+    t.applyAdvice(isPublic().and(namedOneOf(methods)).and(takesArgument(0, Runnable.class)), WrapRunnableAdvice.class);
+    t.applyAdvice(isPublic().and(namedOneOf(methods)).and(takesArgument(0, Callable.class)), WrapCallableAdvice.class);
   }
 
   @Override

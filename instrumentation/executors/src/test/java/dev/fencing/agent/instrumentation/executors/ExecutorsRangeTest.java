@@ -20,8 +20,9 @@ class ExecutorsRangeTest {
     Map<String, Integer> advised =
         LibraryCheck.advisedInJdk(new ExecutorsInstrumentationModule(), LibraryCheck.testedJdk(java), "java.base");
     Map<String, Integer> expected = new TreeMap<>(Map.of(
-        "java.util.concurrent.ThreadPoolExecutor", 1, // execute(Runnable)
-        "java.util.concurrent.ScheduledThreadPoolExecutor", 2, // schedule(Runnable, ...), schedule(Callable, ...)
+        "java.util.concurrent.ThreadPoolExecutor", 2, // execute(Runnable), beforeExecute(Thread, Runnable)
+        // schedule(Runnable, ...), schedule(Callable, ...), scheduleAtFixedRate, scheduleWithFixedDelay
+        "java.util.concurrent.ScheduledThreadPoolExecutor", 4,
         // execute(Runnable), submit(Runnable), submit(Runnable, T), submit(Callable), and the bridge methods javac
         // adds for the three submits (they return ForkJoinTask): a call through ExecutorService enters the bridge and
         // then the method, and the task is wrapped once (TokenContext.wrap leaves a wrapped task as it is)
