@@ -6,6 +6,11 @@ package dev.fencing.agent.bootstrap;
  * its coordinator, never on the hot path of a side effect. java.base types only.
  */
 public interface CaptureHook {
+  // `where` in the reports below names the coordinator the lock lives on, as the application's client reaches it (a
+  // ZooKeeper connect string, an etcd cluster id), and `name` the lock there (a ZooKeeper path under the Curator
+  // client's namespace, an etcd lock or election name): together with the library, the lock's identity. One path on
+  // two ensembles is two locks.
+
   /**
    * The calling thread acquired the application's lock {@code name} (a ZooKeeper lock path, an etcd lock name) as
    * {@code holdId} (its lock node, its lock key), with {@code token} (the node's czxid, the key's create revision),
@@ -13,8 +18,8 @@ public interface CaptureHook {
    * {@code aliveAtNanos} (System.nanoTime) and ends {@code timeoutMillis} after it last hears from the client.
    * The thread enters the lock's scope until {@link #released}.
    */
-  void acquired(String library, String name, String holdId, long token, long sessionId, long aliveAtNanos,
-      long timeoutMillis);
+  void acquired(String library, String where, String name, String holdId, long token, long sessionId,
+      long aliveAtNanos, long timeoutMillis);
 
   /** The application released the hold {@code holdId} (or gave up its leadership): its scope ends. */
   void released(String library, String holdId);
@@ -32,7 +37,7 @@ public interface CaptureHook {
    * that waits for the lock does, with {@link #entered}. The lease's deadline is the one last reported by
    * {@link #renewed}; for a lease never reported the lock is not trusted.
    */
-  void granted(String library, String name, String holdId, long token, long sessionId);
+  void granted(String library, String where, String name, String holdId, long token, long sessionId);
 
   /** The calling thread waited for the hold {@code holdId} and now runs its critical section: it enters the scope. */
   void entered(String holdId);
@@ -53,16 +58,16 @@ public interface CaptureHook {
    * no acquiring thread: the lock decides the side effects of every thread outside a scope (as the JVM-wide lock
    * does), from now until {@link #closed}; {@link #released} ends this leadership's grant.
    */
-  void leading(String library, String name, String holdId, long token, long sessionId, long aliveAtNanos,
-      long timeoutMillis);
+  void leading(String library, String where, String name, String holdId, long token, long sessionId,
+      long aliveAtNanos, long timeoutMillis);
 
   /** The application closed its leader latch on {@code name}: the lock stops deciding side effects outside scopes. */
-  void closed(String library, String name);
+  void closed(String library, String where, String name);
 
   CaptureHook NOOP = new CaptureHook() {
     @Override
-    public void acquired(String library, String name, String holdId, long token, long sessionId, long aliveAtNanos,
-        long timeoutMillis) {}
+    public void acquired(String library, String where, String name, String holdId, long token, long sessionId,
+        long aliveAtNanos, long timeoutMillis) {}
 
     @Override
     public void released(String library, String holdId) {}
@@ -71,7 +76,7 @@ public interface CaptureHook {
     public void alive(long sessionId, long aliveAtNanos, long timeoutMillis) {}
 
     @Override
-    public void granted(String library, String name, String holdId, long token, long sessionId) {}
+    public void granted(String library, String where, String name, String holdId, long token, long sessionId) {}
 
     @Override
     public void entered(String holdId) {}
@@ -83,10 +88,10 @@ public interface CaptureHook {
     public void sessionLost(long sessionId, String why) {}
 
     @Override
-    public void leading(String library, String name, String holdId, long token, long sessionId, long aliveAtNanos,
-        long timeoutMillis) {}
+    public void leading(String library, String where, String name, String holdId, long token, long sessionId,
+        long aliveAtNanos, long timeoutMillis) {}
 
     @Override
-    public void closed(String library, String name) {}
+    public void closed(String library, String where, String name) {}
   };
 }

@@ -33,9 +33,9 @@ public final class Captures {
   }
 
   /** See {@link CaptureHook#acquired}. */
-  public static void acquired(String library, String name, String holdId, long token, long sessionId,
+  public static void acquired(String library, String where, String name, String holdId, long token, long sessionId,
       long aliveAtNanos, long timeoutMillis) {
-    report(h -> h.acquired(library, name, holdId, token, sessionId, aliveAtNanos, timeoutMillis));
+    report(h -> h.acquired(library, where, name, holdId, token, sessionId, aliveAtNanos, timeoutMillis));
   }
 
   /** See {@link CaptureHook#released}. */
@@ -49,8 +49,9 @@ public final class Captures {
   }
 
   /** See {@link CaptureHook#granted}. */
-  public static void granted(String library, String name, String holdId, long token, long sessionId) {
-    report(h -> h.granted(library, name, holdId, token, sessionId));
+  public static void granted(String library, String where, String name, String holdId, long token,
+      long sessionId) {
+    report(h -> h.granted(library, where, name, holdId, token, sessionId));
   }
 
   /** See {@link CaptureHook#entered}. */
@@ -69,13 +70,13 @@ public final class Captures {
   }
 
   /** See {@link CaptureHook#leading}. */
-  public static void leading(String library, String name, String holdId, long token, long sessionId,
+  public static void leading(String library, String where, String name, String holdId, long token, long sessionId,
       long aliveAtNanos, long timeoutMillis) {
-    report(h -> h.leading(library, name, holdId, token, sessionId, aliveAtNanos, timeoutMillis));
+    report(h -> h.leading(library, where, name, holdId, token, sessionId, aliveAtNanos, timeoutMillis));
   }
 
   /** See {@link CaptureHook#closed}. */
-  public static void closed(String library, String name) {
-    report(h -> h.closed(library, name));
+  public static void closed(String library, String where, String name) {
+    report(h -> h.closed(library, where, name));
   }
 }

@@ -36,8 +36,8 @@ public final class JetcdLocks {
           List<?> kvs = readError == null ? (List<?>) LockLibraries.call(read, "getKvs") : List.of();
           if (!kvs.isEmpty() && (Long) LockLibraries.call(kvs.get(0), "getLease") == leaseId) {
             String holdId = text(key);
-            Captures.granted("jetcd", text(name), holdId, (Long) LockLibraries.call(kvs.get(0), "getCreateRevision"),
-                leaseId);
+            Captures.granted("jetcd", where(response), text(name), holdId,
+                (Long) LockLibraries.call(kvs.get(0), "getCreateRevision"), leaseId);
             out.holdId = holdId;
           }
         } catch (Throwable t) {
@@ -46,6 +46,16 @@ public final class JetcdLocks {
         out.complete(response);
       });
     });
+  }
+
+  /** Where a jetcd response's lock lives: the etcd cluster id of its header, in hex ("etcd" when unreadable). */
+  static String where(Object response) {
+    try {
+      return "etcd cluster " + Long.toHexString((Long) LockLibraries.call(LockLibraries.call(response, "getHeader"),
+          "getClusterId"));
+    } catch (Throwable t) {
+      return "etcd";
+    }
   }
 
   /** {@code LockImpl.unlock(key)}: the hold of {@code key} ends. */
@@ -68,7 +78,8 @@ public final class JetcdLocks {
       Object leader = LockLibraries.call(response, "getLeader");
       if ((Long) LockLibraries.call(leader, "getLease") == leaseId) {
         String holdId = text(LockLibraries.call(leader, "getKey"));
-        Captures.granted("jetcd", text(name), holdId, (Long) LockLibraries.call(leader, "getRevision"), leaseId);
+        Captures.granted("jetcd", where(response), text(name), holdId, (Long) LockLibraries.call(leader, "getRevision"),
+            leaseId);
         out.holdId = holdId;
       }
       out.complete(response);

@@ -38,7 +38,7 @@ public final class LockLibraries {
       }
       long[] node = curatorNode(client, ourPath);
       if (node != null) {
-        Captures.acquired("curator", basePath, ourPath, node[0], node[1], node[2], node[3]);
+        Captures.acquired("curator", curatorWhere(client), inNamespace(client, basePath), ourPath, node[0], node[1], node[2], node[3]);
       }
     } catch (Throwable t) {
       // not captured: the application's lock works as without the agent
@@ -68,7 +68,7 @@ public final class LockLibraries {
         String nodeName = (String) call(lease, "getNodeName");
         long[] node = curatorNode(client, leasesPath + "/" + nodeName);
         if (node != null) {
-          Captures.acquired("curator", path, nodeName, node[0], node[1], node[2], node[3]);
+          Captures.acquired("curator", curatorWhere(client), inNamespace(client, path), nodeName, node[0], node[1], node[2], node[3]);
         }
       }
     } catch (Throwable t) {
@@ -101,7 +101,7 @@ public final class LockLibraries {
         long[] node = curatorNode(client, ourPath);
         if (node != null) {
           LEADING.put(latch, ourPath);
-          Captures.leading("curator", latchPath, ourPath, node[0], node[1], node[2], node[3]);
+          Captures.leading("curator", curatorWhere(client), inNamespace(client, latchPath), ourPath, node[0], node[1], node[2], node[3]);
         }
       } else if (was && !now) {
         String hold = LEADING.remove(latch);
@@ -110,11 +110,25 @@ public final class LockLibraries {
         }
       }
       if ("CLOSED".equals(state)) {
-        Captures.closed("curator", latchPath);
+        Captures.closed("curator", curatorWhere(client), inNamespace(client, latchPath));
       }
     } catch (Throwable t) {
       // not captured
     }
+  }
+
+  /** Where a Curator client's locks live: its ZooKeeper connect string. */
+  static String curatorWhere(Object client) throws Exception {
+    return "zookeeper " + call(call(client, "getZookeeperClient"), "getCurrentConnectionString");
+  }
+
+  /**
+   * The ZooKeeper path of {@code path} as a Curator client names it: under the client's namespace when it has one
+   * (the paths the application gives Curator are relative to it).
+   */
+  static String inNamespace(Object client, String path) throws Exception {
+    Object namespace = call(client, "getNamespace");
+    return namespace == null || namespace.toString().isEmpty() ? path : "/" + namespace + path;
   }
 
   /**
@@ -124,8 +138,7 @@ public final class LockLibraries {
    */
   private static long[] curatorNode(Object client, String path) throws Exception {
     long aliveAt = System.nanoTime(); // the server answers the read below: the session lives at least until then
-    Object namespace = call(client, "getNamespace");
-    String full = namespace == null || namespace.toString().isEmpty() ? path : "/" + namespace + path;
+    String full = inNamespace(client, path);
     Object zk = call(call(client, "getZookeeperClient"), "getZooKeeper");
     Method exists = zk.getClass().getMethod("exists", String.class, boolean.class);
     Object stat = exists.invoke(zk, full, false);

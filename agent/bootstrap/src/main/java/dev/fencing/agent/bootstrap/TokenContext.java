@@ -30,7 +30,15 @@ public final class TokenContext {
   /** {@link #enterRequest} marked a request and changed no context. */
   private static final Object MARKED = new Object();
 
+  /** Some thread entered a lock scope once: until then no thread can be in one (a JVM without sections or captures). */
+  private static volatile boolean scopesEntered;
+
   private TokenContext() {}
+
+  /** Whether any thread of this JVM has entered a lock scope yet (one volatile read). */
+  public static boolean scopesEntered() {
+    return scopesEntered;
+  }
 
   /** The inbound decision (a TAG with the inbound lock and token) current on this thread, or null. */
   public static Decision current() {
@@ -58,6 +66,9 @@ public final class TokenContext {
    * to restore what was current before (an outer scope, an inbound token, or nothing). Allocates nothing.
    */
   public static Object enterScope(LockScope scope) {
+    if (!scopesEntered) {
+      scopesEntered = true;
+    }
     Object previous = install(scope);
     try {
       Fencing.jdbc().scopeEntered(scope); // a transaction open on this thread joins the scope (a proxy's, around it)

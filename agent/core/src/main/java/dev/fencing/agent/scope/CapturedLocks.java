@@ -41,6 +41,9 @@ public final class CapturedLocks implements CaptureHook {
   private final Scopes scopes;
   private final long marginNanos;
   private final int maxLocks;
+  /** Each captured lock by its identity (library, coordinator, path: {@link #identity}). */
+  private final Map<String, Captured> byIdentity = new ConcurrentHashMap<>();
+  /** The lock names in use (a name is each lock's own: two identities never share one). */
   private final Map<String, Captured> byName = new ConcurrentHashMap<>();
   private final Map<String, Hold> holds = new ConcurrentHashMap<>();
   private final Set<String> refused = ConcurrentHashMap.newKeySet();
@@ -57,6 +60,7 @@ public final class CapturedLocks implements CaptureHook {
   /** One captured lock: its runtime and the scope its holders' threads run in (allocated once). */
   public static final class Captured {
     final String library;
+    final String where;
     final String path;
     final LockRuntime runtime;
     final LockScope scope;
@@ -70,12 +74,18 @@ public final class CapturedLocks implements CaptureHook {
       return path;
     }
 
+    /** The coordinator it lives on, as the application's client reaches it (see {@code CaptureHook}). */
+    public String where() {
+      return where;
+    }
+
     public LockRuntime runtime() {
       return runtime;
     }
 
-    Captured(String library, String path, LockRuntime runtime) {
+    Captured(String library, String where, String path, LockRuntime runtime) {
       this.library = library;
+      this.where = where;
       this.path = path;
       this.runtime = runtime;
       this.scope = new LockScope(runtime.lock(), runtime.policy()) {
@@ -149,9 +159,9 @@ public final class CapturedLocks implements CaptureHook {
   }
 
   @Override
-  public void acquired(String library, String path, String holdId, long token, long sessionId, long aliveAtNanos,
-      long timeoutMillis) {
-    Captured c = captured(library, path);
+  public void acquired(String library, String where, String path, String holdId, long token, long sessionId,
+      long aliveAtNanos, long timeoutMillis) {
+    Captured c = captured(library, where, path);
     if (c == null) {
       return;
     }
@@ -175,9 +185,9 @@ public final class CapturedLocks implements CaptureHook {
    * One latch decides at a time: the first to lead, until it is closed.
    */
   @Override
-  public void leading(String library, String path, String holdId, long token, long sessionId, long aliveAtNanos,
-      long timeoutMillis) {
-    Captured c = captured(library, path);
+  public void leading(String library, String where, String path, String holdId, long token, long sessionId,
+      long aliveAtNanos, long timeoutMillis) {
+    Captured c = captured(library, where, path);
     if (c == null) {
       return;
     }
@@ -198,9 +208,8 @@ public final class CapturedLocks implements CaptureHook {
   }
 
   @Override
-  public void closed(String library, String path) {
-    String name = lockName(path);
-    Captured c = name == null ? null : byName.get(name);
+  public void closed(String library, String where, String path) {
+    Captured c = byIdentity.get(identity(library, where, path));
     ScopedGate routing = scopedGate;
     if (c != null && routing != null) {
       routing.unlead(c.runtime.policy());
@@ -208,8 +217,8 @@ public final class CapturedLocks implements CaptureHook {
   }
 
   @Override
-  public void granted(String library, String path, String holdId, long token, long sessionId) {
-    Captured c = captured(library, path);
+  public void granted(String library, String where, String path, String holdId, long token, long sessionId) {
+    Captured c = captured(library, where, path);
     if (c == null) {
       return;
     }
@@ -300,34 +309,65 @@ public final class CapturedLocks implements CaptureHook {
 
   /** The captured locks, in no particular order (for /status). */
   public List<Captured> locks() {
-    return new ArrayList<>(byName.values());
+    return new ArrayList<>(byIdentity.values());
   }
 
-  private Captured captured(String library, String path) {
-    String name = lockName(path);
-    if (name == null) {
+  /** A lock's identity: the library, the coordinator it lives on and its path or name there. */
+  static String identity(String library, String where, String path) {
+    return library + '\n' + where + '\n' + path;
+  }
+
+  /**
+   * The lock name of a lock whose path's name ({@link #lockName}) another captured lock has already: the path's name
+   * and a hash of the lock's identity, {@code <name>-<8 hex digits>}, the same in every JVM that captures that lock
+   * (cut to fit the lock-name limit).
+   */
+  static String disambiguated(String name, String identity) {
+    String suffix = "-" + String.format("%08x", identity.hashCode());
+    int keep = Math.min(name.length(), TokenGrammar.MAX_LOCK_LENGTH - suffix.length());
+    return name.substring(0, keep) + suffix;
+  }
+
+  /** {@code pathName}, or when another captured lock has it already, {@link #disambiguated} (logged). */
+  private String uniqueName(String pathName, String id, String library, String where, String path) {
+    Captured other = byName.get(pathName);
+    if (other == null) {
+      return pathName;
+    }
+    String unique = disambiguated(pathName, id);
+    LOG.warn(library + " lock " + path + " on " + where + " has the lock name '" + pathName + "' of " + other.library
+        + " lock " + other.path + " on " + other.where + ": it is captured as lock '" + unique + "' (install its"
+        + " fences for that name)");
+    return unique;
+  }
+
+  private Captured captured(String library, String where, String path) {
+    String id = identity(library, where, path);
+    Captured known = byIdentity.get(id);
+    if (known != null) {
+      return known;
+    }
+    String pathName = lockName(path);
+    if (pathName == null) {
       if (refused.add(String.valueOf(path))) {
         LOG.warn(library + " lock '" + path + "' is not captured: its name must have 1 to " + TokenGrammar.MAX_LOCK_LENGTH
             + " characters besides '/'");
       }
       return null;
     }
-    Captured c = byName.get(name);
-    if (c != null) {
-      return c;
-    }
     synchronized (this) {
-      c = byName.get(name);
+      Captured c = byIdentity.get(id);
       if (c != null) {
         return c;
       }
-      if (byName.size() >= maxLocks) {
-        if (refused.add(name)) {
+      if (byIdentity.size() >= maxLocks) {
+        if (refused.add(id)) {
           LOG.warn(library + " lock '" + path + "' is not captured: fencing.capture.max-locks=" + maxLocks
               + " locks are captured already");
         }
         return null;
       }
+      String name = uniqueName(pathName, id, library, where, path);
       TokenState state = TokenState.captured(name, config.tokenMax(), config.signingKey());
       // Counted under its own lock label (bounded by max-locks); a name that is also one of the configuration's
       // locks shares that lock's counters, so no label is exposed twice.
@@ -340,8 +380,10 @@ public final class CapturedLocks implements CaptureHook {
       SideEffectPolicy policy = SideEffectPolicy.capturedLock(config, state, counters, events);
       LockRuntime runtime = new LockRuntime(name, state, counters, events, policy, false, false, List.of(),
           config.mode() == AgentConfig.Mode.OBSERVE);
-      c = new Captured(library, path, runtime);
+      c = new Captured(library, where, path, runtime);
       byName.put(name, c);
+      byIdentity.put(id, c);
+      ensureScopedGate().addCaptured(name, policy); // its buffered Kafka records are judged by its own policy
       LOG.info("capturing " + library + " lock " + path + " as lock '" + name + "'");
       if (ownLabel) {
         for (java.util.function.Consumer<LockRuntime> l : listeners) {

@@ -17,6 +17,8 @@ import java.util.Map;
 public final class ScopedGate implements SideEffectGate {
   private final SideEffectGate outside;
   private final Map<String, SideEffectGate> byLock;
+  /** The policies of the application's locks captured so far, by lock name (each name is one lock's). */
+  private final Map<String, SideEffectGate> captured = new java.util.concurrent.ConcurrentHashMap<>();
   /**
    * The policy of an application's leader latch that decides outside every scope instead of {@link #outside} (a JVM
    * without a JVM-wide lock whose application leads with a captured latch), or null.
@@ -47,6 +49,11 @@ public final class ScopedGate implements SideEffectGate {
     }
   }
 
+  /** A captured lock's policy judges the buffered records tagged with that lock's grants ({@link #recheck}). */
+  public void addCaptured(String lock, SideEffectGate policy) {
+    captured.putIfAbsent(lock, policy);
+  }
+
   /** What decides outside every scope now. */
   private SideEffectGate outsideNow() {
     SideEffectGate l = led;
@@ -71,11 +78,17 @@ public final class ScopedGate implements SideEffectGate {
 
   /**
    * Buffered Kafka records are judged again by the lock they were tagged with (the producer's I/O thread is in no
-   * scope): a section's records leave only while that lock's grant they carry is still held.
+   * scope): a section's or a captured lock's records leave only while that lock's grant they carry is still held.
    */
   @Override
   public Decision recheck(Channel channel, boolean fenced, Decision taggedWith, int count) {
-    SideEffectGate g = taggedWith == null || !taggedWith.isTag() ? null : byLock.get(taggedWith.lock());
+    SideEffectGate g = null;
+    if (taggedWith != null && taggedWith.isTag()) {
+      g = byLock.get(taggedWith.lock());
+      if (g == null && !captured.isEmpty()) {
+        g = captured.get(taggedWith.lock());
+      }
+    }
     return (g != null ? g : outsideNow()).recheck(channel, fenced, taggedWith, count);
   }
 

@@ -132,6 +132,8 @@ public final class StatusJson {
       number(sb, "leaseRemainingMs", remainingMs(phase, g, now));
       number(sb, "acquisitionsTotal", st.acquisitions());
       sb.append("\"tokenReused\":").append(g != null && g.reused());
+      sb.append(",\"coordinator\":");
+      string(sb, c.where());
       sb.append('}');
     }
     sb.append(']');

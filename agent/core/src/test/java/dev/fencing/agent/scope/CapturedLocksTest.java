@@ -28,6 +28,60 @@ class CapturedLocksTest {
     TokenContext.exit(new Object()); // nothing current on the test thread afterwards
   }
 
+  /** The coordinators the reports name (see CaptureHook). */
+  private static final String ZK = "zookeeper 127.0.0.1:2181";
+  private static final String ETCD = "etcd cluster 1a2b";
+
+  @Test
+  void oneLockPathOnTwoEnsemblesIsTwoLocksWithTwoTokenStatesAndNames() {
+    Scopes s = scopes("lease.enabled=false");
+    CapturedLocks c = s.captured();
+    c.acquired("curator", ZK, "/locks/ledger", "/locks/ledger/n1", 42, 7, System.nanoTime(), 3000);
+    assertThat(Fencing.decide(Channel.JDBC, true, true).lock()).isEqualTo("locks.ledger");
+    // Another ensemble, another session: a lower czxid there is not a reuse of this lock's token.
+    String other = "zookeeper 10.0.0.9:2181";
+    c.acquired("curator", other, "/locks/ledger", "/locks/ledger/n2", 5, 8, System.nanoTime(), 3000);
+    Decision d = Fencing.decide(Channel.JDBC, true, true);
+    assertThat(d.isTag()).as("the second lock is held, its token not taken for a reuse").isTrue();
+    assertThat(d.token()).isEqualTo(5);
+    String second = CapturedLocks.disambiguated("locks.ledger", CapturedLocks.identity("curator", other,
+        "/locks/ledger"));
+    assertThat(d.lock()).isEqualTo(second).startsWith("locks.ledger-").hasSize("locks.ledger-".length() + 8);
+    assertThat(c.locks()).hasSize(2);
+
+    c.released("curator", "/locks/ledger/n2"); // one release does not end the other lock's grant
+    assertThat(c.locks()).filteredOn(l -> l.runtime().lock().equals("locks.ledger"))
+        .allMatch(l -> l.runtime().state().phase() == LeasePhase.HOLDING);
+  }
+
+  @Test
+  void bufferedRecordsOfACapturedLockAreJudgedByThatLock() {
+    Scopes s = scopes("lock=web"); // a JVM-wide lock on standby beside the captured one
+    CapturedLocks c = s.captured();
+    c.acquired("curator", ZK, "/locks/ledger", "/locks/ledger/n1", 42, 7, System.nanoTime(), 3000);
+    Decision tagged = Fencing.decide(Channel.KAFKA, true, false);
+    assertThat(tagged.isTag()).isTrue();
+    assertThat(Fencing.recheck(Channel.KAFKA, false, tagged, 1)).as("held: its records leave").isNull();
+    c.released("curator", "/locks/ledger/n1");
+    Decision after = Fencing.recheck(Channel.KAFKA, false, tagged, 1);
+    assertThat(after).as("released: its records still buffered must not leave").isNotNull();
+    assertThat(after.isBlock()).isTrue();
+    assertThat(after.lock()).isEqualTo("locks.ledger");
+  }
+
+  @Test
+  void pathsThatMapToOneNameAreTwoLocks() {
+    Scopes s = scopes("lease.enabled=false");
+    CapturedLocks c = s.captured();
+    c.acquired("curator", ZK, "/a/b", "/a/b/n1", 42, 7, System.nanoTime(), 3000);
+    c.released("curator", "/a/b/n1");
+    c.acquired("curator", ZK, "/a.b", "/a.b/n1", 43, 7, System.nanoTime(), 3000);
+    assertThat(c.locks()).extracting(l -> l.runtime().lock())
+        .containsExactlyInAnyOrder("a.b", CapturedLocks.disambiguated("a.b", CapturedLocks.identity("curator", ZK,
+            "/a.b")));
+    assertThat(CapturedLocks.disambiguated("x".repeat(128), "id")).hasSize(128);
+  }
+
   @Test
   void lockNamesComeFromThePathWithinTheLockNameRule() {
     assertThat(CapturedLocks.lockName("/locks/ledger")).isEqualTo("locks.ledger");
@@ -44,7 +98,7 @@ class CapturedLocksTest {
     CapturedLocks c = s.captured();
     assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).as("outside every scope").isFalse();
 
-    c.acquired("curator", "/locks/ledger", "/locks/ledger/_c_1-lock-0000000001", 42, 7, System.nanoTime(), 3000);
+    c.acquired("curator", ZK, "/locks/ledger", "/locks/ledger/_c_1-lock-0000000001", 42, 7, System.nanoTime(), 3000);
     Decision d = Fencing.decide(Channel.JDBC, true, true);
     assertThat(d.isTag()).isTrue();
     assertThat(d.lock()).isEqualTo("locks.ledger");
@@ -71,7 +125,7 @@ class CapturedLocksTest {
     });
     assertThat(metrics.scrape()).doesNotContain("locks.ledger");
 
-    s.captured().acquired("curator", "/locks/ledger", "/locks/ledger/_c_1-lock-0000000001", 42, 7, System.nanoTime(),
+    s.captured().acquired("curator", ZK, "/locks/ledger", "/locks/ledger/_c_1-lock-0000000001", 42, 7, System.nanoTime(),
         3000);
     assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).isTrue();
     s.rejections().record(Channel.JDBC, dev.fencing.agent.policy.RejectionCounters.Reason.STALE_TOKEN);
@@ -85,7 +139,7 @@ class CapturedLocksTest {
         + "reason=\"stale_token\"} 0.0");
     // A second acquisition of the same lock adds no second label, and a later listener hears of it once.
     s.captured().released("curator", "/locks/ledger/_c_1-lock-0000000001");
-    s.captured().acquired("curator", "/locks/ledger", "/locks/ledger/_c_1-lock-0000000002", 43, 7, System.nanoTime(),
+    s.captured().acquired("curator", ZK, "/locks/ledger", "/locks/ledger/_c_1-lock-0000000002", 43, 7, System.nanoTime(),
         3000);
     java.util.List<String> late = new java.util.ArrayList<>();
     s.captured().onCapture(r -> late.add(r.lock()));
@@ -99,7 +153,7 @@ class CapturedLocksTest {
     CapturedLocks c = s.captured();
     long now = System.nanoTime();
     long ms = TimeUnit.MILLISECONDS.toNanos(1);
-    c.acquired("curator", "/l", "/l/n1", 5, 9, now, 1000);
+    c.acquired("curator", ZK, "/l", "/l/n1", 5, 9, now, 1000);
     var state = c.locks().get(0).runtime().state();
     long first = state.view().grant().deadlineNanos();
     assertThat(first).isEqualTo(now + 900 * ms);
@@ -111,7 +165,7 @@ class CapturedLocksTest {
     c.alive(8, now + 700 * ms, 1000); // another session's pings do not
     assertThat(state.view().grant().deadlineNanos()).isEqualTo(now + 1200 * ms);
 
-    c.acquired("curator", "/l", "/l/n2", 6, 9, now - 2000 * ms, 1000); // a session last known alive 2 s ago
+    c.acquired("curator", ZK, "/l", "/l/n2", 6, 9, now - 2000 * ms, 1000); // a session last known alive 2 s ago
     assertThat(Fencing.decide(Channel.JDBC, true, false).isBlock()).as("past its deadline").isTrue();
     c.alive(9, now - 1500 * ms, 1000);
     c.alive(9, now - 1400 * ms, 1000); // a late reply of an old ping never brings it back
@@ -122,9 +176,9 @@ class CapturedLocksTest {
   void locksBeyondTheBoundAreNotCaptured() {
     Scopes s = scopes("lease.enabled=false,capture.max-locks=1");
     CapturedLocks c = s.captured();
-    c.acquired("curator", "/a", "/a/n", 1, 1, System.nanoTime(), 1000);
+    c.acquired("curator", ZK, "/a", "/a/n", 1, 1, System.nanoTime(), 1000);
     c.released("curator", "/a/n");
-    c.acquired("curator", "/b", "/b/n", 2, 1, System.nanoTime(), 1000);
+    c.acquired("curator", ZK, "/b", "/b/n", 2, 1, System.nanoTime(), 1000);
     assertThat(c.locks()).hasSize(1);
     assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).isFalse();
   }
@@ -136,7 +190,7 @@ class CapturedLocksTest {
     long now = System.nanoTime();
     long ms = TimeUnit.MILLISECONDS.toNanos(1);
     c.renewed(77, now, 2000); // the lease grant: 2 s from when it was asked for
-    Thread callback = new Thread(() -> c.granted("jetcd", "ledger-lock", "ledger-lock/4d", 12, 77));
+    Thread callback = new Thread(() -> c.granted("jetcd", ETCD, "ledger-lock", "ledger-lock/4d", 12, 77));
     callback.start();
     callback.join();
     assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).as("before waiting for it").isFalse();
@@ -159,7 +213,7 @@ class CapturedLocksTest {
   void aLockOnALeaseThisJvmNeverSawIsNotTrusted() {
     Scopes s = scopes("lease.enabled=false");
     CapturedLocks c = s.captured();
-    c.granted("jetcd", "other", "other/1", 3, 99);
+    c.granted("jetcd", ETCD, "other", "other/1", 3, 99);
     c.entered("other/1");
     assertThat(Fencing.decide(Channel.JDBC, true, false).isBlock()).isTrue();
     c.released("jetcd", "other/1");
@@ -179,14 +233,14 @@ class CapturedLocksTest {
     Scopes s = scopes("lease.enabled=false");
     CapturedLocks c = s.captured();
     assertThat(onAnotherThread(true).isTag()).as("before the latch leads").isFalse();
-    c.leading("curator", "/app/leader", "/app/leader/_c_1-latch-0000000001", 42, 7, System.nanoTime(), 3000);
+    c.leading("curator", ZK, "/app/leader", "/app/leader/_c_1-latch-0000000001", 42, 7, System.nanoTime(), 3000);
     Decision d = onAnotherThread(true);
     assertThat(d.isTag()).as("any thread outside a scope: the leader's work").isTrue();
     assertThat(d.lock()).isEqualTo("app.leader");
     assertThat(d.token()).isEqualTo(42);
     assertThat(Fencing.decide(Channel.JDBC, true, true).token()).isEqualTo(42);
 
-    c.acquired("curator", "/app/mutex", "/app/mutex/_c_2-lock-0000000001", 50, 7, System.nanoTime(), 3000);
+    c.acquired("curator", ZK, "/app/mutex", "/app/mutex/_c_2-lock-0000000001", 50, 7, System.nanoTime(), 3000);
     assertThat(Fencing.decide(Channel.JDBC, true, true).lock()).as("inside a captured mutex: the mutex decides")
         .isEqualTo("app.mutex");
     c.released("curator", "/app/mutex/_c_2-lock-0000000001");
@@ -196,10 +250,10 @@ class CapturedLocksTest {
     assertThat(onAnotherThread(true).token()).as("fenced: the last token, which the fence refuses after a successor's")
         .isEqualTo(42);
 
-    c.leading("curator", "/app/leader", "/app/leader/_c_1-latch-0000000002", 60, 7, System.nanoTime(), 3000);
+    c.leading("curator", ZK, "/app/leader", "/app/leader/_c_1-latch-0000000002", 60, 7, System.nanoTime(), 3000);
     assertThat(onAnotherThread(true).token()).as("leading again: the new node's token").isEqualTo(60);
 
-    c.closed("curator", "/app/leader");
+    c.closed("curator", ZK, "/app/leader");
     Decision closed = onAnotherThread(false);
     assertThat(closed.isTag() || closed.isBlock()).as("after close: as outside every scope").isFalse();
   }
@@ -208,7 +262,7 @@ class CapturedLocksTest {
   void aLatchLeavesTheJvmWideLockInCharge() throws Exception {
     Scopes s = scopes("lock=jobs,standby=block");
     CapturedLocks c = s.captured();
-    c.leading("curator", "/app/leader", "/app/leader/_c_1-latch-0000000001", 42, 7, System.nanoTime(), 3000);
+    c.leading("curator", ZK, "/app/leader", "/app/leader/_c_1-latch-0000000001", 42, 7, System.nanoTime(), 3000);
     Decision d = onAnotherThread(false);
     assertThat(d.lock()).as("fencing.lock decides outside scopes").isEqualTo("jobs");
     assertThat(c.locks()).extracting(CapturedLocks.Captured::path).containsExactly("/app/leader");

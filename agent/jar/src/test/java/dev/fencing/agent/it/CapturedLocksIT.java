@@ -205,9 +205,12 @@ class CapturedLocksIT {
       String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar")
           + File.pathSeparator + AgentProcesses.testJars();
       try (LockJvm a = new LockJvm(javaHome, "curator-pooled", CuratorLockApp.class, cp, zk.connectString(),
-          Integer.toString(SESSION_MS), PATH, db.url(), "pooled")) {
+          Integer.toString(SESSION_MS), PATH, db.url(), "pooled", "tenant")) {
         assertThat(a.run("LOCK")).isEqualTo("OK locked"); // a task of the one-thread pool acquires
         assertThat(a.captured("state")).isEqualTo("HOLDING");
+        // The lock is the ZooKeeper path under the client's namespace, on its ensemble.
+        assertThat(a.captured("lock")).isEqualTo("tenant." + LOCK);
+        assertThat(a.captured("coordinator")).isEqualTo("zookeeper " + zk.connectString());
         assertThat(a.run("UNLOCK")).isEqualTo("OK unlocked"); // the main thread releases: the grant ends
         assertThat(a.captured("state")).isNotEqualTo("HOLDING");
         // The pool's next task, unrelated to the lock, on the thread that acquired it: not in the ended lock's scope.

@@ -32,7 +32,7 @@ import org.apache.curator.retry.RetryOneTime;
  * connection changes, so a paused leader resumes inside {@code takeLeadership} as one busy with work would),
  * {@code latch} (LeaderLatch: SQL runs on the main thread, whoever leads) or {@code pooled} (InterProcessSemaphoreMutex
  * acquired by a task of a one-thread pool and released on the main thread; every SQL command is a new task of that
- * pool). Commands: {@code LOCK} (blocks until
+ * pool); a sixth argument is the Curator client's namespace. Commands: {@code LOCK} (blocks until
  * acquired or leading, prints {@code OK locked}), {@code UNLOCK} (release, leave {@code takeLeadership}, close the
  * latch), {@code SQL <statement>} (prints {@code OK <count>} or {@code ERR <sqlstate> <message>}).
  */
@@ -42,8 +42,9 @@ public final class CuratorLockApp {
   private static final Runnable STOP = () -> {};
 
   public static void main(String[] args) throws Exception {
-    CuratorFramework client = CuratorFrameworkFactory.newClient(args[0], Integer.parseInt(args[1]), 10_000,
-        new RetryOneTime(200));
+    CuratorFramework client = CuratorFrameworkFactory.builder().connectString(args[0])
+        .sessionTimeoutMs(Integer.parseInt(args[1])).connectionTimeoutMs(10_000).retryPolicy(new RetryOneTime(200))
+        .namespace(args.length > 5 ? args[5] : null).build();
     client.start();
     String path = args[2];
     String kind = args.length > 4 ? args[4] : "mutex";

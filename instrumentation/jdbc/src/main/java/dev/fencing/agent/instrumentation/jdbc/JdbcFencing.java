@@ -364,6 +364,9 @@ final class JdbcFencing implements JdbcHook {
    * from the driver's autocommit flag, read only when a scope is involved.
    */
   private static LockScope decidingScope(Connection physical, SessionState s) throws SQLException {
+    if (!TokenContext.scopesEntered()) {
+      return null; // no section or captured lock entered yet in this JVM: the hot path pays one volatile read
+    }
     LockScope thread = TokenContext.scope();
     LockScope tx = s.txScope;
     if (thread != null) {

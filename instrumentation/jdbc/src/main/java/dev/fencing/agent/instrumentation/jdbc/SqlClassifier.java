@@ -156,27 +156,43 @@ public final class SqlClassifier {
   private static boolean containsOutsideQuotes(String s, int from, String word, boolean backslashEscapes) {
     int n = s.length();
     for (int i = from; i < n; i++) {
-      char c = s.charAt(i);
-      if (c == '\'' || c == '"' || c == '`') {
-        int j = i + 1;
-        while (j < n && s.charAt(j) != c) {
-          j += backslashEscapes && s.charAt(j) == '\\' ? 2 : 1;
-        }
-        if (j >= n) {
-          return true; // unterminated: cannot tell
-        }
-        i = j;
-      } else if (c == '-' && i + 1 < n && s.charAt(i + 1) == '-') {
-        int eol = s.indexOf('\n', i);
-        i = eol < 0 ? n : eol;
-      } else if (c == '/' && i + 1 < n && s.charAt(i + 1) == '*') {
-        int end = s.indexOf("*/", i + 2);
-        i = end < 0 ? n : end + 1;
+      int end = endOfQuoteOrComment(s, i, backslashEscapes);
+      if (end < 0) {
+        return true; // unterminated: cannot tell
+      }
+      if (end != i) {
+        i = end;
       } else if (wordAt(s, i, word)) {
         return true;
       }
     }
     return false;
+  }
+
+  /**
+   * Where the quoted text ({@code '...'}, {@code "..."}, {@code `...`}; with {@code backslashEscapes} a backslash
+   * escapes the next character) or the comment starting at {@code i} ends: its last character's index (the end of
+   * the text for a comment that runs to it); {@code i} when none starts there; -1 for a quote never closed.
+   */
+  static int endOfQuoteOrComment(String s, int i, boolean backslashEscapes) {
+    int n = s.length();
+    char c = s.charAt(i);
+    if (c == '\'' || c == '"' || c == '`') {
+      int j = i + 1;
+      while (j < n && s.charAt(j) != c) {
+        j += backslashEscapes && s.charAt(j) == '\\' ? 2 : 1;
+      }
+      return j >= n ? -1 : j;
+    }
+    if (c == '-' && i + 1 < n && s.charAt(i + 1) == '-') {
+      int eol = s.indexOf('\n', i);
+      return eol < 0 ? n : eol;
+    }
+    if (c == '/' && i + 1 < n && s.charAt(i + 1) == '*') {
+      int end = s.indexOf("*/", i + 2);
+      return end < 0 ? n : end + 1;
+    }
+    return i;
   }
 
   /** {@code word} at {@code i}, ignoring case, as a whole word. */

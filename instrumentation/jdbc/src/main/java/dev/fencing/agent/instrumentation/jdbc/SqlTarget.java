@@ -214,19 +214,13 @@ final class SqlTarget {
     }
     int n = s.length();
     for (int i = from; i < n; i++) {
+      int end = SqlClassifier.endOfQuoteOrComment(s, i, false);
+      if (end < 0) {
+        return true; // unterminated: cannot tell, so not one plain statement
+      }
       char c = s.charAt(i);
-      if (c == '\'' || c == '"' || c == '`') {
-        int end = s.indexOf(c, i + 1);
-        if (end < 0) {
-          return true; // unterminated: cannot tell, so not one plain statement
-        }
+      if (end != i) {
         i = end;
-      } else if (c == '-' && i + 1 < n && s.charAt(i + 1) == '-') {
-        int eol = s.indexOf('\n', i);
-        i = eol < 0 ? n : eol;
-      } else if (c == '/' && i + 1 < n && s.charAt(i + 1) == '*') {
-        int end = s.indexOf("*/", i + 2);
-        i = end < 0 ? n : end + 1;
       } else if (c == '$') {
         return true; // dollar quoting (PostgreSQL): not scanned, so not one plain statement
       } else if (c == ';') {
