@@ -38,7 +38,8 @@ public final class LockLibraries {
       }
       long[] node = curatorNode(client, ourPath);
       if (node != null) {
-        Captures.acquired("curator", curatorWhere(client), inNamespace(client, basePath), ourPath, node[0], node[1], node[2], node[3]);
+        Captures.acquired("curator", curatorWhere(client), inNamespace(client, basePath), ourPath, node[0], node[1],
+            node[2], node[3]);
       }
     } catch (Throwable t) {
       // not captured: the application's lock works as without the agent
@@ -68,7 +69,8 @@ public final class LockLibraries {
         String nodeName = (String) call(lease, "getNodeName");
         long[] node = curatorNode(client, leasesPath + "/" + nodeName);
         if (node != null) {
-          Captures.acquired("curator", curatorWhere(client), inNamespace(client, path), nodeName, node[0], node[1], node[2], node[3]);
+          Captures.acquired("curator", curatorWhere(client), inNamespace(client, path), nodeName, node[0], node[1],
+              node[2], node[3]);
         }
       }
     } catch (Throwable t) {
@@ -101,7 +103,8 @@ public final class LockLibraries {
         long[] node = curatorNode(client, ourPath);
         if (node != null) {
           LEADING.put(latch, ourPath);
-          Captures.leading("curator", curatorWhere(client), inNamespace(client, latchPath), ourPath, node[0], node[1], node[2], node[3]);
+          Captures.leading("curator", curatorWhere(client), inNamespace(client, latchPath), ourPath, node[0],
+              node[1], node[2], node[3]);
         }
       } else if (was && !now) {
         String hold = LEADING.remove(latch);

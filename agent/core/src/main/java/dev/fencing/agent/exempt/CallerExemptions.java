@@ -3,7 +3,6 @@ package dev.fencing.agent.exempt;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * fencing.exempt.callers (and the built-in callers): code whose writes are not a lock-protected side effect. A schema
@@ -103,22 +102,8 @@ public final class CallerExemptions {
     if (prefixes.length == 0) {
       return false;
     }
-    return WALKER.walk(this::callingCodeExempt);
-  }
-
-  private boolean callingCodeExempt(Stream<StackWalker.StackFrame> frames) {
-    Iterator<StackWalker.StackFrame> it = frames.iterator();
-    return callingCodeExempt(new Iterator<String>() {
-      @Override
-      public boolean hasNext() {
-        return it.hasNext();
-      }
-
-      @Override
-      public String next() {
-        return it.next().getClassName();
-      }
-    });
+    return WALKER.walk(frames ->
+        callingCodeExempt(frames.map(StackWalker.StackFrame::getClassName).iterator()));
   }
 
   /**

@@ -37,8 +37,8 @@ class CallerExemptionsTest {
         "com.zaxxer.hikari.pool.HikariProxyPreparedStatement", "org.springframework.jdbc.core.JdbcTemplate",
         "org.springframework.transaction.support.TransactionTemplate",
         "org.springframework.session.jdbc.JdbcIndexedSessionRepository",
-        "org.springframework.session.web.http.SessionRepositoryFilter", "org.apache.catalina.core.ApplicationFilterChain",
-        "java.lang.Thread").iterator())).isTrue();
+        "org.springframework.session.web.http.SessionRepositoryFilter",
+        "org.apache.catalina.core.ApplicationFilterChain", "java.lang.Thread").iterator())).isTrue();
     // The application's insert made for the same request, below the same filter: the controller decides.
     assertThat(callers.callingCodeExempt(List.of("org.postgresql.jdbc.PgPreparedStatement",
         "com.zaxxer.hikari.pool.HikariProxyPreparedStatement", "org.springframework.jdbc.core.JdbcTemplate",

@@ -125,7 +125,8 @@ class CapturedLocksTest {
     });
     assertThat(metrics.scrape()).doesNotContain("locks.ledger");
 
-    s.captured().acquired("curator", ZK, "/locks/ledger", "/locks/ledger/_c_1-lock-0000000001", 42, 7, System.nanoTime(),
+    s.captured().acquired("curator", ZK, "/locks/ledger", "/locks/ledger/_c_1-lock-0000000001", 42, 7,
+        System.nanoTime(),
         3000);
     assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).isTrue();
     s.rejections().record(Channel.JDBC, dev.fencing.agent.policy.RejectionCounters.Reason.STALE_TOKEN);
@@ -139,7 +140,8 @@ class CapturedLocksTest {
         + "reason=\"stale_token\"} 0.0");
     // A second acquisition of the same lock adds no second label, and a later listener hears of it once.
     s.captured().released("curator", "/locks/ledger/_c_1-lock-0000000001");
-    s.captured().acquired("curator", ZK, "/locks/ledger", "/locks/ledger/_c_1-lock-0000000002", 43, 7, System.nanoTime(),
+    s.captured().acquired("curator", ZK, "/locks/ledger", "/locks/ledger/_c_1-lock-0000000002", 43, 7,
+        System.nanoTime(),
         3000);
     java.util.List<String> late = new java.util.ArrayList<>();
     s.captured().onCapture(r -> late.add(r.lock()));

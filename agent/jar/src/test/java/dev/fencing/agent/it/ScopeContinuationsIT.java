@@ -1,5 +1,6 @@
 package dev.fencing.agent.it;
 
+import static dev.fencing.agent.it.Checks.awaitCount;
 import static dev.fencing.agent.it.Checks.awaitLock;
 import static dev.fencing.agent.it.Checks.count;
 import static dev.fencing.agent.it.Checks.strings;
@@ -70,7 +71,7 @@ class ScopeContinuationsIT {
           Connection c = DriverManager.getConnection(url)) {
         long tokenA = awaitLock(portA, "cont", "HOLDING", Duration.ofSeconds(15));
         for (String kind : new String[] {"kafka", "http"}) {
-          Checks.awaitCount(c, "SELECT count(*) FROM cont_fenced WHERE kind = '" + kind + "'", 3,
+          awaitCount(c, "SELECT count(*) FROM cont_fenced WHERE kind = '" + kind + "'", 3,
               Duration.ofSeconds(20));
         }
         assertThat(strings(c, "SELECT DISTINCT kind || ':' || coalesce(token::text, 'untagged') FROM cont_fenced"))
@@ -84,7 +85,7 @@ class ScopeContinuationsIT {
           a.suspend(); // records in the producer's buffer (linger 1 s), perhaps a request in flight
           long tokenB = awaitLock(portB, "cont", "HOLDING", Duration.ofSeconds(3 + 5));
           assertThat(tokenB).isGreaterThan(tokenA);
-          Checks.awaitCount(c, "SELECT count(*) FROM cont_log WHERE writer = 'b'", 2, Duration.ofSeconds(15));
+          awaitCount(c, "SELECT count(*) FROM cont_log WHERE writer = 'b'", 2, Duration.ofSeconds(15));
           long firstB = count(c, "SELECT min(id) FROM cont_log WHERE writer = 'b'");
           a.resume();
           Thread.sleep(4000); // the buffered records' fate and the late stages, well past the producer's linger

@@ -5,8 +5,8 @@ import java.util.function.BiConsumer;
 import net.bytebuddy.asm.Advice;
 
 /**
- * Replaces a CompletableFuture stage's BiConsumer with one that runs under the registering thread's inbound token or lock
- * scope, wherever the future completes; unchanged when there is none.
+ * Replaces a CompletableFuture stage's BiConsumer with one that runs under the registering thread's inbound token or
+ * lock scope, wherever the future completes; unchanged when there is none.
  */
 public final class WrapBiConsumerAdvice {
   private WrapBiConsumerAdvice() {}

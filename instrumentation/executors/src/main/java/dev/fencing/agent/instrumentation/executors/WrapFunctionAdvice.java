@@ -5,8 +5,8 @@ import java.util.function.Function;
 import net.bytebuddy.asm.Advice;
 
 /**
- * Replaces a CompletableFuture stage's Function with one that runs under the registering thread's inbound token or lock
- * scope, wherever the future completes; unchanged when there is none.
+ * Replaces a CompletableFuture stage's Function with one that runs under the registering thread's inbound token or
+ * lock scope, wherever the future completes; unchanged when there is none.
  */
 public final class WrapFunctionAdvice {
   private WrapFunctionAdvice() {}
