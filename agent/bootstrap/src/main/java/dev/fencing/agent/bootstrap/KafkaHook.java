@@ -58,6 +58,18 @@ public interface KafkaHook {
     return null;
   }
 
+  /**
+   * The record being sent on this thread (inside {@code KafkaProducer.send}) joined {@code batch}
+   * ({@code ProducerBatch.tryAppend}): the batch now holds a record of the grant that send was tagged under.
+   */
+  default void appended(Object batch) {}
+
+  /** Kafka completed, failed or aborted {@code batch}: its records are no longer buffered. */
+  default void batchDone(Object batch) {}
+
+  /** Kafka split {@code batch} into {@code parts} (a batch too large for the broker): they hold its records. */
+  default void batchSplit(Object batch, Iterable<?> parts) {}
+
   /** For a batch failing: the decision {@link #expireHeld} expired it for (once), or null. */
   default Decision expiredHeld(Object batch) {
     return null;

@@ -165,6 +165,89 @@ class KafkaBufferedSendIT {
     }
   }
 
+  /**
+   * Three grants valid at once in one JVM (the JVM-wide lock and two sections' locks), one producer: records of each
+   * lock buffered toward its own unfenced topic while the broker is frozen; one section's lease is revoked. Its records
+   * never leave, whatever the order of the sends; the other locks' records are delivered. Each batch is judged by the
+   * grants its records were tagged under, not by the two grants the JVM tagged with last.
+   */
+  @ParameterizedTest(name = "kafka-clients {0} on {1}")
+  @MethodSource("latestClientOnNewestJava")
+  void bufferedRecordsAreJudgedByTheLockTheyWereTaggedWith(String version, Path javaHome) throws Exception {
+    String run = version.replace('.', '_') + "-java" + AgentProcesses.javaVersion(javaHome);
+    String topicA = "locks-a-" + run;
+    String topicB = "locks-b-" + run;
+    String topicJvm = "locks-jvm-" + run;
+    for (String t : List.of(topicA, topicB, topicJvm)) {
+      broker.createTopic(t, 1);
+    }
+    int port = Ports.freePort();
+    String app = dev.fencing.it.kafka.KafkaSections.class.getName();
+    try (EtcdCluster etcd = EtcdCluster.single();
+        AgentJvm jvm = startWithAgentArgs(version, javaHome, run, etcd, port,
+            ",sections=" + app + "#burstInA@ledger-a," + app + "#burstInB@ledger-b",
+            "max.in.flight.requests.per.connection=1", "request.timeout.ms=90000", "delivery.timeout.ms=120000")) {
+      AppStdin stdin = AppStdin.marked(jvm, "> ");
+      String status = Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
+      for (String lock : List.of("ledger-a", "ledger-b")) {
+        status = Http.awaitStatus(port, "\"lock\":\"" + lock + "\",\"scope\":\"sections\",\"state\":\"HOLDING\"",
+            Duration.ofSeconds(15));
+      }
+      String leaseA = lockField(status, "ledger-a", "leaseId");
+      String tokenA = lockField(status, "ledger-a", "token");
+      for (String t : List.of(topicA, topicB, topicJvm)) {
+        assertThat(stdin.run("SEND " + t + " warm plain")).startsWith("OK 0 ");
+      }
+
+      broker.suspend();
+      try {
+        assertThat(stdin.run("BURST " + topicJvm + " plug 1")).isEqualTo("SENT 1"); // in flight to the frozen broker
+        Thread.sleep(300);
+        // ledger-a first, then ledger-b, then the JVM-wide lock, each in its own milliseconds.
+        assertThat(stdin.run("BURST-A " + topicA + " a 5")).isEqualTo("SENT 5");
+        Thread.sleep(50);
+        assertThat(stdin.run("BURST-B " + topicB + " b 5")).isEqualTo("SENT 5");
+        Thread.sleep(50);
+        assertThat(stdin.run("BURST " + topicJvm + " j 5")).isEqualTo("SENT 5");
+        etcd.etcdctl("lease", "revoke", leaseA); // ledger-a's grant ends; ledger-b's and the JVM-wide lock's hold
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (lockField(Http.get("http://127.0.0.1:" + port + "/status"), "ledger-a", "lastLossReason")
+            .equals("null")) {
+          assertThat(System.nanoTime()).as("ledger-a lost its lease").isLessThan(deadline);
+          Thread.sleep(50);
+        }
+        Thread.sleep(500);
+      } finally {
+        broker.resume();
+      }
+
+      String outcomes = stdin.run("OUTCOMES a");
+      System.out.println("ledger-a's buffered records: " + outcomes);
+      assertThat(outcomes).startsWith("OUTCOMES ok=[] err=[a-0: org.apache.kafka.common.KafkaException: Fencing Agent "
+          + "blocked a kafka side effect: lock 'ledger-a', token " + tokenA + ": ");
+      assertThat(stdin.run("OUTCOMES b")).isEqualTo("OUTCOMES ok=[b-0, b-1, b-2, b-3, b-4] err=[]");
+      assertThat(stdin.run("OUTCOMES j")).isEqualTo("OUTCOMES ok=[j-0, j-1, j-2, j-3, j-4] err=[]");
+      assertThat(readAll(topicA)).extracting(ConsumerRecord::key).containsExactly("warm");
+      assertThat(readAll(topicB)).extracting(ConsumerRecord::key).containsExactly("warm", "b-0", "b-1", "b-2", "b-3",
+          "b-4");
+    }
+  }
+
+  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> latestClientOnNewestJava() {
+    return java.util.stream.Stream.of(org.junit.jupiter.params.provider.Arguments.of(
+        System.getProperty("fencing.it.kafka.clients.latest"), AgentProcesses.newestJava().get(0)));
+  }
+
+  /** {@code field} of lock {@code lock}'s entry in /status's {@code locks} array. */
+  private static String lockField(String status, String lock, String field) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\{\"lock\":\"" + java.util.regex.Pattern.quote(lock)
+        + "\"[^{}]*?\"" + field + "\":\"?([^\",}]+)").matcher(status);
+    if (!m.find()) {
+      throw new AssertionError("no " + field + " of lock " + lock + " in " + status);
+    }
+    return m.group(1);
+  }
+
   private static AgentJvm start(String version, Path javaHome, String run, EtcdCluster etcd, int port) {
     // One request in flight per connection: while the broker is frozen, the first record's request is written
     // and every later record waits in the producer. The frozen request must not time out meanwhile.
@@ -174,11 +257,17 @@ class KafkaBufferedSendIT {
 
   private static AgentJvm start(String version, Path javaHome, String run, EtcdCluster etcd, int port,
       String... producerSettings) {
+    return startWithAgentArgs(version, javaHome, run, etcd, port, "", producerSettings);
+  }
+
+  /** {@code moreAgentArgs}: appended to the agent's arguments (starting with a comma). */
+  private static AgentJvm startWithAgentArgs(String version, Path javaHome, String run, EtcdCluster etcd, int port,
+      String moreAgentArgs, String... producerSettings) {
     String classpath = AgentProcesses.appClasspath() + File.pathSeparator + KafkaProducerIT.clientsJar(version)
         + File.pathSeparator + System.getProperty("fencing.it.slf4j.jar");
     AgentJvm app = AgentJvm.builder().javaHome(javaHome).name("kafka-buffered-" + run)
         .agentArgs("lock=orders,lease.ttl=3s,lease.safety-margin=500ms,http.port=" + port
-            + ",fenced.kafka=*-fenced-*,etcd.endpoints=" + etcd.endpoints())
+            + ",fenced.kafka=*-fenced-*,etcd.endpoints=" + etcd.endpoints() + moreAgentArgs)
         .classpath(classpath).mainClass(KafkaApp.class.getName())
         .args(concat(broker.bootstrapServers(), producerSettings))
         .start();

@@ -1,26 +1,30 @@
 package dev.fencing.agent.instrumentation.kafka;
 
-import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.LongSupplier;
 
 /**
  * Whether a producer batch toward an unfenced topic may still leave. The decision taken at send() does not hold for
  * long: a record may wait in the producer (a broker that cannot be reached, retries) for up to delivery.timeout.ms
- * and would then land after a successor's writes. A batch may leave only while the grant its records were tagged
- * under is held, before its local deadline.
+ * and would then land after a successor's writes. A batch may leave only while every grant its records were tagged
+ * under is held, before its lock's local deadline.
  *
- * <p>Which grant that is: a batch keeps no mark of it, so this remembers the grant of the latest tagged record
- * toward an unfenced topic and since when (the producer's clock, System.currentTimeMillis, the clock of a batch's
- * creation time); a batch created from that moment on holds only records of that grant, one created before may hold
- * records of the grant before it, and is judged by that one. A record that waited in send() (metadata, buffer
- * memory) across a loss and the next grant can still join a batch created later: the one case this does not see.
+ * <p>Which grants those are: each batch keeps the decisions its records were tagged with. send() puts its decision in
+ * a per-thread slot ({@link #sending}); the record joins a batch on that same thread, inside send()
+ * ({@code ProducerBatch.tryAppend}), and {@link #appended} notes the decision on the batch when it is not the batch's
+ * last one: one note per batch and grant, none per record in the steady state. So the grants of several locks (a
+ * JVM-wide lock, sections, captured locks) are told apart, each batch is judged by each of them
+ * ({@code ScopedGate.recheck} routes a decision to its lock's policy), and no clock is involved.
  *
- * <p>Hot path ({@link #tagged}): one volatile read and a reference comparison per record; the rest runs once per
- * batch on the producer's I/O thread.
+ * <p>{@link #mayBeHeld} (asked once per turn of the producer's I/O thread) looks at the grants some buffered batch
+ * still holds: in the steady state one, still held, so it answers false and the turn scans nothing. A batch's notes
+ * go when Kafka completes it (sent, failed, aborted) or splits it (each part gets its notes).
+ *
+ * <p>Hot path ({@link #sending}, {@link #appended}): a thread-local read, a hash lookup and a reference comparison per
+ * record, no lock, no allocation; the rest runs once per batch.
  */
 final class BufferedBatches {
   /** Asks the policy (production: {@code Fencing::recheck} for the KAFKA channel, unfenced). */
@@ -28,77 +32,154 @@ final class BufferedBatches {
     Decision recheck(Decision taggedWith, int count);
   }
 
-  /** The grant records are tagged under, since when, and the one before it. Immutable, replaced per grant. */
-  private static final class Tagging {
-    final Decision tag;
-    final long sinceMs;
-    final Decision previous;
-
-    Tagging(Decision tag, long sinceMs, Decision previous) {
-      this.tag = tag;
-      this.sinceMs = sinceMs;
-      this.previous = previous;
-    }
+  /** The record being sent on this thread: the grant it is tagged under, null when untagged. */
+  private static final class Sending {
+    Decision decision;
   }
 
+  private static final Decision[] NONE = new Decision[0];
+
   private final Recheck recheck;
-  private final LongSupplier clockMs;
-  private volatile Tagging tagging;
+  private final ThreadLocal<Sending> sending = ThreadLocal.withInitial(Sending::new);
+  /** The grants each buffered batch holds records of, oldest first (batches have identity equality). */
+  private final Map<Object, Decision[]> byBatch = new ConcurrentHashMap<>();
+  /** How many buffered batches hold records of each grant; guarded by {@code this}. */
+  private final Map<Decision, int[]> batchesPerGrant = new HashMap<>();
+  /** The keys of {@link #batchesPerGrant}, for the I/O thread to read without a lock. */
+  private volatile Decision[] grants = NONE;
   /** Batches a delivery-timeout sweep expired because they must not leave, until Kafka fails them. */
   private final Map<Object, Decision> expired = new ConcurrentHashMap<>();
   private final ThreadLocal<Boolean> sweeping = new ThreadLocal<>();
 
-  BufferedBatches(Recheck recheck, LongSupplier clockMs) {
+  BufferedBatches(Recheck recheck) {
     this.recheck = recheck;
-    this.clockMs = clockMs;
   }
 
-  /** A record toward an unfenced topic was tagged with {@code d} (a TAG decision of this JVM's own grant). */
-  void tagged(Decision d) {
-    Tagging t = tagging;
-    if (t == null || t.tag != d) {
-      moveTo(d);
-    }
+  /**
+   * A record toward an unfenced topic is being sent on this thread, tagged with {@code d} (a TAG decision of one of
+   * this JVM's grants), or untagged ({@code null}).
+   */
+  void sending(Decision d) {
+    sending.get().decision = d;
   }
 
-  private synchronized void moveTo(Decision d) {
-    Tagging t = tagging;
-    if (t != null && (t.tag == d || sameGrant(t.tag, d))) {
-      return; // another thread got there first, or a second decision object for the same grant
+  /** The record being sent on this thread joined {@code batch}. */
+  void appended(Object batch) {
+    Decision d = sending.get().decision;
+    if (d == null) {
+      return;
     }
-    tagging = new Tagging(d, clockMs.getAsLong(), t == null ? null : t.tag);
+    Decision[] notes = byBatch.get(batch);
+    if (notes != null && notes[notes.length - 1] == d) {
+      return; // the steady state: the batch's last record was tagged under the same grant
+    }
+    note(batch, notes, d);
+  }
+
+  /**
+   * Appends to one batch are serialized by the producer (under its partition's lock), so no other thread changes this
+   * batch's notes meanwhile.
+   */
+  private void note(Object batch, Decision[] notes, Decision d) {
+    if (notes == null) {
+      byBatch.put(batch, new Decision[] {d});
+      hold(d);
+      return;
+    }
+    for (Decision n : notes) {
+      if (n == d || sameGrant(n, d)) {
+        return; // records of two grants alternate in this batch: both are noted already
+      }
+    }
+    Decision[] more = java.util.Arrays.copyOf(notes, notes.length + 1);
+    more[notes.length] = d;
+    byBatch.put(batch, more);
+    hold(d);
   }
 
   private static boolean sameGrant(Decision a, Decision b) {
     return a.token() == b.token() && Objects.equals(a.grant(), b.grant()) && Objects.equals(a.lock(), b.lock());
   }
 
-  /**
-   * Null when a batch toward an unfenced topic created at {@code createdMs} with {@code records} records may leave
-   * now; otherwise the block decision ({@code fail}: counted once per record).
-   */
-  Decision check(long createdMs, int records, boolean fail) {
-    Tagging t = tagging;
-    Decision taggedWith;
-    if (t == null) {
-      taggedWith = null; // nothing tagged yet: whatever is buffered went untagged, and the policy alone judges
-    } else if (createdMs >= t.sinceMs || t.previous == null) {
-      // Created in the millisecond the grant tagged its first record, or later: the first record of a new grant
-      // creates a new batch in that same millisecond, and must not be judged by the grant before.
-      taggedWith = t.tag;
-    } else {
-      taggedWith = t.previous; // may hold records of the grant before: the stricter judge
+  /** Kafka is done with {@code batch} (sent, failed or aborted): it holds nothing any more. */
+  void done(Object batch) {
+    Decision[] notes = byBatch.remove(batch);
+    if (notes != null) {
+      release(notes);
     }
-    return recheck.recheck(taggedWith, fail ? Math.max(records, 1) : 0);
   }
 
-  /** False when no buffered batch can be held: nothing tagged yet, or one grant only and it is still held. */
-  boolean mayBeHeld() {
-    Tagging t = tagging;
-    if (t == null) {
-      return false;
+  /** Kafka split {@code batch} (too large for the broker) into {@code parts}, which hold its records. */
+  void split(Object batch, Iterable<?> parts) {
+    Decision[] notes = byBatch.remove(batch);
+    if (notes == null) {
+      return;
     }
-    return t.previous != null || recheck.recheck(t.tag, 0) != null;
+    for (Object part : parts) {
+      byBatch.put(part, notes);
+      for (Decision d : notes) {
+        hold(d);
+      }
+    }
+    release(notes);
+  }
+
+  private synchronized void hold(Decision d) {
+    int[] n = batchesPerGrant.get(d);
+    if (n == null) {
+      batchesPerGrant.put(d, new int[] {1});
+      grants = batchesPerGrant.keySet().toArray(NONE);
+    } else {
+      n[0]++;
+    }
+  }
+
+  private synchronized void release(Decision[] notes) {
+    boolean changed = false;
+    for (Decision d : notes) {
+      int[] n = batchesPerGrant.get(d);
+      if (n != null && --n[0] == 0) {
+        batchesPerGrant.remove(d);
+        changed = true;
+      }
+    }
+    if (changed) {
+      grants = batchesPerGrant.keySet().toArray(NONE);
+    }
+  }
+
+  /**
+   * Null when {@code batch}, toward an unfenced topic, with {@code records} records, may leave now; otherwise the
+   * block decision ({@code fail}: its records are counted as blocked). A batch of untagged records only (an exempt
+   * caller's, or sent while this JVM had nothing to tag with) is not judged again.
+   */
+  Decision check(Object batch, int records, boolean fail) {
+    Decision[] notes = byBatch.get(batch);
+    if (notes == null) {
+      return null;
+    }
+    for (Decision d : notes) {
+      Decision blocked = recheck.recheck(d, fail ? Math.max(records, 1) : 0);
+      if (blocked != null) {
+        return blocked;
+      }
+    }
+    return null;
+  }
+
+  /** False when no buffered batch can be held: every grant a buffered batch holds records of is still held. */
+  boolean mayBeHeld() {
+    for (Decision d : grants) {
+      if (recheck.recheck(d, 0) != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** How many batches have notes (tests). */
+  int noted() {
+    return byBatch.size();
   }
 
   void sweep(boolean started) {
@@ -106,11 +187,11 @@ final class BufferedBatches {
   }
 
   /** During a delivery-timeout sweep on this thread: expires (and counts) a batch that must not leave. */
-  Decision expireHeld(Object batch, long createdMs, int records) {
+  Decision expireHeld(Object batch, int records) {
     if (sweeping.get() != Boolean.TRUE || !mayBeHeld()) {
       return null;
     }
-    Decision d = check(createdMs, records, true);
+    Decision d = check(batch, records, true);
     if (d != null) {
       expired.put(batch, d);
     }

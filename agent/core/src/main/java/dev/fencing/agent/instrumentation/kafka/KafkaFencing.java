@@ -54,7 +54,7 @@ public final class KafkaFencing implements KafkaHook {
 
   KafkaFencing(List<String> fencedTopics, List<String> exemptTopics, SideEffectCounters sideEffects, String lock) {
     this(fencedTopics, exemptTopics, sideEffects, lock, new BufferedBatches(
-        (taggedWith, count) -> Fencing.recheck(Channel.KAFKA, false, taggedWith, count), System::currentTimeMillis));
+        (taggedWith, count) -> Fencing.recheck(Channel.KAFKA, false, taggedWith, count)));
   }
 
   KafkaFencing(List<String> fencedTopics, BufferedBatches buffered) {
@@ -105,8 +105,9 @@ public final class KafkaFencing implements KafkaHook {
     }
     boolean fenced = route == Route.FENCED;
     Decision d = Fencing.decide(Channel.KAFKA, true, fenced);
-    if (!fenced && d.isTag() && d.reason() == null) {
-      buffered.tagged(d); // which grant buffered records toward unfenced topics were tagged under
+    if (!fenced) {
+      // The grant the record is tagged under, for the batch it joins (appended, on this thread, inside send()).
+      buffered.sending(d.isTag() && d.reason() == null ? d : null);
     }
     return d;
   }
@@ -124,7 +125,7 @@ public final class KafkaFencing implements KafkaHook {
       if (route(a.topic(batch)) != Route.OPEN) {
         return null; // fenced: the consumer's fence judges the token the records carry; exempt: never judged
       }
-      return buffered.check(a.createdMs(batch), a.recordCount(batch), fail);
+      return buffered.check(batch, a.recordCount(batch), fail);
     } catch (Throwable t) {
       reportFieldsFailure(t);
       return null;
@@ -151,10 +152,31 @@ public final class KafkaFencing implements KafkaHook {
       if (route(a.topic(batch)) != Route.OPEN) {
         return null;
       }
-      return buffered.expireHeld(batch, a.createdMs(batch), a.recordCount(batch));
+      return buffered.expireHeld(batch, a.recordCount(batch));
     } catch (Throwable t) {
       reportFieldsFailure(t);
       return null;
+    }
+  }
+
+  @Override
+  public void appended(Object batch) {
+    if (batch != null) {
+      buffered.appended(batch);
+    }
+  }
+
+  @Override
+  public void batchDone(Object batch) {
+    if (batch != null) {
+      buffered.done(batch);
+    }
+  }
+
+  @Override
+  public void batchSplit(Object batch, Iterable<?> parts) {
+    if (batch != null && parts != null) {
+      buffered.split(batch, parts);
     }
   }
 
@@ -178,7 +200,7 @@ public final class KafkaFencing implements KafkaHook {
   private void reportFieldsFailure(Throwable t) {
     if (fieldsFailureReported.compareAndSet(false, true)) {
       Fencing.hookFailed(Channel.KAFKA, false, new IllegalStateException("cannot read ProducerBatch fields "
-          + "(topicPartition, createdMs, recordCount) of this kafka-clients: records waiting in the producer are "
+          + "(topicPartition, recordCount) of this kafka-clients: records waiting in the producer are "
           + "judged at send() only", t));
     }
   }

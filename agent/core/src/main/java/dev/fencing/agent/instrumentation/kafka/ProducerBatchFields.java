@@ -5,7 +5,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 
 /**
- * Reads a ProducerBatch's topic, creation time and record count. They are package-private fields of kafka-clients
+ * Reads a ProducerBatch's topic and record count. They are package-private fields of kafka-clients
  * (the same in every version the hook supports) and the agent's loader cannot see Kafka's classes: method handles
  * looked up once per batch class, with private access (the application's class path is an unnamed module, open to
  * all).
@@ -14,7 +14,6 @@ final class ProducerBatchFields {
   static final class Accessors {
     final MethodHandle topicPartition;
     final MethodHandle topic;
-    final MethodHandle createdMs;
     final MethodHandle recordCount;
 
     Accessors(Class<?> batchClass) throws ReflectiveOperationException {
@@ -23,8 +22,6 @@ final class ProducerBatchFields {
       MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(batchClass, MethodHandles.lookup());
       topicPartition = lookup.findGetter(batchClass, "topicPartition", tp)
           .asType(MethodType.methodType(Object.class, Object.class));
-      createdMs = lookup.findGetter(batchClass, "createdMs", long.class)
-          .asType(MethodType.methodType(long.class, Object.class));
       recordCount = lookup.findGetter(batchClass, "recordCount", int.class)
           .asType(MethodType.methodType(int.class, Object.class));
       topic = MethodHandles.publicLookup().findVirtual(tp, "topic", MethodType.methodType(String.class))
@@ -33,10 +30,6 @@ final class ProducerBatchFields {
 
     String topic(Object batch) throws Throwable {
       return (String) topic.invokeExact(topicPartition.invokeExact(batch));
-    }
-
-    long createdMs(Object batch) throws Throwable {
-      return (long) createdMs.invokeExact(batch);
     }
 
     int recordCount(Object batch) throws Throwable {

@@ -21,8 +21,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A send to an unfenced topic also notes the grant it was tagged under, and the producer's I/O thread asks each turn
- * whether anything buffered may have to be held: neither allocates, and the answer follows the real policy.
+ * A send to an unfenced topic also notes the grant it was tagged under on the batch its record joins, and the
+ * producer's I/O thread asks each turn whether anything buffered may have to be held: neither allocates, and the
+ * answer follows the real policy.
  */
 class KafkaFencingHotPathTest {
   private final TokenState state = TokenStateFixtures.onClock("hot", Long.MAX_VALUE, System::nanoTime);
@@ -42,13 +43,16 @@ class KafkaFencingHotPathTest {
     long id = Thread.currentThread().getId();
     Decision last = null;
     boolean held = true;
+    Object[] batches = {new Object(), new Object()}; // one per topic, as a producer's partitions have
     for (int i = 0; i < 200_000; i++) {
       last = kafka.decide((i & 1) == 0 ? "orders" : "ledger-events");
+      kafka.appended(batches[i & 1]);
       held = kafka.bufferedMayBeHeld();
     }
     long before = threads.getThreadAllocatedBytes(id);
     for (int i = 0; i < 1_000_000; i++) {
       last = kafka.decide((i & 1) == 0 ? "orders" : "ledger-events");
+      kafka.appended(batches[i & 1]);
       held = kafka.bufferedMayBeHeld();
     }
     long allocated = threads.getThreadAllocatedBytes(id) - before;
@@ -57,6 +61,9 @@ class KafkaFencingHotPathTest {
     assertThat(allocated).as("bytes allocated by 1,000,000 sends and drain checks").isLessThan(64 * 1024);
 
     state.lost(g, LossReason.KEY_DELETED);
-    assertThat(kafka.bufferedMayBeHeld()).isTrue();
+    assertThat(kafka.bufferedMayBeHeld()).as("a buffered batch holds records of the lost grant").isTrue();
+    kafka.batchDone(batches[0]);
+    kafka.batchDone(batches[1]);
+    assertThat(kafka.bufferedMayBeHeld()).as("nothing buffered any more").isFalse();
   }
 }

@@ -1,5 +1,6 @@
 package dev.fencing.agent.it.apps;
 
+import dev.fencing.it.kafka.KafkaSections;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -131,7 +132,8 @@ public final class KafkaApp {
   private static final Map<String, Map<String, String>> CALLBACKS = new java.util.concurrent.ConcurrentHashMap<>();
   private static final Map<String, Map<String, Future<RecordMetadata>>> FUTURES = new java.util.HashMap<>();
 
-  private static String burst(KafkaProducer<String, String> producer, String topic, String prefix, int n) {
+  /** Sends {@code n} records keyed {@code prefix-i}, noting each one's outcome for {@code OUTCOMES prefix}. */
+  public static String burst(KafkaProducer<String, String> producer, String topic, String prefix, int n) {
     Map<String, String> seen = new java.util.concurrent.ConcurrentHashMap<>();
     Map<String, Future<RecordMetadata>> futures = new java.util.LinkedHashMap<>();
     CALLBACKS.put(prefix, seen);
@@ -203,6 +205,12 @@ public final class KafkaApp {
             break;
           case "BURST":
             answer = burst(producer, p[1], p[2], Integer.parseInt(p[3]));
+            break;
+          case "BURST-A":
+            answer = KafkaSections.burstInA(producer, p[1], p[2], Integer.parseInt(p[3]));
+            break;
+          case "BURST-B":
+            answer = KafkaSections.burstInB(producer, p[1], p[2], Integer.parseInt(p[3]));
             break;
           case "OUTCOMES":
             answer = outcomes(p[1]);
