@@ -4,7 +4,8 @@
 # leader is killed, etcd restarted or wiped, the holder's in-flight writes are delayed past its successor's, the
 # holder is cut from a resource, a database crashes, the broker is killed, a worker's wall clock jumps; the checker's
 # last line is
-#   trials=N stale_accepted=S lost=L blocked=B rejected=R
+#   trials=N stale_accepted=S lost=L blocked=B rejected=R unfenced_stale=U unfenced_writes=W
+# (U: writes of a holder that reached an unfenced table, HTTP receiver or topic after a later holder's first).
 # Usage: scripts/faults.sh [trials] [--seed=N] [--workers=2|3] [--out=DIR] [--pooler[=POOL_SIZE]]
 #   [--coordinator=etcd|zookeeper] [--locks=N] [--partitions=N]. Exit 0 when the history holds, 1 when the checker
 # found a violation. --coordinator=zookeeper: a 3-server ZooKeeper ensemble issues the tokens instead of etcd (the

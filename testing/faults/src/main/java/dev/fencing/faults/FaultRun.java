@@ -63,6 +63,8 @@ public final class FaultRun implements FaultKind.Trial {
   static final String LOCK = History.LOCK;
   static final String TOPIC = "faults";
   static final String DEAD_LETTER_TOPIC = "faults.fenced";
+  /** The unfenced topic: one partition (its offsets are the arrival order), not in the agents' fenced.kafka. */
+  static final String UNFENCED_TOPIC = "unfenced-writes";
   private static final Duration HOLDER_TIMEOUT = Duration.ofSeconds(30);
   static final String KINDS = "fencing.faults.kinds";
   private static final List<Fault> ROTATION = Fault.rotation(System.getProperty(KINDS));
@@ -106,7 +108,7 @@ public final class FaultRun implements FaultKind.Trial {
    * its own proxies in front of.
    */
   record Setup(Path agentJar, String classpath, String pgUrl, String mariaUrl, String httpUrl, Topology topology,
-      FaultCoordinator coordinator) {
+      FaultCoordinator coordinator, String unfencedHttpUrl, String kafkaDirect) {
   }
 
   /**
@@ -243,6 +245,8 @@ public final class FaultRun implements FaultKind.Trial {
   private final List<WorkerSlot> slots = new ArrayList<>();
   private Path outDir;
   private int wipes;
+  /** When each wipe began (epoch ms): the unfenced destinations' holders are ordered within one history. */
+  private final List<Long> wipeTimes = new ArrayList<>();
   private final Map<Fault, List<Long>> recovery = new EnumMap<>(Fault.class);
   private final List<DelayedWrites.Hold> holds = new ArrayList<>();
   private final List<String> faultViolations = new ArrayList<>();
@@ -294,7 +298,7 @@ public final class FaultRun implements FaultKind.Trial {
     String workerPgUrl = bouncer != null ? bouncer.jdbcUrl("postgres", postgres.user()) : postgres.jdbcUrl();
     Setup setup = new Setup(options.agentJar(), System.getProperty("java.class.path"),
         workerPgUrl + "&socketTimeout=30", maria.jdbcUrl() + "&socketTimeout=30000", http.url(), topology,
-        coordinator);
+        coordinator, http.unfencedUrl(), kafka.bootstrapServers());
     for (int i = 1; i <= options.workers(); i++) {
       slots.add(add(new WorkerSlot("w" + i, setup, dataPaths.open(i, setup))));
     }
@@ -354,7 +358,7 @@ public final class FaultRun implements FaultKind.Trial {
     out.println("data path of " + slot.name() + ": " + forwarded.entrySet().stream()
         .map(e -> e.getKey() + " " + e.getValue() + " bytes").collect(Collectors.joining(", ")));
     java.util.Set<String> acknowledged = slot.attempts().stream().filter(a -> a.outcome() == History.Outcome.ACKED)
-        .map(Attempt::channel).collect(Collectors.toCollection(java.util.TreeSet::new));
+        .map(Attempt::channel).filter(History.RESOURCES::contains).collect(Collectors.toCollection(java.util.TreeSet::new));
     for (String resource : acknowledged) {
       if (forwarded.getOrDefault(resource, 0L) == 0) {
         notes.add("harness: " + slot.name() + "'s writes to " + resource + " were acknowledged, but its proxy to "
@@ -434,6 +438,7 @@ public final class FaultRun implements FaultKind.Trial {
   private String wipe() {
     boolean freshPhase = wipes++ % 10 == 0;
     long before = coordinator.revision();
+    wipeTimes.add(System.currentTimeMillis());
     coordinator.wipeAndRestart();
     sleep(2_000);
     List<String> reused = slots.stream().flatMap(s -> s.statuses().values().stream()).filter(s -> s.reused())
@@ -472,6 +477,7 @@ public final class FaultRun implements FaultKind.Trial {
     slots.forEach(slot -> slot.retire(outDir));
     List<TopicPartition> partitions = new ArrayList<>(sink.mainPartitions());
     partitions.add(sink.deadLetterPartition());
+    partitions.add(sink.unfencedPartition());
     Map<TopicPartition, Long> ends = endOffsets(partitions);
     if (!sink.awaitCaughtUp(ends, Duration.ofSeconds(60))) {
       notes.add("the Kafka consumer did not reach the end of the topics " + ends + " within 60 s");
@@ -496,15 +502,19 @@ public final class FaultRun implements FaultKind.Trial {
     }
     accepted.addAll(http.accepted());
     accepted.addAll(sink.accepted());
+    List<Accepted> unfenced = new ArrayList<>(readAccepted("pg-unfenced", LOCK, postgres.jdbcUrl(), "SELECT arrival,"
+        + " write_id, coalesce(token, 0), (extract(epoch FROM accepted_at) * 1000)::bigint FROM pg_unfenced WHERE"
+        + " arrival IS NOT NULL ORDER BY arrival"));
+    unfenced.addAll(http.unfencedArrivals());
+    unfenced.addAll(sink.unfencedArrivals());
     History history = new History(trials, attempts, accepted, sink.quarantined(), metrics,
-        Map.of("http", http.fenceRejections(), "kafka", sink.fenceRejections()), pgCounter(), grants);
+        Map.of("http", http.fenceRejections(), "kafka", sink.fenceRejections()), pgCounter(), grants, unfenced,
+        List.copyOf(wipeTimes));
     HistoryChecker.Result checked = HistoryChecker.check(history);
     DelayedWrites.Verdict delayed = DelayedWrites.check(holds, history);
-    List<String> violations = new ArrayList<>(checked.violations());
-    violations.addAll(delayed.violations());
+    List<String> violations = new ArrayList<>(delayed.violations());
     violations.addAll(faultViolations);
-    HistoryChecker.Result result = new HistoryChecker.Result(checked.trials(), checked.staleAccepted(),
-        checked.lost(), checked.blocked(), checked.rejected(), List.copyOf(violations));
+    HistoryChecker.Result result = checked.with(violations);
     HistoryFiles.write(outDir, history, trialLog, result.violations());
     PoolerReport pooler = poolerReport();
 
@@ -518,6 +528,8 @@ public final class FaultRun implements FaultKind.Trial {
     out.println("freezes that landed while the frozen worker had a call in flight: " + midCallFreezes(attempts)
         + " of " + freezes.size());
     out.println("attempts: " + attempts.size() + ", accepted per resource: " + accepted.stream()
+        .collect(Collectors.groupingBy(Accepted::resource, java.util.TreeMap::new, Collectors.counting()))
+        + ", arrived per unfenced destination: " + unfenced.stream()
         .collect(Collectors.groupingBy(Accepted::resource, java.util.TreeMap::new, Collectors.counting())));
     if (pooler != null) {
       out.println(pooler.describe());
@@ -535,7 +547,9 @@ public final class FaultRun implements FaultKind.Trial {
         + (System.currentTimeMillis() - started) / 1000 + " s)");
     String summary = result.summary() + (options.pooler() ? " " + options.poolerLabel() : "") + topology.suffix();
     out.println(summary);
-    return new Outcome(result, counts, List.copyOf(notes), outDir, summary, pooler, accepted.stream()
+    List<Accepted> streams = new ArrayList<>(accepted);
+    streams.addAll(unfenced);
+    return new Outcome(result, counts, List.copyOf(notes), outDir, summary, pooler, streams.stream()
         .collect(Collectors.groupingBy(Accepted::stream, java.util.TreeMap::new, Collectors.counting())));
   }
 
@@ -623,9 +637,10 @@ public final class FaultRun implements FaultKind.Trial {
     prepareDatabases();
     kafka.createTopic(TOPIC, topology.partitions());
     kafka.createTopic(DEAD_LETTER_TOPIC, 1);
+    kafka.createTopic(UNFENCED_TOPIC, 1);
     http = add(new HttpWriteServer(Ports.freePort(), topology.lockNames()));
     sink = add(new KafkaSink(kafka.bootstrapServers(), TOPIC, topology.partitions(), DEAD_LETTER_TOPIC,
-        topology.lockNames()));
+        UNFENCED_TOPIC, topology.lockNames()));
   }
 
   /**
@@ -658,6 +673,18 @@ public final class FaultRun implements FaultKind.Trial {
         installer.install(new SqlFence(TableName.parse(write), lock, false, false));
       }
       s.execute("CREATE VIEW pg_write_all AS " + String.join(" UNION ALL ", all));
+      // The unfenced table: no fence trigger. Its arrival order is its commit order: a deferred constraint trigger
+      // numbers each row when its transaction commits (an insert's id would order a transaction committed late by
+      // when it began).
+      s.execute("CREATE TABLE pg_unfenced (id bigserial PRIMARY KEY, write_id text NOT NULL UNIQUE, worker text NOT"
+          + " NULL, token bigint DEFAULT nullif(current_setting('" + SessionVariables.PG_TOKEN + "', true), '')::bigint,"
+          + " arrival bigint, accepted_at timestamptz NOT NULL DEFAULT clock_timestamp())");
+      s.execute("CREATE SEQUENCE pg_unfenced_arrival");
+      s.execute("CREATE FUNCTION pg_unfenced_arrived() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN UPDATE pg_unfenced"
+          + " SET arrival = nextval('pg_unfenced_arrival'), accepted_at = clock_timestamp() WHERE id = NEW.id;"
+          + " RETURN NULL; END $$");
+      s.execute("CREATE CONSTRAINT TRIGGER pg_unfenced_arrival AFTER INSERT ON pg_unfenced DEFERRABLE INITIALLY"
+          + " DEFERRED FOR EACH ROW EXECUTE FUNCTION pg_unfenced_arrived()");
     } catch (SQLException e) {
       throw new IllegalStateException("cannot prepare PostgreSQL: " + e.getMessage(), e);
     }

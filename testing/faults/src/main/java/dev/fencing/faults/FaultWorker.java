@@ -35,7 +35,11 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *       lands while the transaction is open), INSERT of the write's row;</li>
  *   <li>{@code mariadb}: an autocommit INSERT into MariaDB;</li>
  *   <li>{@code http}: a POST to the harness's fenced HTTP server (JDK HttpClient);</li>
- *   <li>{@code kafka}: a record on the harness's topic, keyed by the write id (acks=all).</li>
+ *   <li>{@code kafka}: a record on the harness's topic, keyed by the write id (acks=all);</li>
+ *   <li>the unfenced destinations, reached straight (not through the worker's data-path proxies): {@code pg-unfenced}
+ *       (an autocommit INSERT into a table without a fence, on a connection of its own), {@code http-unfenced} (a
+ *       POST to the unfenced receiver), {@code kafka-unfenced} (a record on the unfenced topic, from a producer of its
+ *       own).</li>
  * </ol>
  * Before each attempt it prints {@code ATTEMPT <epoch ms> <write id> <channel> <state> <token>} with what its agent's
  * {@code /status} said at the start of the iteration (a GET: never blocked, and the token the write carries is the
@@ -49,8 +53,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * into that lock's tables ({@code pg_total_<i>}, {@code pg_write_<i>}, {@code maria_write_<i>}); its ATTEMPT line
  * ends with the lock, and the state and token are that lock's entry of {@code /status}.
  *
- * <p>Arguments, {@code key=value}: name, pg, mariadb, http, kafka, topic, status, interval-ms (default 100), locks
- * (none: the one JVM-wide lock).
+ * <p>Arguments, {@code key=value}: name, pg, mariadb, http, kafka, topic, status, pg-direct, http-unfenced,
+ * kafka-direct, unfenced-topic, interval-ms (default 100), locks (none: the one JVM-wide lock).
  */
 public final class FaultWorker {
   private static final Pattern STATE = Pattern.compile("\"state\":\"([A-Z_]+)\"");
@@ -73,8 +77,13 @@ public final class FaultWorker {
   /** The section locks, empty with the one JVM-wide lock. */
   private final java.util.List<String> locks;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private final String pgDirectUrl;
+  private final URI unfencedHttpUri;
+  private final String unfencedTopic;
+  private final KafkaProducer<String, String> unfencedProducer;
   private Connection pg;
   private Connection maria;
+  private Connection pgUnfenced;
 
   private FaultWorker(Map<String, String> args) {
     this.name = required(args, "name");
@@ -85,8 +94,16 @@ public final class FaultWorker {
     this.topic = required(args, "topic");
     String locks = args.getOrDefault("locks", "");
     this.locks = locks.isEmpty() ? java.util.List.of() : java.util.List.of(locks.split(","));
+    this.producer = producer(required(args, "kafka"));
+    this.pgDirectUrl = required(args, "pg-direct");
+    this.unfencedHttpUri = URI.create(required(args, "http-unfenced"));
+    this.unfencedTopic = required(args, "unfenced-topic");
+    this.unfencedProducer = producer(required(args, "kafka-direct"));
+  }
+
+  private static KafkaProducer<String, String> producer(String bootstrap) {
     Properties p = new Properties();
-    p.put("bootstrap.servers", required(args, "kafka"));
+    p.put("bootstrap.servers", bootstrap);
     p.put("key.serializer", StringSerializer.class.getName());
     p.put("value.serializer", StringSerializer.class.getName());
     p.put("acks", "all");
@@ -94,7 +111,7 @@ public final class FaultWorker {
     p.put("max.block.ms", "5000");
     p.put("request.timeout.ms", "5000");
     p.put("delivery.timeout.ms", "10000");
-    this.producer = new KafkaProducer<>(p);
+    return new KafkaProducer<>(p);
   }
 
   public static void main(String[] argv) throws Exception {
@@ -118,6 +135,7 @@ public final class FaultWorker {
       Thread.sleep(interval);
     }
     worker.producer.close(Duration.ofSeconds(1));
+    worker.unfencedProducer.close(Duration.ofSeconds(1));
     print("IDLE " + worker.name);
     Thread.currentThread().join(); // drained: waits to be scraped and shut down
   }
@@ -129,6 +147,9 @@ public final class FaultWorker {
       attempt(id, "mariadb", status, () -> mariaWrite(id, "maria_write"));
       attempt(id, "http", status, () -> httpWrite(id));
       attempt(id, "kafka", status, () -> kafkaWrite(id));
+      attempt(id, "pg-unfenced", status, () -> pgUnfencedWrite(id));
+      attempt(id, "http-unfenced", status, () -> httpUnfencedWrite(id));
+      attempt(id, "kafka-unfenced", status, () -> kafkaUnfencedWrite(id));
       return;
     }
     String body = statusBody();
@@ -143,6 +164,9 @@ public final class FaultWorker {
           + section)));
       attempt(lid, "http", status, () -> FaultSections.run(section, () -> httpWrite(lid)));
       attempt(lid, "kafka", status, () -> FaultSections.run(section, () -> kafkaWrite(lid)));
+      attempt(lid, "pg-unfenced", status, () -> FaultSections.run(section, () -> pgUnfencedWrite(lid)));
+      attempt(lid, "http-unfenced", status, () -> FaultSections.run(section, () -> httpUnfencedWrite(lid)));
+      attempt(lid, "kafka-unfenced", status, () -> FaultSections.run(section, () -> kafkaUnfencedWrite(lid)));
     }
   }
 
@@ -274,6 +298,45 @@ public final class FaultWorker {
 
   private String kafkaWrite(String id) throws InterruptedException, ExecutionException, TimeoutException {
     producer.send(new ProducerRecord<>(topic, id, id)).get(10, TimeUnit.SECONDS);
+    return "OK";
+  }
+
+  /** The connection to the unfenced table, opened when needed (autocommit unless a caller changes it). */
+  private Connection pgUnfenced() throws SQLException {
+    if (pgUnfenced == null || pgUnfenced.isClosed()) {
+      pgUnfenced = DriverManager.getConnection(pgDirectUrl);
+    }
+    return pgUnfenced;
+  }
+
+  private String pgUnfencedWrite(String id) throws SQLException {
+    Connection c = pgUnfenced();
+    try {
+      c.setAutoCommit(true);
+      insertUnfenced(c, id);
+      return "OK";
+    } catch (SQLException e) {
+      reset(c, e);
+      throw e;
+    }
+  }
+
+  private void insertUnfenced(Connection c, String id) throws SQLException {
+    try (PreparedStatement insert = c.prepareStatement("INSERT INTO pg_unfenced (write_id, worker) VALUES (?, ?)")) {
+      insert.setString(1, id);
+      insert.setString(2, name);
+      insert.executeUpdate();
+    }
+  }
+
+  private String httpUnfencedWrite(String id) throws IOException, InterruptedException {
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(unfencedHttpUri).timeout(Duration.ofSeconds(5))
+        .POST(HttpRequest.BodyPublishers.ofString(id)).build(), HttpResponse.BodyHandlers.ofString());
+    return r.statusCode() == 200 ? "OK" : "HTTP " + r.statusCode() + " " + firstLine(r.body());
+  }
+
+  private String kafkaUnfencedWrite(String id) throws InterruptedException, ExecutionException, TimeoutException {
+    unfencedProducer.send(new ProducerRecord<>(unfencedTopic, id, id)).get(10, TimeUnit.SECONDS);
     return "OK";
   }
 

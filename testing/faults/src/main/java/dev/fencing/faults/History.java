@@ -18,10 +18,22 @@ import java.util.Set;
  * @param pgCounter       the PostgreSQL counter every accepted pg write incremented in the same transaction (-1: none)
  * @param grants          per worker incarnation, every token its agent was granted (its "holding lock" log lines);
  *                        an incarnation missing here is not judged by the own-token rule
+ * @param unfenced        every write that reached an unfenced destination ({@link #UNFENCED}), in each destination's
+ *                        arrival order, with the token it carried (0: none)
+ * @param wipes           when each coordinator wipe began (epoch ms, the workers' clock): tokens start low again
+ *                        after one, so the unfenced destinations order holders by (wipes before the grant, token)
  */
 public record History(int trials, List<Attempt> attempts, List<Accepted> accepted, Set<String> quarantined,
     Map<String, AgentMetrics> agentMetrics, Map<String, Long> fenceRejections, long pgCounter,
-    Map<String, Set<Long>> grants) {
+    Map<String, Set<Long>> grants, List<Accepted> unfenced, List<Long> wipes) {
+
+  /** Without unfenced destinations. */
+  public History(int trials, List<Attempt> attempts, List<Accepted> accepted, Set<String> quarantined,
+      Map<String, AgentMetrics> agentMetrics, Map<String, Long> fenceRejections, long pgCounter,
+      Map<String, Set<Long>> grants) {
+    this(trials, attempts, accepted, quarantined, agentMetrics, fenceRejections, pgCounter, grants, List.of(),
+        List.of());
+  }
 
   /** Without the agents' grants: the own-token rule is not applied. */
   public History(int trials, List<Attempt> attempts, List<Accepted> accepted, Set<String> quarantined,
@@ -29,8 +41,15 @@ public record History(int trials, List<Attempt> attempts, List<Accepted> accepte
     this(trials, attempts, accepted, quarantined, agentMetrics, fenceRejections, pgCounter, Map.of());
   }
 
-  /** The resources (and worker channels) a write goes through. */
+  /** The fenced resources (and worker channels) a write goes through. */
   public static final List<String> RESOURCES = List.of("pg", "mariadb", "http", "kafka");
+
+  /**
+   * The unfenced destinations (and worker channels): a PostgreSQL table without a fence trigger, an HTTP receiver
+   * without the fence's filter, a Kafka topic not in the agent's {@code fenced.kafka} read without the consumer
+   * fence. Only the agent stands between a stale holder and them.
+   */
+  public static final List<String> UNFENCED = List.of("pg-unfenced", "http-unfenced", "kafka-unfenced");
 
   /** What the worker saw of one attempted write. */
   public enum Outcome {
@@ -101,6 +120,7 @@ public record History(int trials, List<Attempt> attempts, List<Accepted> accepte
 
   /** The agent's channel label for a resource. */
   public static String agentChannel(String resource) {
-    return resource.equals("pg") || resource.equals("mariadb") ? "jdbc" : resource;
+    String r = resource.endsWith("-unfenced") ? resource.substring(0, resource.length() - 9) : resource;
+    return r.equals("pg") || r.equals("mariadb") ? "jdbc" : r;
   }
 }

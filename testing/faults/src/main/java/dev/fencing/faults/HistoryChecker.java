@@ -31,15 +31,35 @@ import java.util.stream.Collectors;
  * </ol>
  * Also flagged: a write accepted although its worker saw it rejected or blocked, or accepted twice, or accepted
  * without any attempt. Writes whose outcome is open (FAILED, NONE) may or may not be accepted.
+ *
+ * <p>The unfenced destinations ({@link History#UNFENCED}) have no fence to judge a token, so rule 6 judges them by
+ * arrival order, per destination and lock: no write of a holder may arrive after the first arrival of a write of a
+ * later holder. Holders are ordered by their token within one coordinator history: a wipe starts the tokens low
+ * again, so a holder's place is (the wipes before it was first seen holding that token, the token). Every arrival
+ * must carry a token (an untagged write means the lock's scope did not reach it). Rules 4 and the checks above apply
+ * to them too; rules 1, 2, 3 (fence counters) and 5 do not.
  */
 public final class HistoryChecker {
 
   /** The verdict: the counts of the summary line and every violation, described. */
-  public record Result(int trials, long staleAccepted, long lost, long blocked, long rejected, List<String> violations) {
-    /** {@code trials=N stale_accepted=S lost=L blocked=B rejected=R}. */
+  public record Result(int trials, long staleAccepted, long lost, long blocked, long rejected, long unfencedStale,
+      long unfencedWrites, List<String> violations) {
+    /**
+     * {@code trials=N stale_accepted=S lost=L blocked=B rejected=R unfenced_stale=U unfenced_writes=W}: {@code S} of
+     * the fenced resources, {@code U} writes that reached an unfenced destination after a later holder's first (or
+     * untagged), {@code W} the writes the unfenced destinations received.
+     */
     public String summary() {
       return "trials=" + trials + " stale_accepted=" + staleAccepted + " lost=" + lost + " blocked=" + blocked
-          + " rejected=" + rejected;
+          + " rejected=" + rejected + " unfenced_stale=" + unfencedStale + " unfenced_writes=" + unfencedWrites;
+    }
+
+    /** The same verdict with more violations (the faults' own). */
+    public Result with(List<String> more) {
+      List<String> all = new ArrayList<>(violations);
+      all.addAll(more);
+      return new Result(trials, staleAccepted, lost, blocked, rejected, unfencedStale, unfencedWrites,
+          List.copyOf(all));
     }
 
     public boolean ok() {
@@ -83,9 +103,13 @@ public final class HistoryChecker {
       stale += staleIds.size();
     }
 
+    long unfencedStale = unfencedOrder(h, attempts, violations);
+
     long lost = 0;
     Map<String, Set<String>> acceptedIds = new HashMap<>();
-    for (Accepted row : h.accepted()) {
+    List<Accepted> arrived = new ArrayList<>(h.accepted());
+    arrived.addAll(h.unfenced());
+    for (Accepted row : arrived) {
       if (!acceptedIds.computeIfAbsent(row.resource(), r -> new HashSet<>()).add(row.writeId())) {
         violations.add("accepted twice in " + row.resource() + ": " + row.writeId());
       }
@@ -120,7 +144,64 @@ public final class HistoryChecker {
     long rejected = h.attempts().stream().filter(a -> a.outcome() == Outcome.REJECTED).count()
         + h.quarantined().size();
     checkMetrics(h, violations);
-    return new Result(h.trials(), stale, lost, blocked, rejected, List.copyOf(violations));
+    return new Result(h.trials(), stale, lost, blocked, rejected, unfencedStale, h.unfenced().size(),
+        List.copyOf(violations));
+  }
+
+  /**
+   * Rule 6, the unfenced destinations: per destination and lock (the lock the write was made under), in arrival
+   * order, each arrival's holder must not precede the latest holder already arrived. A holder is the writer's
+   * incarnation and the token the write carried; its place is (wipes before the holder was first seen, token),
+   * where first seen is the earliest attempt of that incarnation whose ATTEMPT line showed it holding that token
+   * (else the write's own attempt). Returns the writes that arrived out of order or untagged.
+   */
+  private static long unfencedOrder(History h, Map<String, Attempt> attempts, List<String> violations) {
+    Map<String, Long> firstSeen = new HashMap<>();
+    for (Attempt a : h.attempts()) {
+      if ("HOLDING".equals(a.state()) && a.tokenSeen() > 0) {
+        firstSeen.merge(a.worker() + " " + a.lock() + " " + a.tokenSeen(), a.startMs(), Math::min);
+      }
+    }
+    List<Long> wipes = h.wipes().stream().sorted().toList();
+    record Arrival(Accepted row, Attempt attempt, long generation) {
+    }
+    Map<String, List<Arrival>> streams = new TreeMap<>();
+    for (Accepted row : h.unfenced()) {
+      Attempt a = attempts.get(row.resource() + " " + row.writeId());
+      if (a == null) {
+        continue; // "without any attempt", below
+      }
+      long seen = firstSeen.getOrDefault(a.worker() + " " + a.lock() + " " + row.token(), a.startMs());
+      long generation = wipes.stream().filter(w -> w < seen).count();
+      String stream = row.resource() + (History.LOCK.equals(a.lock()) ? "" : "/" + a.lock());
+      streams.computeIfAbsent(stream, s -> new ArrayList<>()).add(new Arrival(row, a, generation));
+    }
+    long found = 0;
+    for (Map.Entry<String, List<Arrival>> e : streams.entrySet()) {
+      List<Arrival> rows = new ArrayList<>(e.getValue());
+      rows.sort(Comparator.comparingLong(r -> r.row().order()));
+      Arrival latest = null;
+      for (Arrival r : rows) {
+        if (r.row().token() <= 0) {
+          found++;
+          violations.add("untagged write in " + e.getKey() + ": " + r.row().writeId() + " arrived (order "
+              + r.row().order() + ") without a token; its writer saw " + r.attempt().state() + " "
+              + r.attempt().tokenSeen());
+        } else if (latest != null && (r.generation() < latest.generation() || (r.generation() == latest.generation()
+            && r.row().token() < latest.row().token()))) {
+          found++;
+          violations.add("unfenced stale write in " + e.getKey() + ": " + r.row().writeId() + " with token "
+              + r.row().token() + " (attempted " + r.attempt().startMs() + "-" + r.attempt().endMs() + ", outcome "
+              + r.attempt().outcome() + ") arrived (order " + r.row().order() + ") after " + latest.row().writeId()
+              + " with token " + latest.row().token() + " (order " + latest.row().order() + ")"
+              + (r.generation() != latest.generation() ? ", a holder after coordinator wipe " + latest.generation()
+              : ""));
+        } else if (latest == null || r.generation() > latest.generation() || r.row().token() > latest.row().token()) {
+          latest = r;
+        }
+      }
+    }
+    return found;
   }
 
   /**

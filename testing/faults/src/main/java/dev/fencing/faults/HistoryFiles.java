@@ -24,7 +24,9 @@ final class HistoryFiles {
     }
     List<String> accepted = new ArrayList<>();
     accepted.add("resource\torder\twrite_id\tworker\tlock\ttoken\tat_ms\tpartition");
-    for (Accepted r : h.accepted()) {
+    List<Accepted> rows = new ArrayList<>(h.accepted());
+    rows.addAll(h.unfenced()); // resource *-unfenced, order: arrival order
+    for (Accepted r : rows) {
       String worker = r.writeId().substring(0, Math.max(0, r.writeId().lastIndexOf(':')));
       accepted.add(r.resource() + "\t" + r.order() + "\t" + r.writeId() + "\t" + worker + "\t" + r.lock()
           + "\t" + r.token() + "\t" + r.atMs() + "\t" + r.partition());

@@ -25,11 +25,17 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * code receives is accepted, in its partition's offset order, with the lock and token of its headers; a
  * dead-lettered one was rejected by the fence. The fence judges in the order the consumer polls, which keeps each
  * partition's offset order, so the checker judges each partition on its own.
+ *
+ * <p>A third reader, without the fence, reads the unfenced topic (one partition, not in the agents' {@code
+ * fenced.kafka}): each record arrived in offset order with the token of its headers (0 if none).
  */
 final class KafkaSink implements AutoCloseable {
   private final List<String> locks;
   private final List<TopicPartition> main;
   private final TopicPartition deadLetters;
+  private final TopicPartition unfenced;
+  private final List<Accepted> arrived = new ArrayList<>();
+  private final Thread unfencedThread;
   private final List<Accepted> accepted = new ArrayList<>();
   private final Set<String> quarantined = new HashSet<>();
   private final Thread mainThread;
@@ -38,10 +44,12 @@ final class KafkaSink implements AutoCloseable {
   private final Map<TopicPartition, Long> positions = new java.util.concurrent.ConcurrentHashMap<>();
   private volatile RuntimeException failure;
 
-  KafkaSink(String bootstrap, String topic, int partitions, String deadLetterTopic, List<String> locks) {
+  KafkaSink(String bootstrap, String topic, int partitions, String deadLetterTopic, String unfencedTopic,
+      List<String> locks) {
     this.locks = List.copyOf(locks);
     this.main = java.util.stream.IntStream.range(0, partitions).mapToObj(p -> new TopicPartition(topic, p)).toList();
     this.deadLetters = new TopicPartition(deadLetterTopic, 0);
+    this.unfenced = new TopicPartition(unfencedTopic, 0);
     Properties fenced = consumerProperties(bootstrap);
     fenced.put("interceptor.classes", FencingConsumerInterceptor.class.getName());
     fenced.put("fencing.fence.locks", String.join(",", locks));
@@ -61,6 +69,25 @@ final class KafkaSink implements AutoCloseable {
         quarantined.add(record.key());
       }
     });
+    unfencedThread = poller("kafka-sink-unfenced", new KafkaConsumer<>(consumerProperties(bootstrap)),
+        List.of(unfenced), record -> {
+          synchronized (arrived) {
+            String lock = header(record, KafkaHeaderNames.LOCK);
+            arrived.add(new Accepted("kafka-unfenced", record.offset() + 1, record.key(), token(record),
+                record.timestamp(), lock == null ? "" : lock, -1));
+          }
+        });
+  }
+
+  TopicPartition unfencedPartition() {
+    return unfenced;
+  }
+
+  /** The records of the unfenced topic, in offset order. */
+  List<Accepted> unfencedArrivals() {
+    synchronized (arrived) {
+      return List.copyOf(arrived);
+    }
   }
 
   private interface Sink {
@@ -151,6 +178,7 @@ final class KafkaSink implements AutoCloseable {
     try {
       mainThread.join(5_000);
       dlqThread.join(5_000);
+      unfencedThread.join(5_000);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -158,7 +186,11 @@ final class KafkaSink implements AutoCloseable {
 
   private static long token(ConsumerRecord<String, String> record) {
     String token = header(record, KafkaHeaderNames.TOKEN);
-    return token == null ? 0 : Long.parseLong(token);
+    try {
+      return token == null ? 0 : Long.parseLong(token);
+    } catch (NumberFormatException e) {
+      return 0;
+    }
   }
 
   private static String header(ConsumerRecord<String, String> record, String name) {

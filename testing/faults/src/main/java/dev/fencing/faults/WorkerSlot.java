@@ -148,7 +148,8 @@ final class WorkerSlot implements AutoCloseable {
     // Every resource through the worker's own proxies (its data path), which the delay and data-partition faults hold.
     List<String> workerArgs = new ArrayList<>(List.of("name=" + id, "pg=" + dataPath.pgUrl(),
         "mariadb=" + dataPath.mariaUrl(), "http=" + dataPath.httpUrl(), "kafka=" + dataPath.kafka(),
-        "topic=" + FaultRun.TOPIC,
+        "topic=" + FaultRun.TOPIC, "pg-direct=" + setup.pgUrl(), "http-unfenced=" + setup.unfencedHttpUrl(),
+        "kafka-direct=" + setup.kafkaDirect(), "unfenced-topic=" + FaultRun.UNFENCED_TOPIC,
         "status=http://127.0.0.1:" + statusPort + "/status", "interval-ms=100"));
     if (topology.sections()) {
       workerArgs.add("locks=" + String.join(",", topology.lockNames()));

@@ -75,6 +75,7 @@ class FaultsPoolerSmokeIT {
   @Test
   void aPoolerRunWritesThroughPgBouncerAndEndsWithItsSummaryLine() {
     assertThat(run.summary()).matches("trials=2 stale_accepted=\\d+ lost=\\d+ blocked=\\d+ rejected=\\d+"
+        + " unfenced_stale=\\d+ unfenced_writes=\\d+"
         + " pooler=pgbouncer-transaction pool_size=2");
     assertThat(run.faults()).containsOnlyKeys(FaultRun.Fault.PAUSE, FaultRun.Fault.PARTITION);
     assertThat(run.notes()).as("liveness, harness, pooler counters").noneMatch(n -> n.startsWith("liveness")
@@ -106,7 +107,8 @@ class FaultsPoolerSmokeIT {
   @Test
   void noStaleWriteIsAcceptedAndNoAcknowledgedWriteIsLostBehindThePooler() {
     HistoryChecker.Result result = run.result();
-    assertThat(result.summary()).as(String.join("\n", result.violations())).contains("stale_accepted=0 lost=0");
+    assertThat(result.summary()).as(String.join("\n", result.violations())).contains("stale_accepted=0 lost=0")
+        .contains(" unfenced_stale=0 ");
     assertThat(result.violations()).as("history in " + run.outDir()).isEmpty();
     assertThat(result.rejected()).isPositive();
   }

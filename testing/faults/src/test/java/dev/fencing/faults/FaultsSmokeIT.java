@@ -21,7 +21,9 @@ class FaultsSmokeIT {
     HistoryChecker.Result result = outcome.result();
     // Every fault kind, once each.
     assertThat(outcome.faults().keySet()).containsExactlyInAnyOrder(FaultRun.Fault.values());
-    assertThat(result.summary()).as(String.join("\n", result.violations())).contains("stale_accepted=0 lost=0");
+    assertThat(result.summary()).as(String.join("\n", result.violations())).contains("stale_accepted=0 lost=0")
+        .contains(" unfenced_stale=0 ");
+    assertThat(result.unfencedWrites()).as("the unfenced destinations received writes").isPositive();
     assertThat(result.violations()).as("history in " + outcome.outDir()).isEmpty();
     // The faults did happen to the workers: stale writes were stopped on both sides.
     assertThat(result.blocked()).isPositive();

@@ -22,7 +22,7 @@ class FaultsTopologySmokeIT {
     FaultRun.Outcome outcome = FaultRun.run(options, System.out);
     HistoryChecker.Result result = outcome.result();
     assertThat(outcome.summary()).as(String.join("\n", result.violations()))
-        .contains("stale_accepted=0 lost=0").endsWith(" coordinator=zookeeper locks=2");
+        .contains("stale_accepted=0 lost=0").contains(" unfenced_stale=0 ").endsWith(" coordinator=zookeeper locks=2");
     assertThat(result.violations()).as("history in " + outcome.outDir()).isEmpty();
     assertThat(outcome.faults().keySet()).contains(FaultRun.Fault.PAUSE, FaultRun.Fault.PARTITION,
         FaultRun.Fault.LEADER_KILL, FaultRun.Fault.ETCD_RESTART);

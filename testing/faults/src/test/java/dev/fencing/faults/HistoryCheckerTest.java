@@ -26,6 +26,8 @@ class HistoryCheckerTest {
     final Map<String, Long> fence = new HashMap<>();
     long pgCounter = -1;
     final Map<String, Set<Long>> grants = new HashMap<>();
+    final List<Accepted> unfenced = new ArrayList<>();
+    final List<Long> wipes = new ArrayList<>();
     /** The token the next attempts' writer held (the attempts' tokenHeld). */
     long held;
 
@@ -64,6 +66,23 @@ class HistoryCheckerTest {
       return this;
     }
 
+    /** Arrived at unfenced destination {@code resource} ({@code pg-unfenced}, ...) in arrival order {@code order}. */
+    H arrived(String resource, long order, String id, long token) {
+      unfenced.add(new Accepted(resource, order, id, token, 0));
+      return this;
+    }
+
+    /** An attempt whose ATTEMPT line showed its writer holding {@code token}. */
+    H holding(String id, String channel, long start, long end, Outcome outcome, long token) {
+      String worker = id.substring(0, id.indexOf(':'));
+      attempts.add(new Attempt(id, worker, channel, start, end, "HOLDING", token, outcome, outcome.name(), token));
+      metrics.putIfAbsent(worker, new AgentMetrics(new HashMap<>(), new HashMap<>()));
+      if (outcome == Outcome.BLOCKED) {
+        metrics.get(worker).blocked().merge(History.agentChannel(channel), 1L, Long::sum);
+      }
+      return this;
+    }
+
     H quarantined(String id) {
       quarantined.add(id);
       fence.merge("kafka", 1L, Long::sum);
@@ -72,7 +91,7 @@ class HistoryCheckerTest {
 
     HistoryChecker.Result check() {
       return HistoryChecker.check(new History(3, attempts, accepted, quarantined, metrics, fence, pgCounter,
-          grants));
+          grants, unfenced, wipes));
     }
   }
 
@@ -99,7 +118,8 @@ class HistoryCheckerTest {
   void aCleanHistoryPassesAndCountsBlockedAndRejected() {
     HistoryChecker.Result r = clean().check();
     assertThat(r.violations()).isEmpty();
-    assertThat(r.summary()).isEqualTo("trials=3 stale_accepted=0 lost=0 blocked=1 rejected=3");
+    assertThat(r.summary()).isEqualTo("trials=3 stale_accepted=0 lost=0 blocked=1 rejected=3"
+        + " unfenced_stale=0 unfenced_writes=0");
   }
 
   @Test
@@ -159,7 +179,8 @@ class HistoryCheckerTest {
     H h = clean();
     h.metrics.get("w2.1").blocked().clear();
     HistoryChecker.Result r = h.check();
-    assertThat(r.summary()).endsWith("stale_accepted=0 lost=0 blocked=1 rejected=3");
+    assertThat(r.summary()).endsWith("stale_accepted=0 lost=0 blocked=1 rejected=3 unfenced_stale=0"
+        + " unfenced_writes=0");
     assertThat(r.ok()).isFalse();
     assertThat(r.violations()).singleElement().asString()
         .isEqualTo("missing metric: w2.1 saw 1 blocked jdbc writes, its agent counted"
@@ -332,5 +353,105 @@ class HistoryCheckerTest {
     assertThat(r.violations()).singleElement().asString()
         .isEqualTo("wrong lock in kafka/faults-2/p0: w1.1:1/faults-1 was made under lock 'faults-1' but accepted"
             + " (order 1) under lock 'faults-2' with token 9");
+  }
+
+  /** The unfenced destinations: w1.1 holds token 5, w2.1 takes over with 9; w1.1's late writes are blocked. */
+  private static H unfencedClean() {
+    H h = new H();
+    h.holding("w1.1:1", "pg-unfenced", 100, 110, Outcome.ACKED, 5).arrived("pg-unfenced", 1, "w1.1:1", 5);
+    h.holding("w1.1:1", "http-unfenced", 111, 115, Outcome.ACKED, 5).arrived("http-unfenced", 1, "w1.1:1", 5);
+    h.holding("w1.1:1", "kafka-unfenced", 116, 120, Outcome.ACKED, 5).arrived("kafka-unfenced", 1, "w1.1:1", 5);
+    h.holding("w2.1:2", "pg-unfenced", 3000, 3010, Outcome.ACKED, 9).arrived("pg-unfenced", 2, "w2.1:2", 9);
+    h.holding("w2.1:2", "http-unfenced", 3011, 3015, Outcome.ACKED, 9).arrived("http-unfenced", 2, "w2.1:2", 9);
+    h.holding("w1.1:2", "pg-unfenced", 3100, 3110, Outcome.BLOCKED, 5);
+    h.holding("w1.1:2", "kafka-unfenced", 3111, 3115, Outcome.BLOCKED, 5);
+    return h;
+  }
+
+  @Test
+  void unfencedArrivalsInHolderOrderPassAndAreCounted() {
+    HistoryChecker.Result r = unfencedClean().check();
+    assertThat(r.violations()).isEmpty();
+    assertThat(r.summary()).isEqualTo("trials=3 stale_accepted=0 lost=0 blocked=2 rejected=0 unfenced_stale=0"
+        + " unfenced_writes=5");
+    assertThat(r.ok()).isTrue();
+  }
+
+  /** No fence orders an unfenced destination: a holder's write that arrives after its successor's first is stale. */
+  @Test
+  void aHoldersWriteArrivingAtAnUnfencedDestinationAfterItsSuccessorsFirstIsUnfencedStale() {
+    H h = unfencedClean();
+    h.holding("w1.1:3", "http-unfenced", 2990, 3500, Outcome.ACKED, 5).arrived("http-unfenced", 3, "w1.1:3", 5);
+    HistoryChecker.Result r = h.check();
+    assertThat(r.unfencedStale()).isEqualTo(1);
+    assertThat(r.staleAccepted()).isZero();
+    assertThat(r.ok()).isFalse();
+    assertThat(r.summary()).contains(" unfenced_stale=1 unfenced_writes=6");
+    assertThat(r.violations()).singleElement().asString().startsWith("unfenced stale write in http-unfenced: w1.1:3"
+        + " with token 5 (attempted 2990-3500, outcome ACKED) arrived (order 3) after w2.1:2 with token 9 (order 2)");
+  }
+
+  /** The arrival order decides, not the attempt's times: a late commit (pg's arrival is its commit) is stale. */
+  @Test
+  void arrivalOrderIsWhatCountsNotWhenTheWriteBegan() {
+    H h = unfencedClean();
+    h.holding("w1.1:0", "pg-unfenced", 90, 3200, Outcome.FAILED, 5).arrived("pg-unfenced", 3, "w1.1:0", 5);
+    HistoryChecker.Result r = h.check();
+    assertThat(r.unfencedStale()).isEqualTo(1);
+    assertThat(r.violations()).singleElement().asString().startsWith("unfenced stale write in pg-unfenced: w1.1:0");
+  }
+
+  /** Each unfenced destination is judged on its own: the successor's first pg write says nothing about Kafka. */
+  @Test
+  void eachUnfencedDestinationIsJudgedOnItsOwn() {
+    H h = unfencedClean();
+    h.holding("w1.1:3", "kafka-unfenced", 3200, 3210, Outcome.ACKED, 5).arrived("kafka-unfenced", 2, "w1.1:3", 5);
+    assertThat(h.check().violations()).isEmpty();
+  }
+
+  @Test
+  void anUntaggedWriteAtAnUnfencedDestinationIsAViolation() {
+    H h = unfencedClean();
+    h.holding("w3.1:1", "kafka-unfenced", 3200, 3210, Outcome.ACKED, 0).arrived("kafka-unfenced", 2, "w3.1:1", 0);
+    HistoryChecker.Result r = h.check();
+    assertThat(r.unfencedStale()).isEqualTo(1);
+    assertThat(r.violations()).singleElement().asString().startsWith("untagged write in kafka-unfenced: w3.1:1");
+  }
+
+  /** Shared with the fenced resources: blocked yet arrived, and acknowledged yet missing. */
+  @Test
+  void aBlockedWriteThatArrivedAndAnAcknowledgedOneMissingAreViolations() {
+    H h = unfencedClean();
+    h.arrived("pg-unfenced", 3, "w1.1:2", 5);
+    h.holding("w2.1:3", "http-unfenced", 3300, 3310, Outcome.ACKED, 9);
+    HistoryChecker.Result r = h.check();
+    assertThat(r.lost()).isEqualTo(1);
+    assertThat(r.violations()).anyMatch(v -> v.startsWith("accepted in pg-unfenced although the worker saw it"
+        + " BLOCKED: w1.1:2")).anyMatch(v -> v.startsWith("lost: http-unfenced write w2.1:3"));
+  }
+
+  /**
+   * A coordinator wipe starts the tokens low again: a holder first seen after the wipe with token 3 comes after the
+   * holder of token 9 from before it, and the old holder's write arriving after the new holder's first is stale.
+   */
+  @Test
+  void afterACoordinatorWipeHoldersAreOrderedByTheHistoryTheirTokenCameFrom() {
+    H h = unfencedClean();
+    h.wipes.add(4000L);
+    h.holding("w3.2:1", "pg-unfenced", 5000, 5010, Outcome.ACKED, 3).arrived("pg-unfenced", 3, "w3.2:1", 3);
+    assertThat(h.check().violations()).isEmpty();
+    h.holding("w2.1:9", "pg-unfenced", 3900, 5100, Outcome.ACKED, 9).arrived("pg-unfenced", 4, "w2.1:9", 9);
+    HistoryChecker.Result r = h.check();
+    assertThat(r.unfencedStale()).isEqualTo(1);
+    assertThat(r.violations()).singleElement().asString().startsWith("unfenced stale write in pg-unfenced: w2.1:9")
+        .endsWith("after w3.2:1 with token 3 (order 3), a holder after coordinator wipe 1");
+  }
+
+  @Test
+  void theUnfencedChannelsAreCountedUnderTheAgentsChannels() {
+    assertThat(History.agentChannel("pg-unfenced")).isEqualTo("jdbc");
+    assertThat(History.agentChannel("http-unfenced")).isEqualTo("http");
+    assertThat(History.agentChannel("kafka-unfenced")).isEqualTo("kafka");
+    assertThat(History.agentChannel("mariadb")).isEqualTo("jdbc");
   }
 }
