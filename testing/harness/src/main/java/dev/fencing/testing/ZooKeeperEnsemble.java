@@ -29,8 +29,9 @@ import java.util.stream.Collectors;
  * tests need no ZooKeeper client unless they use one themselves.
  *
  * <p>Settings: tickTime 200 ms (sessions of 0.4 s to 60 s), initLimit 25 and syncLimit 10 ticks (2 s: a busy
- * two-core machine), no admin server. A server can be stopped, killed, frozen and restarted, the whole ensemble
- * wiped (data deleted, a new ensemble with a new history). Servers are stopped by {@link #close()} and, if a test run
+ * two-core machine; {@link #startWithQuorumProxies} sets another), no admin server. A server can be stopped, killed,
+ * frozen and restarted, cut from the quorum (with quorum proxies), the whole ensemble wiped (data deleted, a new
+ * ensemble with a new history). Servers are stopped by {@link #close()} and, if a test run
  * is aborted, by a shutdown hook of the test JVM.
  */
 public final class ZooKeeperEnsemble implements AutoCloseable {
@@ -143,11 +144,48 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
   private final String classpath;
   private final ClientTls tls;
   private final List<Server> servers = new ArrayList<>();
+  /** syncLimit in ticks: how long a follower serves its clients without hearing from the leader. */
+  private int syncLimitTicks = 10;
+  /**
+   * With {@link #startWithQuorumProxies}: per (server, other server), the proxies through which the first reaches
+   * the second's quorum and election ports ({@code "<from>><to>:q"}, {@code "<from>><to>:e"}).
+   */
+  private final Map<String, TcpProxy> quorumProxies = new java.util.HashMap<>();
 
   private ZooKeeperEnsemble(Path root, String classpath, ClientTls tls) {
     this.root = root;
     this.classpath = classpath;
     this.tls = tls;
+  }
+
+  /**
+   * An ensemble whose servers reach each other's quorum and election ports only through proxies of the test's, so that
+   * one server can be cut from the quorum ({@link #cutFromQuorum}) while it keeps serving its clients: a follower
+   * that hears nothing from the leader goes on answering its clients' pings for {@code syncLimitTicks} ticks before
+   * it drops them. Its clients' sessions expire on the leader meanwhile.
+   */
+  public static ZooKeeperEnsemble startWithQuorumProxies(int size, int syncLimitTicks) {
+    return start(size, null, syncLimitTicks, true);
+  }
+
+  /**
+   * Blackholes every quorum and election connection to and from {@code server} (connections stay open, bytes stop
+   * both ways), until {@link #healQuorum}. Only with {@link #startWithQuorumProxies}.
+   */
+  public void cutFromQuorum(Server server) {
+    if (quorumProxies.isEmpty()) {
+      throw new IllegalStateException("the ensemble was not started with quorum proxies");
+    }
+    quorumProxies.forEach((key, proxy) -> {
+      if (key.startsWith(server.id + ">") || key.contains(">" + server.id + ":")) {
+        proxy.partition();
+      }
+    });
+  }
+
+  /** Lets every quorum and election connection flow again. */
+  public void healQuorum() {
+    quorumProxies.values().forEach(TcpProxy::heal);
   }
 
   /** Starts an ensemble of {@code size} servers (3 for a quorum that survives one failure); ready on return. */
@@ -157,6 +195,10 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
 
   /** As {@link #start(int)}, with client TLS ({@code tls} null: none). */
   public static ZooKeeperEnsemble start(int size, ClientTls tls) {
+    return start(size, tls, 10, false);
+  }
+
+  private static ZooKeeperEnsemble start(int size, ClientTls tls, int syncLimitTicks, boolean proxied) {
     String classpath = serverClasspath();
     Path root;
     try {
@@ -170,6 +212,17 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
       int[] ports = Ports.freePorts(each * size);
       for (int i = 0; i < size; i++) {
         ensemble.servers.add(ensemble.new Server(i + 1, java.util.Arrays.copyOfRange(ports, each * i, each * i + each)));
+      }
+      ensemble.syncLimitTicks = syncLimitTicks;
+      if (proxied) {
+        for (Server from : ensemble.servers) {
+          for (Server to : ensemble.servers) {
+            if (from != to) {
+              ensemble.quorumProxies.put(from.id + ">" + to.id + ":q", new TcpProxy(to.quorumPort));
+              ensemble.quorumProxies.put(from.id + ">" + to.id + ":e", new TcpProxy(to.electionPort));
+            }
+          }
+        }
       }
       for (Server s : ensemble.servers) {
         ensemble.launch(s);
@@ -288,7 +341,7 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
       List<String> lines = new ArrayList<>(List.of(
           "tickTime=" + TICK_MILLIS,
           "initLimit=25",
-          "syncLimit=10",
+          "syncLimit=" + syncLimitTicks,
           "minSessionTimeout=" + 2 * TICK_MILLIS,
           "maxSessionTimeout=60000",
           "dataDir=" + data,
@@ -297,7 +350,11 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
           "admin.enableServer=false",
           "4lw.commands.whitelist=srvr,ruok,stat"));
       for (Server o : servers) {
-        lines.add("server." + o.id + "=127.0.0.1:" + o.quorumPort + ":" + o.electionPort);
+        TcpProxy q = quorumProxies.get(s.id + ">" + o.id + ":q");
+        TcpProxy e = quorumProxies.get(s.id + ">" + o.id + ":e");
+        // Its own ports to listen on; the others' through its proxies to them, when there are proxies.
+        lines.add("server." + o.id + "=127.0.0.1:" + (q == null ? o.quorumPort : q.port()) + ":"
+            + (e == null ? o.electionPort : e.port()));
       }
       if (tls != null) {
         // ZooKeeper reads a PEM key store as the key and its certificate chain in one file.
@@ -394,6 +451,7 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
       for (Server s : servers) {
         stopProcess(s.process, true);
       }
+      quorumProxies.values().forEach(TcpProxy::close);
     } finally {
       Processes.deleteTree(root);
     }

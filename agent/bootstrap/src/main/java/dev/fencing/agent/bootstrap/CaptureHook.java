@@ -25,9 +25,9 @@ public interface CaptureHook {
   void released(String library, String holdId);
 
   /**
-   * The coordinator acknowledged the session {@code sessionId} alive at {@code aliveAtNanos} (the send time of a
-   * ZooKeeper ping that was answered, of an etcd keepalive that was answered), {@code timeoutMillis} being the session
-   * timeout or lease TTL then known (0: unchanged).
+   * The coordinator acknowledged the ZooKeeper session {@code sessionId} alive at {@code aliveAtNanos} (the send time
+   * of a {@code sync} the ensemble's leader answered, {@link LockLibraries#zooKeeperSync}), {@code timeoutMillis} being
+   * the session timeout then known (0: unchanged).
    */
   void alive(long sessionId, long aliveAtNanos, long timeoutMillis);
 

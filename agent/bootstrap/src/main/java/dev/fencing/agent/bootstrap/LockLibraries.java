@@ -1,16 +1,21 @@
 package dev.fencing.agent.bootstrap;
 
+import java.lang.ref.WeakReference;
+import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.util.Collections;
 import java.util.Map;
 import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What the capture advice reads of the application's lock libraries (Curator and its ZooKeeper client, jetcd), by
  * reflection on the objects the advice hands over. Reflection, not the libraries' types, because the agent jar bundles
  * its own, relocated ZooKeeper client and jetcd: the jar's relocation would rewrite every reference to
  * {@code org.apache.zookeeper} or {@code io.etcd} in the advice to the agent's private copies, which the application's
- * classes are not. Runs on acquisition, release and answered pings only, never per side effect. java.base only.
+ * classes are not. Runs on acquisition, release and the syncs that keep a captured ZooKeeper lock trusted, never per
+ * side effect. java.base only.
  */
 public final class LockLibraries {
   private LockLibraries() {}
@@ -21,6 +26,19 @@ public final class LockLibraries {
    * is not captured.
    */
   private static final ThreadLocal<int[]> IN_SEMAPHORE = ThreadLocal.withInitial(() -> new int[1]);
+
+  /**
+   * Per ZooKeeper session: the application's handle of it (weakly: the application closes or replaces it), which
+   * {@link #zooKeeperSync} sends its syncs on.
+   */
+  private static final Map<Long, WeakReference<Object>> SESSIONS = new ConcurrentHashMap<>();
+
+  /**
+   * {@code org.apache.zookeeper.AsyncCallback$VoidCallback}, built at run time: the agent jar relocates its own
+   * ZooKeeper client, and the relocation rewrites every string constant naming {@code org.apache.zookeeper}.
+   */
+  private static final String VOID_CALLBACK = String.join(".", "org", "apache", "zookeeper",
+      "AsyncCallback$VoidCallback");
 
   /** Per LeaderLatch (weakly): the latch node it leads with, until it loses or gives up the leadership. */
   private static final Map<Object, String> LEADING = Collections.synchronizedMap(new WeakHashMap<>());
@@ -149,20 +167,65 @@ public final class LockLibraries {
     if (stat == null || (Long) call(stat, "getEphemeralOwner") != session) {
       return null;
     }
+    SESSIONS.put(session, new WeakReference<>(zk));
     return new long[] {(Long) call(stat, "getCzxid"), session, aliveAt,
         ((Integer) call(zk, "getSessionTimeout")).longValue()};
   }
 
   /**
-   * An answered ping on the ZooKeeper connection {@code cnxn} (a ClientCnxn), sent at {@code sentAtNanos}: the
-   * session was alive then.
+   * Sends a {@code sync} on the application's own ZooKeeper handle of session {@code sessionId} (the one its captured
+   * lock was read with). A sync is answered only through the ensemble's leader, so an answer proves the server the
+   * client talks to still follows one (a follower cut from the quorum keeps answering pings, never syncs): when it is
+   * answered without error, {@link Captures#alive} gets its send time. False when that handle is gone (closed, or
+   * replaced after its session expired) or the sync could not be sent: no answer, the lock's trust runs out.
    */
-  public static void zooKeeperPingAnswered(Object cnxn, long sentAtNanos) {
+  public static boolean zooKeeperSync(long sessionId) {
     try {
-      Captures.alive((Long) call(cnxn, "getSessionId"), sentAtNanos,
-          ((Integer) call(cnxn, "getSessionTimeout")).longValue());
+      WeakReference<Object> ref = SESSIONS.get(sessionId);
+      Object zk = ref == null ? null : ref.get();
+      if (zk == null || (Long) call(zk, "getSessionId") != sessionId) {
+        SESSIONS.remove(sessionId);
+        return false;
+      }
+      long timeoutMillis = ((Integer) call(zk, "getSessionTimeout")).longValue();
+      Class<?> callback = Class.forName(VOID_CALLBACK, false, zk.getClass().getClassLoader());
+      long sent = System.nanoTime();
+      Object answer = Proxy.newProxyInstance(callback.getClassLoader(), new Class<?>[] {callback},
+          new SyncAnswer(sessionId, sent, timeoutMillis));
+      zk.getClass().getMethod("sync", String.class, callback, Object.class).invoke(zk, "/", answer, null);
+      return true;
     } catch (Throwable t) {
-      // the deadline is not extended: the captured lock expires, the safe side
+      return false; // not sent: no answer will renew the lock, which expires (the safe side)
+    }
+  }
+
+  /** The callback of one sync ({@code VoidCallback.processResult(int rc, String path, Object ctx)}). */
+  private static final class SyncAnswer implements InvocationHandler {
+    private final long sessionId;
+    private final long sentAtNanos;
+    private final long timeoutMillis;
+
+    SyncAnswer(long sessionId, long sentAtNanos, long timeoutMillis) {
+      this.sessionId = sessionId;
+      this.sentAtNanos = sentAtNanos;
+      this.timeoutMillis = timeoutMillis;
+    }
+
+    @Override
+    public Object invoke(Object proxy, Method method, Object[] args) {
+      switch (method.getName()) {
+        case "processResult":
+          if (args != null && args.length > 0 && Integer.valueOf(0).equals(args[0])) {
+            Captures.alive(sessionId, sentAtNanos, timeoutMillis); // rc OK: the leader answered
+          }
+          return null;
+        case "equals":
+          return proxy == args[0];
+        case "hashCode":
+          return System.identityHashCode(proxy);
+        default:
+          return "fencing-agent sync of session 0x" + Long.toHexString(sessionId);
+      }
     }
   }
 

@@ -117,7 +117,7 @@ public enum ConfigKey {
       ValueType.path()),
   CAPTURE_MAX_LOCKS("capture.max-locks", "integer", "16", "Most distinct application-owned locks (Curator lock paths, jetcd lock names) this JVM captures, each with its own lock label and token state; an acquisition of a further lock is not captured (logged once per lock).",
       ValueType.count(1, 1000)),
-  CAPTURE_SAFETY_MARGIN("capture.safety-margin", "duration", "1s", "Subtracted from a captured lock's local deadline (the send time of the application's last answered ZooKeeper ping or etcd keepalive plus its session timeout or lease TTL).",
+  CAPTURE_SAFETY_MARGIN("capture.safety-margin", "duration", "1s", "Subtracted from a captured lock's local deadline (the send time of the last answered ZooKeeper `sync` or etcd keepalive plus its session timeout or lease TTL).",
       ValueType.duration(Duration.ZERO)),
   INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, apache-httpclient-4, okhttp, reactor-netty, kafka-clients; inbound tokens: servlet, jdk-http-server, executors; application-owned locks: curator, jetcd-lock; class-loaders: makes every class loader delegate the agent's bootstrap package, see Safety) on or off.",
       ValueType.flag());

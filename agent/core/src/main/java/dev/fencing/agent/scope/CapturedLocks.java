@@ -2,6 +2,7 @@ package dev.fencing.agent.scope;
 
 import dev.fencing.agent.bootstrap.CaptureHook;
 import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.bootstrap.LockLibraries;
 import dev.fencing.agent.bootstrap.LockScope;
 import dev.fencing.agent.bootstrap.SideEffectGate;
 import dev.fencing.agent.bootstrap.TokenContext;
@@ -10,6 +11,7 @@ import dev.fencing.agent.events.FencingEvents;
 import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.policy.SideEffectCounters;
 import dev.fencing.agent.policy.SideEffectPolicy;
+import dev.fencing.agent.threads.AgentThreads;
 import dev.fencing.agent.token.Grant;
 import dev.fencing.agent.token.LossReason;
 import dev.fencing.agent.token.TokenState;
@@ -20,6 +22,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The application's own locks the agent captured (docs/DESIGN.md section 4, "Captured locks"): a Curator lock or
@@ -30,8 +33,12 @@ import java.util.concurrent.TimeUnit;
  * revision of the lock key), and are decided by the lock's policy once the lock can no longer be trusted.
  *
  * <p>Trust follows the application's coordinator session on the monotonic clock: the grant's deadline is the time the
- * coordinator last knew the session alive (the send time of the last answered ZooKeeper ping or etcd keepalive) plus
- * the session timeout or lease TTL, minus {@code fencing.capture.safety-margin}. A process paused past it sees the
+ * coordinator last knew the session alive plus the session timeout or lease TTL, minus
+ * {@code fencing.capture.safety-margin}. For ZooKeeper that is told by {@code sync}s the agent sends on the
+ * application's own handle every third of the session timeout while a lock of the session is held
+ * ({@link #syncLoop}): only the ensemble's leader answers a sync, so a follower cut from the quorum (which keeps
+ * answering pings for {@code syncLimit * tickTime}) renews nothing. For etcd, by the application's answered
+ * keepalives. A process paused past it sees the
  * lock expired on its first side effect after resuming, before any of the application's threads ran.
  */
 public final class CapturedLocks implements CaptureHook {
@@ -50,8 +57,12 @@ public final class CapturedLocks implements CaptureHook {
   /** Told of each lock captured, with its own counters (the metrics add its series); see {@link #onCapture}. */
   private final List<java.util.function.Consumer<LockRuntime>> listeners =
       new java.util.concurrent.CopyOnWriteArrayList<>();
-  /** Per session: the send time of its last answered ping (the renewal after the next one uses it). */
+  /** Per ZooKeeper session: the send time of its last answered sync (the renewal after the next one uses it). */
   private final Map<Long, Long> lastAnswered = new ConcurrentHashMap<>();
+  /** Per ZooKeeper session of a held Curator lock: when its next sync is due (System.nanoTime). */
+  private final Map<Long, long[]> syncDue = new ConcurrentHashMap<>();
+  /** Sends the syncs ({@link #syncLoop}); started with the first Curator lock captured. */
+  private Thread syncer; // guarded by this
   /** Per etcd lease: {when it was last known alive, its TTL}, both in nanoseconds. */
   private final Map<Long, long[]> leases = new ConcurrentHashMap<>();
   /** The routing gate, once the first capture installed it (or the one of the JVM's declared sections). */
@@ -170,6 +181,7 @@ public final class CapturedLocks implements CaptureHook {
     Grant g = c.runtime.state().granted(token, sessionId, 0, aliveAtNanos + timeoutNanos - marginNanos);
     Object previous = TokenContext.enterScope(c.scope);
     Hold old = holds.put(holdId, new Hold(c, g, sessionId, timeoutNanos, Thread.currentThread(), previous));
+    keepSyncing(c, sessionId);
     if (old != null) {
       LOG.debug("hold " + holdId + " acquired again before its release was seen");
     }
@@ -195,6 +207,7 @@ public final class CapturedLocks implements CaptureHook {
     long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
     Grant g = c.runtime.state().granted(token, sessionId, 0, aliveAtNanos + timeoutNanos - marginNanos);
     holds.put(holdId, new Hold(c, g, sessionId, timeoutNanos, null, null));
+    keepSyncing(c, sessionId);
     if (scopes.outside().jvmWide()) {
       LOG.info(library + " leader latch " + path + " leads with token " + token + "; the side effects outside scopes"
           + " stay decided by fencing.lock=" + scopes.outside().lock());
@@ -270,10 +283,65 @@ public final class CapturedLocks implements CaptureHook {
     }
   }
 
+  /** A Curator lock of ZooKeeper session {@code sessionId} is held: syncs keep it trusted, the first one now. */
+  private void keepSyncing(Captured c, long sessionId) {
+    if (!"curator".equals(c.library)) {
+      return;
+    }
+    syncDue.putIfAbsent(sessionId, new long[] {System.nanoTime()});
+    Thread t;
+    synchronized (this) {
+      if (syncer == null) {
+        syncer = AgentThreads.newThread(this::syncLoop, "fencing-agent-capture-sync");
+        syncer.start();
+      }
+      t = syncer;
+    }
+    LockSupport.unpark(t);
+  }
+
   /**
-   * A ZooKeeper follower tells the leader (whose clock expires sessions) of its clients' pings only in its own next
-   * ping: what the leader surely heard of when a ping is answered is the previous answered one. The deadline moves
-   * to that one's send time plus the session timeout minus the margin, as for the agent's own ZooKeeper lease.
+   * Every third of the session timeout, for each ZooKeeper session of a held Curator lock: a {@code sync} on the
+   * application's handle ({@link LockLibraries#zooKeeperSync}), whose answer renews the session's locks
+   * ({@link #alive}). A session none of whose locks is held any more is dropped.
+   */
+  private void syncLoop() {
+    while (true) {
+      long now = System.nanoTime();
+      long next = now + TimeUnit.SECONDS.toNanos(1);
+      for (Map.Entry<Long, long[]> e : syncDue.entrySet()) {
+        long interval = syncInterval(e.getKey());
+        if (interval <= 0) {
+          syncDue.remove(e.getKey());
+          continue;
+        }
+        long[] due = e.getValue();
+        if (now - due[0] >= 0) {
+          LockLibraries.zooKeeperSync(e.getKey()); // not sent (handle gone): no answer, the lock runs out of trust
+          due[0] = now + interval;
+        }
+        next = due[0] - next < 0 ? due[0] : next;
+      }
+      LockSupport.parkNanos(Math.max(next - System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(1)));
+    }
+  }
+
+  /** A third of the shortest session timeout of the locks held on {@code sessionId}; 0 when none is held. */
+  private long syncInterval(long sessionId) {
+    long shortest = 0;
+    for (Hold h : holds.values()) {
+      if (h.sessionId == sessionId && h.timeoutNanos > 0 && (shortest == 0 || h.timeoutNanos < shortest)) {
+        shortest = h.timeoutNanos;
+      }
+    }
+    return shortest / 3;
+  }
+
+  /**
+   * A ZooKeeper follower forwards its clients' syncs to the leader, but tells the leader (whose clock expires
+   * sessions) of its clients' activity only in its own next ping: what the leader surely heard of when a sync is
+   * answered is the previous answered one. The deadline moves to that one's send time plus the session timeout minus
+   * the margin, as for the agent's own ZooKeeper lease.
    */
   @Override
   public void alive(long sessionId, long aliveAtNanos, long timeoutMillis) {

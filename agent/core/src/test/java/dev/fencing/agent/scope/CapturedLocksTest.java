@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** The captured application locks: names, scope on the acquiring thread, deadline from answered pings, the bound. */
+/** The captured application locks: names, scope on the acquiring thread, deadline from answered syncs, the bound. */
 class CapturedLocksTest {
   private static Scopes scopes(String args) {
     Scopes s = Scopes.of(ConfigLoader.load(args, new Properties(), Map.of()));
@@ -160,17 +160,17 @@ class CapturedLocksTest {
     long first = state.view().grant().deadlineNanos();
     assertThat(first).isEqualTo(now + 900 * ms);
 
-    c.alive(9, now + 300 * ms, 1000); // the first answered ping is only remembered
+    c.alive(9, now + 300 * ms, 1000); // the first answered sync is only remembered
     assertThat(state.view().grant().deadlineNanos()).isEqualTo(first);
     c.alive(9, now + 600 * ms, 1000); // the second moves the deadline to the first's send time
     assertThat(state.view().grant().deadlineNanos()).isEqualTo(now + 1200 * ms);
-    c.alive(8, now + 700 * ms, 1000); // another session's pings do not
+    c.alive(8, now + 700 * ms, 1000); // another session's syncs do not
     assertThat(state.view().grant().deadlineNanos()).isEqualTo(now + 1200 * ms);
 
     c.acquired("curator", ZK, "/l", "/l/n2", 6, 9, now - 2000 * ms, 1000); // a session last known alive 2 s ago
     assertThat(Fencing.decide(Channel.JDBC, true, false).isBlock()).as("past its deadline").isTrue();
     c.alive(9, now - 1500 * ms, 1000);
-    c.alive(9, now - 1400 * ms, 1000); // a late reply of an old ping never brings it back
+    c.alive(9, now - 1400 * ms, 1000); // a late answer to an old sync never brings it back
     assertThat(state.phase()).isEqualTo(LeasePhase.EXPIRED);
   }
 

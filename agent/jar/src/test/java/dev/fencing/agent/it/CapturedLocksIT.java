@@ -221,6 +221,72 @@ class CapturedLocksIT {
     }
   }
 
+  /**
+   * The holder's client talks to one follower only; that follower is cut from the quorum (its quorum and election
+   * connections blackholed). It keeps answering the holder's pings for syncLimit (10 s here), while the leader expires
+   * the holder's session after 3 s and a successor takes the lock. Trust renewed by answered pings would outlive the
+   * session by seconds; a sync needs the leader, so the holder's trust runs out on time: none of its writes to an
+   * unfenced table lands after its successor's first.
+   */
+  @ParameterizedTest
+  @MethodSource("newestJava")
+  void aHolderOnAFollowerCutFromTheQuorumMakesNoUnfencedWriteAfterItsSuccessorsFirst(Path javaHome)
+      throws Exception {
+    try (ZooKeeperEnsemble zk = ZooKeeperEnsemble.startWithQuorumProxies(3, 50);
+        JdbcTakeoverIT.Database db = JdbcTakeoverIT.start("postgresql")) {
+      try (Connection c = DriverManager.getConnection(db.url()); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE audit (seq BIGSERIAL PRIMARY KEY, who TEXT NOT NULL)"); // unfenced: arrival order
+      }
+      ZooKeeperEnsemble.Server leader = zk.leader();
+      ZooKeeperEnsemble.Server follower = zk.servers().stream().filter(x -> x != leader).findFirst().orElseThrow();
+      String others = zk.servers().stream().filter(x -> x != follower).map(ZooKeeperEnsemble.Server::address)
+          .collect(java.util.stream.Collectors.joining(","));
+      String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar")
+          + File.pathSeparator + AgentProcesses.testJars();
+      String session = Integer.toString(SESSION_MS);
+      try (LockJvm a = new LockJvm(javaHome, "curator-cut-a", CuratorLockApp.class, cp, follower.address(), session,
+              PATH, db.url(), "mutex");
+          LockJvm b = new LockJvm(javaHome, "curator-cut-b", CuratorLockApp.class, cp, others, session, PATH,
+              db.url(), "mutex")) {
+        assertThat(a.run("LOCK")).isEqualTo("OK locked");
+        assertThat(a.run("SQL INSERT INTO audit (who) VALUES ('a')")).isEqualTo("OK 1");
+        Thread.sleep(SESSION_MS); // answered syncs renew the holder's trust past one session timeout
+        assertThat(a.run("SQL INSERT INTO audit (who) VALUES ('a')")).isEqualTo("OK 1");
+
+        zk.cutFromQuorum(follower);
+        java.util.concurrent.CompletableFuture<String> successor = java.util.concurrent.CompletableFuture
+            .supplyAsync(() -> {
+              try {
+                String locked = b.run("LOCK");
+                return locked + " / " + b.run("SQL INSERT INTO audit (who) VALUES ('b')");
+              } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            });
+        List<String> holderWrites = new java.util.ArrayList<>();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!successor.isDone() && System.nanoTime() < until) {
+          holderWrites.add(a.run("SQL INSERT INTO audit (who) VALUES ('a')"));
+          Thread.sleep(100);
+        }
+        assertThat(successor.get(1, TimeUnit.SECONDS)).isEqualTo("OK locked / OK 1");
+        for (int i = 0; i < 20; i++) { // the follower answers the holder's pings for a while yet
+          holderWrites.add(a.run("SQL INSERT INTO audit (who) VALUES ('a')"));
+          Thread.sleep(100);
+        }
+        System.out.println("holder's writes after the cut: " + holderWrites.stream().map(w -> w.substring(0,
+            w.startsWith("ERR") ? 9 : 4)).collect(java.util.stream.Collectors.groupingBy(w -> w,
+            java.util.LinkedHashMap::new, java.util.stream.Collectors.counting())));
+        assertThat(holderWrites).as("refused once its trust ran out").anyMatch(w -> w.startsWith("ERR FN003"));
+        assertThat(JdbcTakeoverIT.query(db.url(), "SELECT count(*) FROM audit WHERE who = 'a' AND seq > "
+            + "(SELECT min(seq) FROM audit WHERE who = 'b')")).as("holder's writes after its successor's first")
+            .isEqualTo("0");
+      } finally {
+        zk.healQuorum();
+      }
+    }
+  }
+
   /** The create revision of the lowest key under the app's jetcd lock name: the holder's token as etcd sees it. */
   private static long holderRevision(io.etcd.jetcd.Client etcd, String name) throws Exception {
     var prefix = io.etcd.jetcd.ByteSequence.from(name + "/", java.nio.charset.StandardCharsets.UTF_8);

@@ -11,9 +11,10 @@ import java.util.List;
 /**
  * Capture of the application's Curator locks (docs/DESIGN.md section 4, "Captured locks"): Curator's lock core
  * ({@code LockInternals}, behind InterProcessMutex and LeaderSelector), the semaphore of one lease (behind
- * InterProcessSemaphoreMutex) and LeaderLatch report acquisitions, leadership and releases, the ZooKeeper client's
- * response reader reports answered pings (how long the session is known alive). The hook is the agent core's
- * {@code CapturedLocks}, installed at startup. Switch: fencing.instrumentation.curator.enabled.
+ * InterProcessSemaphoreMutex) and LeaderLatch report acquisitions, leadership and releases. How long the session is
+ * known alive is told by the syncs the core sends on the application's ZooKeeper handle
+ * ({@code LockLibraries.zooKeeperSync}). The hook is the agent core's {@code CapturedLocks}, installed at startup.
+ * Switch: fencing.instrumentation.curator.enabled.
  */
 public final class CuratorInstrumentationModule implements InstrumentationModule {
   static final String RECIPES = "org.apache.curator.framework.recipes.";
@@ -28,7 +29,7 @@ public final class CuratorInstrumentationModule implements InstrumentationModule
 
   @Override
   public List<TypeInstrumentation> typeInstrumentations() {
-    return List.of(new LockInternalsInstrumentation(), new SendThreadInstrumentation(),
+    return List.of(new LockInternalsInstrumentation(),
         new NamedTypeInstrumentation("Curator", SEMAPHORE, t -> {
           t.applyAdvice(method("acquire", 3), SemaphoreAcquireAdvice.class);
           t.applyAdvice(method("returnLease", 1), ReturnLeaseAdvice.class);
