@@ -7,7 +7,7 @@
 #   trials=N stale_accepted=S lost=L blocked=B rejected=R unfenced_stale=U unfenced_writes=W
 # (U: writes of a holder that reached an unfenced table, HTTP receiver or topic after a later holder's first).
 # Usage: scripts/faults.sh [trials] [--seed=N] [--workers=2|3] [--out=DIR] [--pooler[=POOL_SIZE]]
-#   [--coordinator=etcd|zookeeper] [--locks=N] [--partitions=N]. Exit 0 when the history holds, 1 when the checker
+#   [--coordinator=etcd|zookeeper] [--locks=N] [--partitions=N] [--work=jvm|section|curator|jetcd|leader]. Exit 0 when the history holds, 1 when the checker
 # found a violation. --coordinator=zookeeper: a 3-server ZooKeeper ensemble issues the tokens instead of etcd (the
 # same faults: the holder's proxies to the ZooKeeper servers cut, the ZooKeeper leader killed, every server
 # restarted, the ensemble wiped). --locks=N (1-4): the workers hold N locks through declared sections, each lock with
@@ -16,6 +16,10 @@
 # --pooler: the workers reach PostgreSQL through a real PgBouncer (/usr/sbin/pgbouncer) in transaction pooling mode
 # with POOL_SIZE server connections (default 2, fewer than the workers: they share backends); the harness's own
 # reads stay direct, and the summary line ends with `pooler=pgbouncer-transaction pool_size=N`.
+# --work: where the workers' writes run: under the agent's JVM-wide lock (jvm, the default), in a declared section
+# whose transactions commit after it returned (section), under the worker's own Curator InterProcessMutex (curator,
+# on ZooKeeper) or jetcd Lock (jetcd, on etcd), or on a scheduler started by a Curator LeaderSelector (leader); the
+# agent captures the last three.
 # FAULTS_KINDS=delay,clock-jump: only those fault kinds (RELIABILITY.md lists the ten). Not part of the test
 # command (its 10-trial smoke, FaultsSmokeIT, a 2-trial --pooler smoke, FaultsPoolerSmokeIT, and a 4-trial
 # ZooKeeper --locks=2 smoke, FaultsTopologySmokeIT, are).

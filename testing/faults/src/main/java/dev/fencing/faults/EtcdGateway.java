@@ -25,6 +25,11 @@ final class EtcdGateway {
   private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .connectTimeout(Duration.ofSeconds(2)).build();
   private static final int IN_FLIGHT = 8;
+  /**
+   * The harness's own keys: outside every lock's prefix (a jetcd {@code Lock} named {@code faults} is the lowest key
+   * under {@code faults/}: a bump key there, leaseless, would hold that lock for ever).
+   */
+  private static final String KEY_PREFIX = "fencing-faults-harness/";
   /** How long a request is retried while etcd does not answer (a node just restarted, a loaded machine). */
   private static final long RETRY_NANOS = Duration.ofSeconds(30).toNanos();
 
@@ -33,12 +38,12 @@ final class EtcdGateway {
 
   /** The cluster's current revision. */
   static long revision(String clientUrl) {
-    return revisionOf(post(clientUrl + "/v3/kv/range", "{\"key\":\"" + b64("faults/revision") + "\"}"));
+    return revisionOf(post(clientUrl + "/v3/kv/range", "{\"key\":\"" + b64(KEY_PREFIX + "revision") + "\"}"));
   }
 
   /** Puts until the revision is above {@code target}; returns the revision reached. */
   static long bumpAbove(String clientUrl, long target) {
-    String body = "{\"key\":\"" + b64("faults/bump") + "\",\"value\":\"" + b64("x") + "\"}";
+    String body = "{\"key\":\"" + b64(KEY_PREFIX + "bump") + "\",\"value\":\"" + b64("x") + "\"}";
     long revision = revision(clientUrl);
     while (revision <= target) {
       long missing = target - revision + 1;

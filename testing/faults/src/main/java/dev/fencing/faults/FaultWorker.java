@@ -53,8 +53,23 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * into that lock's tables ({@code pg_total_<i>}, {@code pg_write_<i>}, {@code maria_write_<i>}); its ATTEMPT line
  * ends with the lock, and the state and token are that lock's entry of {@code /status}.
  *
+ * <p>How the writes meet the lock ({@code work=}, {@link Topology.Work}): {@code jvm}, as above, under the agent's
+ * JVM-wide lock; {@code section}, each write inside the declared section {@link FaultSections#lock1}, where the
+ * {@code pg} and {@code pg-unfenced} transactions are opened and written, and committed by the caller after the
+ * section returned (as Spring's {@code @Transactional} proxy does), and the {@code kafka} send's callback writes the
+ * record's id ({@code <id>.cb}) to the unfenced table; {@code curator}, {@code jetcd} and {@code leader}, the
+ * worker's own lock, which the agent captures: it writes only while it holds an {@code InterProcessMutex}, a jetcd
+ * {@code Lock} on a lease it keeps alive, or a {@code LeaderSelector}'s leadership (whose {@code takeLeadership}
+ * starts a scheduler that makes the writes, the pattern of Spring Integration's {@code LeaderInitiator}); the
+ * {@code kafka} send's callback writes to the unfenced table there too. Such a worker gives its lock up when its
+ * client reports the session or lease lost, or after {@value #GIVE_UP} iterations in a row with a failed write, and
+ * takes it again; when it has it, it prints the token {@code /status} shows for it as the agent prints its own
+ * grants ({@code holding lock 'faults' with fencing token N}).
+ *
  * <p>Arguments, {@code key=value}: name, pg, mariadb, http, kafka, topic, status, pg-direct, http-unfenced,
- * kafka-direct, unfenced-topic, interval-ms (default 100), locks (none: the one JVM-wide lock).
+ * kafka-direct, unfenced-topic, interval-ms (default 100), locks (none: the one JVM-wide lock), work (default jvm),
+ * coordinator and ttl-ms (the worker's own lock: ZooKeeper connect string or etcd endpoints, session timeout or
+ * lease TTL).
  */
 public final class FaultWorker {
   private static final Pattern STATE = Pattern.compile("\"state\":\"([A-Z_]+)\"");
@@ -81,6 +96,10 @@ public final class FaultWorker {
   private final URI unfencedHttpUri;
   private final String unfencedTopic;
   private final KafkaProducer<String, String> unfencedProducer;
+  private final java.util.concurrent.atomic.AtomicLong seq = new java.util.concurrent.atomic.AtomicLong();
+  /** Iterations in a row with a failed write after which a worker holding its own lock gives it up. */
+  static final int GIVE_UP = 20;
+  private Connection pgCallback;
   private Connection pg;
   private Connection maria;
   private Connection pgUnfenced;
@@ -130,14 +149,312 @@ public final class FaultWorker {
     stdin.setDaemon(true);
     stdin.start();
     print("WORKER STARTED " + worker.name);
-    for (long seq = 1; running.get(); seq++) {
-      worker.iteration(worker.name + ":" + seq);
-      Thread.sleep(interval);
+    switch (args.getOrDefault("work", "jvm")) {
+      case "jvm" -> {
+        while (running.get()) {
+          worker.iteration(worker.nextId());
+          Thread.sleep(interval);
+        }
+      }
+      case "section" -> {
+        while (running.get()) {
+          worker.sectionIteration(worker.nextId());
+          Thread.sleep(interval);
+        }
+      }
+      case "curator" -> worker.curatorLoop(args, running, interval);
+      case "jetcd" -> worker.jetcdLoop(args, running, interval);
+      case "leader" -> worker.leaderLoop(args, running, interval);
+      default -> throw new IllegalArgumentException("work must be jvm, section, curator, jetcd or leader, not '"
+          + args.get("work") + "'");
     }
     worker.producer.close(Duration.ofSeconds(1));
     worker.unfencedProducer.close(Duration.ofSeconds(1));
     print("IDLE " + worker.name);
     Thread.currentThread().join(); // drained: waits to be scraped and shut down
+  }
+
+  private String nextId() {
+    return name + ":" + seq.incrementAndGet();
+  }
+
+  /** {@code work=section}: every write inside section 1, the transactions committed after it returned. */
+  private void sectionIteration(String id) {
+    String status = lockStatus(statusBody(), History.LOCK);
+    attempt(id, "pg", status, () -> commitAfterSection(pg(), c -> pgStatements(c, id, "pg_total", "pg_write")));
+    attempt(id, "mariadb", status, () -> FaultSections.run(1, () -> mariaWrite(id, "maria_write")));
+    attempt(id, "http", status, () -> FaultSections.run(1, () -> httpWrite(id)));
+    attempt(id, "kafka", status, () -> FaultSections.run(1, () -> kafkaWriteWithCallback(id, status)));
+    attempt(id, "pg-unfenced", status, () -> commitAfterSection(pgUnfenced(), c -> insertUnfenced(c, id)));
+    attempt(id, "http-unfenced", status, () -> FaultSections.run(1, () -> httpUnfencedWrite(id)));
+    attempt(id, "kafka-unfenced", status, () -> FaultSections.run(1, () -> kafkaUnfencedWrite(id)));
+  }
+
+  private interface Statements {
+    void run(Connection c) throws SQLException;
+  }
+
+  /**
+   * The section opens the transaction and writes; the caller commits once the section returned (a
+   * {@code @Transactional} proxy around a section method).
+   */
+  private static String commitAfterSection(Connection c, Statements statements) throws Exception {
+    try {
+      FaultSections.run(1, () -> {
+        c.setAutoCommit(false);
+        statements.run(c);
+        return "OK";
+      });
+      c.commit();
+      return "OK";
+    } catch (SQLException e) {
+      reset(c, e);
+      throw e;
+    } catch (Exception e) {
+      reset(c, new SQLException(e.toString()));
+      throw e;
+    }
+  }
+
+  /**
+   * One iteration under the worker's own lock (captured by the agent): the writes of {@code work=jvm}, the Kafka
+   * send with a callback that writes. Whether every write succeeded.
+   */
+  private boolean capturedIteration(String id) {
+    String status = entryStatus(statusBody(), "captured", History.LOCK);
+    boolean ok = attempt(id, "pg", status, () -> pgWrite(id, "pg_total", "pg_write"));
+    ok &= attempt(id, "mariadb", status, () -> mariaWrite(id, "maria_write"));
+    ok &= attempt(id, "http", status, () -> httpWrite(id));
+    ok &= attempt(id, "kafka", status, () -> kafkaWriteWithCallback(id, status));
+    ok &= attempt(id, "pg-unfenced", status, () -> pgUnfencedWrite(id));
+    ok &= attempt(id, "http-unfenced", status, () -> httpUnfencedWrite(id));
+    ok &= attempt(id, "kafka-unfenced", status, () -> kafkaUnfencedWrite(id));
+    return ok;
+  }
+
+  /**
+   * Prints the token the agent shows for the worker's own lock once it has it, in the agent's words for its own
+   * grants (the checker reads a writer's grants from those lines).
+   */
+  private void announceGrant(long previous) throws InterruptedException {
+    for (int i = 0; i < 40; i++) {
+      String[] st = entryStatus(statusBody(), "captured", History.LOCK).split(" ");
+      long token = Long.parseLong(st[1]);
+      if (st[0].equals("HOLDING") && token > 0 && token != previous) {
+        print("LOCKED " + now() + " holding lock '" + History.LOCK + "' with fencing token " + token
+            + " (the worker's own lock, as /status captured[] shows it)");
+        return;
+      }
+      Thread.sleep(25);
+    }
+    print("LOCKED " + now() + " but /status shows no new captured token for '" + History.LOCK + "'");
+  }
+
+  private long capturedToken() {
+    return Long.parseLong(entryStatus(statusBody(), "captured", History.LOCK).split(" ")[1]);
+  }
+
+  private static org.apache.curator.framework.CuratorFramework curator(Map<String, String> args,
+      AtomicBoolean lost) {
+    org.apache.curator.framework.CuratorFramework client = org.apache.curator.framework.CuratorFrameworkFactory
+        .builder().connectString(required(args, "coordinator"))
+        .sessionTimeoutMs(Integer.parseInt(required(args, "ttl-ms"))).connectionTimeoutMs(2_000)
+        .retryPolicy(new org.apache.curator.retry.ExponentialBackoffRetry(100, 5, 1_000)).build();
+    client.getConnectionStateListenable().addListener((c, state) -> {
+      if (!state.isConnected()) {
+        lost.set(true);
+      }
+    });
+    client.start();
+    return client;
+  }
+
+  /** {@code work=curator}: an {@code InterProcessMutex} on {@code /faults}, held while the worker writes. */
+  private void curatorLoop(Map<String, String> args, AtomicBoolean running, long interval) throws Exception {
+    AtomicBoolean lost = new AtomicBoolean();
+    try (org.apache.curator.framework.CuratorFramework client = curator(args, lost)) {
+      var mutex = new org.apache.curator.framework.recipes.locks.InterProcessMutex(client, "/" + History.LOCK);
+      boolean held = false;
+      int failing = 0;
+      while (running.get()) {
+        if (!held) {
+          long previous = capturedToken();
+          lost.set(false);
+          try {
+            held = mutex.acquire(1, TimeUnit.SECONDS);
+          } catch (Exception e) {
+            print("LOCK " + now() + " " + exception(e));
+            Thread.sleep(200);
+            continue;
+          }
+          if (!held) {
+            continue;
+          }
+          failing = 0;
+          announceGrant(previous);
+        }
+        failing = capturedIteration(nextId()) ? 0 : failing + 1;
+        if (lost.get() || failing >= GIVE_UP) {
+          print("RELEASE " + now() + (lost.get() ? " session suspended or lost" : " " + failing + " failing iterations"));
+          release(mutex);
+          held = false;
+        }
+        Thread.sleep(interval);
+      }
+      if (held) {
+        release(mutex);
+      }
+    }
+  }
+
+  private static void release(org.apache.curator.framework.recipes.locks.InterProcessMutex mutex) {
+    try {
+      mutex.release();
+    } catch (Exception e) {
+      print("RELEASE " + now() + " " + exception(e));
+    }
+  }
+
+  /** {@code work=jetcd}: a jetcd {@code Lock} named {@code faults} on a lease the worker keeps alive. */
+  private void jetcdLoop(Map<String, String> args, AtomicBoolean running, long interval) throws Exception {
+    long ttlSeconds = Math.max(1, Long.parseLong(required(args, "ttl-ms")) / 1000);
+    var name = io.etcd.jetcd.ByteSequence.from(History.LOCK, StandardCharsets.UTF_8);
+    try (io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder()
+        .endpoints(required(args, "coordinator").split(",")).build()) {
+      AtomicBoolean lost = new AtomicBoolean();
+      long lease = 0;
+      io.etcd.jetcd.support.CloseableClient keepAlive = null;
+      io.etcd.jetcd.ByteSequence key = null;
+      int failing = 0;
+      while (running.get()) {
+        if (key == null) {
+          long previous = capturedToken();
+          lost.set(false);
+          try {
+            lease = client.getLeaseClient().grant(ttlSeconds).get(5, TimeUnit.SECONDS).getID();
+            keepAlive = client.getLeaseClient().keepAlive(lease, new LeaseObserver(lost));
+            key = client.getLockClient().lock(name, lease).get(30, TimeUnit.SECONDS).getKey();
+          } catch (Exception e) {
+            print("LOCK " + now() + " " + exception(e));
+            giveUp(client, null, keepAlive, lease);
+            keepAlive = null;
+            Thread.sleep(200);
+            continue;
+          }
+          failing = 0;
+          announceGrant(previous);
+        }
+        failing = capturedIteration(nextId()) ? 0 : failing + 1;
+        if (lost.get() || failing >= GIVE_UP) {
+          print("RELEASE " + now() + (lost.get() ? " lease lost" : " " + failing + " failing iterations"));
+          giveUp(client, key, keepAlive, lease);
+          key = null;
+          keepAlive = null;
+        }
+        Thread.sleep(interval);
+      }
+      if (key != null) {
+        giveUp(client, key, keepAlive, lease);
+      }
+    }
+  }
+
+  /** Unlocks (when locked), stops the keepalive and revokes the lease, each best effort. */
+  private static void giveUp(io.etcd.jetcd.Client client, io.etcd.jetcd.ByteSequence key,
+      io.etcd.jetcd.support.CloseableClient keepAlive, long lease) {
+    try {
+      if (key != null) {
+        client.getLockClient().unlock(key).get(2, TimeUnit.SECONDS);
+      }
+    } catch (Exception e) {
+      print("RELEASE " + now() + " " + exception(e));
+    }
+    if (keepAlive != null) {
+      keepAlive.close();
+    }
+    try {
+      if (lease != 0) {
+        client.getLeaseClient().revoke(lease).get(2, TimeUnit.SECONDS);
+      }
+    } catch (Exception e) {
+      // expired or unreachable: it ends with its TTL
+    }
+  }
+
+  /** The lease is lost when its keepalive stream ends or fails, or an answer gives it no time left. */
+  private static final class LeaseObserver
+      implements io.grpc.stub.StreamObserver<io.etcd.jetcd.lease.LeaseKeepAliveResponse> {
+    private final AtomicBoolean lost;
+
+    LeaseObserver(AtomicBoolean lost) {
+      this.lost = lost;
+    }
+
+    @Override
+    public void onNext(io.etcd.jetcd.lease.LeaseKeepAliveResponse r) {
+      if (r.getTTL() <= 0) {
+        lost.set(true);
+      }
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      lost.set(true);
+    }
+
+    @Override
+    public void onCompleted() {
+      lost.set(true);
+    }
+  }
+
+  /**
+   * {@code work=leader}: a Curator {@code LeaderSelector} on {@code /faults} whose {@code takeLeadership} starts a
+   * scheduler that makes the writes every interval and waits; the listener gives the leadership up when the
+   * connection is suspended or lost (Curator's adapter interrupts {@code takeLeadership}), which stops the scheduler.
+   */
+  private void leaderLoop(Map<String, String> args, AtomicBoolean running, long interval) throws Exception {
+    java.util.concurrent.atomic.AtomicInteger leading = new java.util.concurrent.atomic.AtomicInteger();
+    try (org.apache.curator.framework.CuratorFramework client = curator(args, new AtomicBoolean())) {
+      var selector = new org.apache.curator.framework.recipes.leader.LeaderSelector(client, "/" + History.LOCK,
+          new org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter() {
+            @Override
+            public void takeLeadership(org.apache.curator.framework.CuratorFramework c) throws Exception {
+              leading.incrementAndGet();
+              var scheduler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+              java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+              try {
+                announceGrant(0);
+                int[] failing = {0};
+                scheduler.scheduleWithFixedDelay(() -> {
+                  if (!running.get()) {
+                    done.countDown();
+                    return;
+                  }
+                  failing[0] = capturedIteration(nextId()) ? 0 : failing[0] + 1;
+                  if (failing[0] >= GIVE_UP) {
+                    print("RELEASE " + now() + " " + failing[0] + " failing iterations");
+                    done.countDown();
+                  }
+                }, 0, interval, TimeUnit.MILLISECONDS);
+                done.await();
+              } finally {
+                scheduler.shutdownNow();
+                scheduler.awaitTermination(15, TimeUnit.SECONDS);
+                leading.decrementAndGet();
+              }
+            }
+          });
+      selector.autoRequeue();
+      selector.start();
+      while (running.get()) {
+        Thread.sleep(100);
+      }
+      selector.close();
+      for (int i = 0; i < 200 && leading.get() > 0; i++) {
+        Thread.sleep(100);
+      }
+    }
   }
 
   private void iteration(String id) {
@@ -174,7 +491,8 @@ public final class FaultWorker {
     String run() throws Exception;
   }
 
-  private static void attempt(String id, String channel, String status, Write write) {
+  /** Whether the write was acknowledged. */
+  private static boolean attempt(String id, String channel, String status, Write write) {
     print("ATTEMPT " + now() + " " + id + " " + channel + " " + status);
     String result;
     try {
@@ -190,6 +508,7 @@ public final class FaultWorker {
       result = exception(e);
     }
     print("OUTCOME " + now() + " " + id + " " + channel + " " + result);
+    return result.equals("OK");
   }
 
   /** Epoch milliseconds of the real time, from the monotonic clock (see {@link #EPOCH_MS}). */
@@ -217,13 +536,22 @@ public final class FaultWorker {
 
   /** {@code <state> <token>} of {@code lock}'s entry in {@code locks[]} (null: the top level), or {@code UNKNOWN 0}. */
   static String lockStatus(String body, String lock) {
+    return entryStatus(body, "locks", lock);
+  }
+
+  /**
+   * {@code <state> <token>} of {@code lock}'s entry in the list {@code list} ({@code locks}, {@code captured}) of the
+   * status (null lock: the top level), or {@code UNKNOWN 0}.
+   */
+  static String entryStatus(String body, String list, String lock) {
     if (body == null) {
       return "UNKNOWN 0";
     }
     String entry = body;
     if (lock != null) {
-      int at = body.indexOf("{\"lock\":\"" + lock + "\"", Math.max(0, body.indexOf("\"locks\":[")));
-      if (at < 0) {
+      int from = body.indexOf("\"" + list + "\":[");
+      int at = from < 0 ? -1 : body.indexOf("{\"lock\":\"" + lock + "\"", from);
+      if (at < 0 || at > listEnd(body, from)) {
         return "UNKNOWN 0";
       }
       entry = body.substring(at);
@@ -233,22 +561,44 @@ public final class FaultWorker {
     return (state.find() ? state.group(1) : "UNKNOWN") + " " + (token.find() ? token.group(1) : "0");
   }
 
-  private String pgWrite(String id, String totalTable, String writeTable) throws SQLException {
+  /** Where the JSON array that opens at the first '[' after {@code from} closes (the text's end if it does not). */
+  private static int listEnd(String body, int from) {
+    int depth = 0;
+    for (int i = body.indexOf('[', from); i >= 0 && i < body.length(); i++) {
+      char c = body.charAt(i);
+      if (c == '[') {
+        depth++;
+      } else if (c == ']' && --depth == 0) {
+        return i;
+      }
+    }
+    return body.length();
+  }
+
+  private Connection pg() throws SQLException {
     if (pg == null || pg.isClosed()) {
       pg = DriverManager.getConnection(pgUrl);
     }
-    Connection c = pg;
+    return pg;
+  }
+
+  private void pgStatements(Connection c, String id, String totalTable, String writeTable) throws SQLException {
+    try (Statement s = c.createStatement();
+        PreparedStatement insert = c.prepareStatement("INSERT INTO " + writeTable
+            + " (write_id, worker) VALUES (?, ?)")) {
+      s.executeUpdate("UPDATE " + totalTable + " SET n = n + 1 WHERE id = 1");
+      s.execute("SELECT pg_sleep(0.02)");
+      insert.setString(1, id);
+      insert.setString(2, name);
+      insert.executeUpdate();
+    }
+  }
+
+  private String pgWrite(String id, String totalTable, String writeTable) throws SQLException {
+    Connection c = pg();
     try {
       c.setAutoCommit(false);
-      try (Statement s = c.createStatement();
-          PreparedStatement insert = c.prepareStatement("INSERT INTO " + writeTable
-              + " (write_id, worker) VALUES (?, ?)")) {
-        s.executeUpdate("UPDATE " + totalTable + " SET n = n + 1 WHERE id = 1");
-        s.execute("SELECT pg_sleep(0.02)");
-        insert.setString(1, id);
-        insert.setString(2, name);
-        insert.executeUpdate();
-      }
+      pgStatements(c, id, totalTable, writeTable);
       c.commit();
       return "OK";
     } catch (SQLException e) {
@@ -299,6 +649,36 @@ public final class FaultWorker {
   private String kafkaWrite(String id) throws InterruptedException, ExecutionException, TimeoutException {
     producer.send(new ProducerRecord<>(topic, id, id)).get(10, TimeUnit.SECONDS);
     return "OK";
+  }
+
+  /**
+   * A record on the fenced topic whose send callback, on the producer's I/O thread, writes the record's id
+   * ({@code <id>.cb}) to the unfenced table once the broker acknowledged it: an attempt of its own.
+   */
+  private String kafkaWriteWithCallback(String id, String status) throws InterruptedException, ExecutionException,
+      TimeoutException {
+    producer.send(new ProducerRecord<>(topic, id, id), (metadata, e) -> {
+      if (e == null) {
+        attempt(id + ".cb", "pg-unfenced", status, () -> callbackWrite(id + ".cb"));
+      }
+    }).get(10, TimeUnit.SECONDS);
+    return "OK";
+  }
+
+  /** On the producer's I/O thread: a connection of its own, with short timeouts (it holds up the producer). */
+  private String callbackWrite(String id) throws SQLException {
+    if (pgCallback == null || pgCallback.isClosed()) {
+      pgCallback = DriverManager.getConnection(pgDirectUrl.replace("socketTimeout=30", "socketTimeout=5")
+          + "&connectTimeout=2");
+    }
+    Connection c = pgCallback;
+    try {
+      insertUnfenced(c, id);
+      return "OK";
+    } catch (SQLException e) {
+      reset(c, e);
+      throw e;
+    }
   }
 
   /** The connection to the unfenced table, opened when needed (autocommit unless a caller changes it). */

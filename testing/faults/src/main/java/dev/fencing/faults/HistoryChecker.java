@@ -152,8 +152,9 @@ public final class HistoryChecker {
    * Rule 6, the unfenced destinations: per destination and lock (the lock the write was made under), in arrival
    * order, each arrival's holder must not precede the latest holder already arrived. A holder is the writer's
    * incarnation and the token the write carried; its place is (wipes before the holder was first seen, token),
-   * where first seen is the earliest attempt of that incarnation whose ATTEMPT line showed it holding that token
-   * (else the write's own attempt). Returns the writes that arrived out of order or untagged.
+   * where first seen is the earliest attempt of that incarnation whose ATTEMPT line showed it holding that token,
+   * when the write's own ATTEMPT line showed that token (else the write's own attempt). Returns the writes that
+   * arrived out of order or untagged.
    */
   private static long unfencedOrder(History h, Map<String, Attempt> attempts, List<String> violations) {
     Map<String, Long> firstSeen = new HashMap<>();
@@ -171,7 +172,10 @@ public final class HistoryChecker {
       if (a == null) {
         continue; // "without any attempt", below
       }
-      long seen = firstSeen.getOrDefault(a.worker() + " " + a.lock() + " " + row.token(), a.startMs());
+      // A token the writer was not seen holding when it began the write was granted around the write itself (the
+      // same number can come from an earlier history of the coordinator, before a wipe).
+      long seen = a.tokenSeen() != row.token() ? a.startMs()
+          : firstSeen.getOrDefault(a.worker() + " " + a.lock() + " " + row.token(), a.startMs());
       long generation = wipes.stream().filter(w -> w < seen).count();
       String stream = row.resource() + (History.LOCK.equals(a.lock()) ? "" : "/" + a.lock());
       streams.computeIfAbsent(stream, s -> new ArrayList<>()).add(new Arrival(row, a, generation));

@@ -5,15 +5,15 @@ import java.util.stream.IntStream;
 
 /**
  * The shape of a fault run beyond its faults: which coordinator issues the tokens, how many locks the workers hold,
- * how many partitions the Kafka topic has ({@code --coordinator=etcd|zookeeper}, {@code --locks=N},
- * {@code --partitions=N}).
+ * how many partitions the Kafka topic has, and how the workers' writes meet their lock ({@code
+ * --coordinator=etcd|zookeeper}, {@code --locks=N}, {@code --partitions=N}, {@code --work=...}, {@link Work}).
  *
  * <p>One lock (the default) is the JVM-wide lock {@value History#LOCK} ({@code fencing.lock}); with several, each
  * worker holds {@code faults-1} ... {@code faults-N} through declared sections ({@code fencing.sections}, one method
  * of {@link FaultSections} per lock), each lock with its own tables, and the HTTP and Kafka fences judge every lock
  * on its own.
  */
-public record Topology(Coordinator coordinator, int locks, int partitions) {
+public record Topology(Coordinator coordinator, int locks, int partitions, Work work) {
   /** The most locks a run can have: one section method of {@link FaultSections} each. */
   public static final int MAX_LOCKS = FaultSections.COUNT;
   /** Partitions of the Kafka topic unless told: the checker judges each partition's offset order. */
@@ -39,9 +39,57 @@ public record Topology(Coordinator coordinator, int locks, int partitions) {
     }
   }
 
+  /**
+   * How the workers' writes meet their lock ({@code --work=}): {@code jvm}, the agent's JVM-wide lock
+   * ({@code fencing.lock}; sections with several locks); {@code section}, a declared section whose JDBC transactions
+   * commit after it returned; {@code curator}, an {@code InterProcessMutex} the worker takes itself (ZooKeeper);
+   * {@code jetcd}, a jetcd {@code Lock} on a lease the worker keeps alive (etcd); {@code leader}, a Curator
+   * {@code LeaderSelector} whose {@code takeLeadership} starts a scheduler that writes (ZooKeeper). The last three
+   * are the application's own locks, which the agent captures (no {@code fencing.lock}).
+   */
+  public enum Work {
+    JVM("jvm", null), SECTION("section", null), CURATOR("curator", Coordinator.ZOOKEEPER),
+    JETCD("jetcd", Coordinator.ETCD), LEADER("leader", Coordinator.ZOOKEEPER);
+
+    final String label;
+    /** The coordinator the application's own lock lives in (null: either). */
+    final Coordinator needs;
+
+    Work(String label, Coordinator needs) {
+      this.label = label;
+      this.needs = needs;
+    }
+
+    /** The application's own lock, captured by the agent (its state is /status captured[]). */
+    public boolean captured() {
+      return this == CURATOR || this == JETCD || this == LEADER;
+    }
+
+    static Work parse(String value) {
+      for (Work w : values()) {
+        if (w.label.equals(value)) {
+          return w;
+        }
+      }
+      throw new IllegalArgumentException("--work must be jvm, section, curator, jetcd or leader, not '" + value + "'");
+    }
+  }
+
   public static final Topology DEFAULT = new Topology(Coordinator.ETCD, 1, DEFAULT_PARTITIONS);
 
+  /** The workers' writes under the agent's JVM-wide lock (several locks: sections). */
+  public Topology(Coordinator coordinator, int locks, int partitions) {
+    this(coordinator, locks, partitions, Work.JVM);
+  }
+
   public Topology {
+    if (work != Work.JVM && locks != 1) {
+      throw new IllegalArgumentException("--work=" + work.label + " runs one lock, not --locks=" + locks);
+    }
+    if (work.needs != null && work.needs != coordinator) {
+      throw new IllegalArgumentException("--work=" + work.label + " takes its lock in " + work.needs.label
+          + ", not --coordinator=" + coordinator.label);
+    }
     if (locks < 1 || locks > MAX_LOCKS) {
       throw new IllegalArgumentException("--locks must be 1 to " + MAX_LOCKS + ", not " + locks);
     }
@@ -56,13 +104,20 @@ public record Topology(Coordinator coordinator, int locks, int partitions) {
    */
   static Topology apply(Topology t, String arg) {
     if (arg.startsWith("--coordinator=")) {
-      return new Topology(Coordinator.parse(arg.substring(14)), t.locks, t.partitions);
+      return new Topology(Coordinator.parse(arg.substring(14)), t.locks, t.partitions, t.work);
     }
     if (arg.startsWith("--locks=")) {
-      return new Topology(t.coordinator, number("--locks", arg.substring(8)), t.partitions);
+      return new Topology(t.coordinator, number("--locks", arg.substring(8)), t.partitions, t.work);
     }
     if (arg.startsWith("--partitions=")) {
-      return new Topology(t.coordinator, t.locks, number("--partitions", arg.substring(13)));
+      return new Topology(t.coordinator, t.locks, number("--partitions", arg.substring(13)), t.work);
+    }
+    if (arg.startsWith("--work=")) {
+      Work work = Work.parse(arg.substring(7));
+      // The lock's library decides the coordinator (--work=curator runs on ZooKeeper unless told otherwise, which
+      // the constructor refuses).
+      Coordinator c = work.needs != null && t.coordinator == Coordinator.ETCD ? work.needs : t.coordinator;
+      return new Topology(c, t.locks, t.partitions, work);
     }
     return null;
   }
@@ -74,9 +129,9 @@ public record Topology(Coordinator coordinator, int locks, int partitions) {
     return Integer.parseInt(value);
   }
 
-  /** With one lock the JVM-wide lock, else one section per lock. */
+  /** Declared sections: one per lock with several locks, the one lock's with {@code --work=section}. */
   public boolean sections() {
-    return locks > 1;
+    return locks > 1 || work == Work.SECTION;
   }
 
   /** The locks' names: {@value History#LOCK}, or {@code faults-1} ... {@code faults-N}. */
@@ -115,11 +170,14 @@ public record Topology(Coordinator coordinator, int locks, int partitions) {
     if (partitions != DEFAULT_PARTITIONS) {
       s.append(" partitions=").append(partitions);
     }
+    if (work != Work.JVM) {
+      s.append(" work=").append(work.label);
+    }
     return s.toString();
   }
 
   public String describe() {
     return "coordinator " + coordinator.label + ", " + locks + (locks == 1 ? " lock" : " locks (sections)") + ", "
-        + partitions + " Kafka partition" + (partitions == 1 ? "" : "s");
+        + partitions + " Kafka partition" + (partitions == 1 ? "" : "s") + ", work " + work.label;
   }
 }

@@ -151,14 +151,26 @@ final class WorkerSlot implements AutoCloseable {
         "topic=" + FaultRun.TOPIC, "pg-direct=" + setup.pgUrl(), "http-unfenced=" + setup.unfencedHttpUrl(),
         "kafka-direct=" + setup.kafkaDirect(), "unfenced-topic=" + FaultRun.UNFENCED_TOPIC,
         "status=http://127.0.0.1:" + statusPort + "/status", "interval-ms=100"));
-    if (topology.sections()) {
+    if (topology.locks() > 1) {
       workerArgs.add("locks=" + String.join(",", topology.lockNames()));
     }
+    Topology.Work work = topology.work();
+    workerArgs.add("work=" + work.label);
+    List<Integer> ports = proxies.stream().map(TcpProxy::port).toList();
+    if (work.captured()) {
+      // The application's own lock client reaches the coordinator through the worker's proxies, as the agent would.
+      workerArgs.add("coordinator=" + (topology.coordinator() == Topology.Coordinator.ZOOKEEPER
+          ? String.join(",", ports.stream().map(p -> "127.0.0.1:" + p).toList())
+          : String.join(",", ports.stream().map(p -> "http://127.0.0.1:" + p).toList())));
+      workerArgs.add("ttl-ms=" + topology.ttlMs());
+    }
+    // A captured lock: the agent holds no lease of its own, it captures the worker's lock (its margin as the lease's).
+    String lockArgs = work.captured() ? "lease.enabled=false,capture.safety-margin=500ms"
+        : scope + "," + setup.coordinator().agentArgs(ports) + ",lease.ttl=" + topology.ttlMs() + "ms"
+            + ",lease.safety-margin=500ms,etcd.timeout=2s";
     AgentJvm.Builder builder = AgentJvm.builder()
         .agentJar(setup.agentJar())
-        .agentArgs(scope + "," + setup.coordinator().agentArgs(proxies.stream().map(TcpProxy::port).toList())
-            + ",lease.ttl=" + topology.ttlMs() + "ms"
-            + ",lease.safety-margin=500ms,etcd.timeout=2s,holder.id=" + id + ",http.port=" + statusPort
+        .agentArgs(lockArgs + ",holder.id=" + id + ",http.port=" + statusPort
             + ",fenced.http=" + dataPath.httpHostPort() + ",fenced.kafka=" + FaultRun.TOPIC
             // The proxy in front of PostgreSQL is a plain pipe, not a pooler: with auto the hook would take the
             // port it forwards to for a pooler's. Behind PgBouncer auto stays (it finds the pooler).
@@ -185,7 +197,8 @@ final class WorkerSlot implements AutoCloseable {
 
   /**
    * The agent's /status per lock, with a short timeout: a frozen worker does not answer. With sections each lock's
-   * entry of {@code locks[]}; with one lock the top-level fields.
+   * entry of {@code locks[]}; with one lock the top-level fields; with the worker's own lock its entry of
+   * {@code captured[]}.
    */
   Map<String, Status> statuses() {
     List<String> locks = setup.topology().lockNames();
@@ -201,17 +214,19 @@ final class WorkerSlot implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    String list = setup.topology().work().captured() ? "captured" : setup.topology().sections() ? "locks" : null;
     for (String lock : locks) {
-      out.put(lock, parse(json, setup.topology().sections() ? lock : null));
+      out.put(lock, parse(json, list, lock));
     }
     return out;
   }
 
-  private Status parse(String json, String sectionLock) {
+  private Status parse(String json, String list, String lock) {
     try {
       String entry = json;
-      if (json != null && sectionLock != null) {
-        int at = json.indexOf("{\"lock\":\"" + sectionLock + "\"", json.indexOf("\"locks\":["));
+      if (json != null && list != null) {
+        int from = json.indexOf("\"" + list + "\":[");
+        int at = from < 0 ? -1 : json.indexOf("{\"lock\":\"" + lock + "\"", from);
         entry = at < 0 ? null : json.substring(at);
       }
       if (entry == null) {

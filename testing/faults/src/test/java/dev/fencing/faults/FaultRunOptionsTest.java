@@ -95,4 +95,35 @@ class FaultRunOptionsTest {
     assertThatThrownBy(() -> parse("--partitions")).hasMessageContaining("unknown argument '--partitions'")
         .hasMessageContaining("[--coordinator=etcd|zookeeper] [--locks=N] [--partitions=N]");
   }
+
+  @Test
+  void theWorkModesPickTheCoordinatorTheirLockLivesIn() {
+    assertThat(parse("10").topology().work()).isEqualTo(Topology.Work.JVM);
+    Topology section = parse("--work=section").topology();
+    assertThat(section.work()).isEqualTo(Topology.Work.SECTION);
+    assertThat(section.sections()).isTrue();
+    assertThat(section.lockNames()).containsExactly("faults");
+    assertThat(section.suffix()).isEqualTo(" work=section");
+    assertThat(parse("--work=section", "--coordinator=zookeeper").topology().coordinator())
+        .isEqualTo(Topology.Coordinator.ZOOKEEPER);
+    Topology curator = parse("--work=curator").topology();
+    assertThat(curator.coordinator()).isEqualTo(Topology.Coordinator.ZOOKEEPER);
+    assertThat(curator.work().captured()).isTrue();
+    assertThat(curator.sections()).isFalse();
+    assertThat(curator.suffix()).isEqualTo(" coordinator=zookeeper work=curator");
+    assertThat(parse("--coordinator=zookeeper", "--work=leader").topology().work()).isEqualTo(Topology.Work.LEADER);
+    assertThat(parse("--work=jetcd").topology().coordinator()).isEqualTo(Topology.Coordinator.ETCD);
+  }
+
+  @Test
+  void aWorkModeAgainstItsLocksCoordinatorOrWithSeveralLocksIsRefused() {
+    assertThatThrownBy(() -> parse("--work=curator", "--coordinator=etcd")).hasMessage("--work=curator takes its"
+        + " lock in zookeeper, not --coordinator=etcd");
+    assertThatThrownBy(() -> parse("--coordinator=zookeeper", "--work=jetcd")).hasMessage("--work=jetcd takes its"
+        + " lock in etcd, not --coordinator=zookeeper");
+    assertThatThrownBy(() -> parse("--work=section", "--locks=2")).hasMessage("--work=section runs one lock, not"
+        + " --locks=2");
+    assertThatThrownBy(() -> parse("--work=spring")).hasMessage("--work must be jvm, section, curator, jetcd or"
+        + " leader, not 'spring'");
+  }
 }

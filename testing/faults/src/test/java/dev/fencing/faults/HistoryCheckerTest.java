@@ -447,6 +447,24 @@ class HistoryCheckerTest {
         .endsWith("after w3.2:1 with token 3 (order 3), a holder after coordinator wipe 1");
   }
 
+  /**
+   * A worker granted token 3 again by the coordinator after a wipe: the write's ATTEMPT line showed another token, so
+   * its token 3 is the new history's, not the one it held before the wipe.
+   */
+  @Test
+  void aTokenNumberGrantedAgainAfterAWipeBelongsToTheNewHistory() {
+    H h = new H();
+    h.holding("w1.1:1", "http-unfenced", 100, 110, Outcome.ACKED, 3).arrived("http-unfenced", 1, "w1.1:1", 3);
+    h.holding("w2.1:1", "http-unfenced", 200, 210, Outcome.ACKED, 16).arrived("http-unfenced", 2, "w2.1:1", 16);
+    h.wipes.add(1000L);
+    h.holding("w1.1:2", "http-unfenced", 2000, 2010, Outcome.ACKED, 13).arrived("http-unfenced", 3, "w1.1:2", 3);
+    assertThat(h.check().violations()).isEmpty();
+    // ...but a write whose ATTEMPT line showed the old token 3 is the old holder's.
+    h.holding("w1.1:3", "http-unfenced", 2100, 2110, Outcome.ACKED, 3).arrived("http-unfenced", 4, "w1.1:3", 3);
+    assertThat(h.check().violations()).singleElement().asString()
+        .startsWith("unfenced stale write in http-unfenced: w1.1:3 with token 3");
+  }
+
   @Test
   void theUnfencedChannelsAreCountedUnderTheAgentsChannels() {
     assertThat(History.agentChannel("pg-unfenced")).isEqualTo("jdbc");

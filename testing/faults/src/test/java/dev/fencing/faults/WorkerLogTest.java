@@ -116,4 +116,14 @@ class WorkerLogTest {
     assertThat(FaultWorker.lockStatus(body, null)).isEqualTo("NO_LEASE 0");
     assertThat(FaultWorker.lockStatus(null, "faults-1")).isEqualTo("UNKNOWN 0");
   }
+
+  @Test
+  void theWorkerReadsItsOwnLocksEntryOfCaptured() {
+    String body = "{\"lock\":\"none\",\"state\":\"NO_LEASE\",\"token\":0,\"locks\":[],\"captured\":[{\"lock\":"
+        + "\"faults\",\"library\":\"curator\",\"path\":\"/faults\",\"state\":\"EXPIRED\",\"token\":4294967302,"
+        + "\"leaseRemainingMs\":0,\"acquisitionsTotal\":1,\"tokenReused\":false,\"coordinator\":\"zookeeper x\"}]}";
+    assertThat(FaultWorker.entryStatus(body, "captured", "faults")).isEqualTo("EXPIRED 4294967302");
+    assertThat(FaultWorker.entryStatus(body, "locks", "faults")).isEqualTo("UNKNOWN 0");
+    assertThat(FaultWorker.entryStatus("{\"captured\":[]}", "captured", "faults")).isEqualTo("UNKNOWN 0");
+  }
 }
