@@ -50,6 +50,12 @@ interface FaultKind {
     /** Records that the bytes of a worker's writes to a resource were held, for {@link DelayedWrites}. */
     void held(DelayedWrites.Hold hold);
 
+    /**
+     * Whether the lock is the agent's own (its lease timed on the monotonic clock); a captured lock's liveness is its
+     * application client's, which may read the wall clock itself.
+     */
+    boolean agentsOwnLock();
+
     /** A promise broken that the history cannot show (the agent's decision changed under a clock jump). */
     void violation(String description);
   }

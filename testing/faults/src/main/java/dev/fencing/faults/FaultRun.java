@@ -897,6 +897,11 @@ public final class FaultRun implements FaultKind.Trial {
   }
 
   @Override
+  public boolean agentsOwnLock() {
+    return !topology.work().captured();
+  }
+
+  @Override
   public Random random() {
     return random;
   }

@@ -240,7 +240,9 @@ public final class FaultWorker {
     for (int i = 0; i < 40; i++) {
       String[] st = entryStatus(statusBody(), "captured", History.LOCK).split(" ");
       long token = Long.parseLong(st[1]);
-      if (st[0].equals("HOLDING") && token > 0 && token != previous) {
+      // Whatever the agent's trust in it (a lease granted while etcd was slow to answer is EXPIRED at once), the token
+      // is the worker's own grant: its writes carry it.
+      if (!st[0].equals("UNKNOWN") && token > 0 && token != previous) {
         print("LOCKED " + now() + " holding lock '" + History.LOCK + "' with fencing token " + token
             + " (the worker's own lock, as /status captured[] shows it)");
         return;
