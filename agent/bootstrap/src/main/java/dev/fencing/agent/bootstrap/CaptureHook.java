@@ -61,7 +61,17 @@ public interface CaptureHook {
   void leading(String library, String where, String name, String holdId, long token, long sessionId,
       long aliveAtNanos, long timeoutMillis);
 
-  /** The application closed its leader latch on {@code name}: the lock stops deciding side effects outside scopes. */
+  /**
+   * The lock on {@code name} just acquired on this thread ({@link #acquired}) is a leadership (a Curator
+   * LeaderSelector's): besides the acquiring thread's scope, it decides the side effects of every thread outside a
+   * scope, as a leader latch does ({@link #leading}), until {@link #closed}.
+   */
+  void leads(String library, String where, String name);
+
+  /**
+   * The application closed its leader latch or selector on {@code name}: the lock stops deciding side effects outside
+   * scopes.
+   */
   void closed(String library, String where, String name);
 
   CaptureHook NOOP = new CaptureHook() {
@@ -90,6 +100,9 @@ public interface CaptureHook {
     @Override
     public void leading(String library, String where, String name, String holdId, long token, long sessionId,
         long aliveAtNanos, long timeoutMillis) {}
+
+    @Override
+    public void leads(String library, String where, String name) {}
 
     @Override
     public void closed(String library, String where, String name) {}

@@ -75,6 +75,11 @@ public final class Captures {
     report(h -> h.leading(library, where, name, holdId, token, sessionId, aliveAtNanos, timeoutMillis));
   }
 
+  /** See {@link CaptureHook#leads}. */
+  public static void leads(String library, String where, String name) {
+    report(h -> h.leads(library, where, name));
+  }
+
   /** See {@link CaptureHook#closed}. */
   public static void closed(String library, String where, String name) {
     report(h -> h.closed(library, where, name));

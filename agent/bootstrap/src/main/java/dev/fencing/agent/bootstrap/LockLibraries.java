@@ -40,6 +40,15 @@ public final class LockLibraries {
   private static final String VOID_CALLBACK = String.join(".", "org", "apache", "zookeeper",
       "AsyncCallback$VoidCallback");
 
+  /**
+   * Per thread: the LeaderSelector whose {@code doWork} runs on it, until its mutex is acquired (the leadership's own
+   * acquisition; a lock the application takes inside {@code takeLeadership} is not the leadership).
+   */
+  private static final ThreadLocal<Object> SELECTOR_WORKING = new ThreadLocal<>();
+
+  /** Per LeaderSelector (weakly): {where, path} of the lock it led with, for its close. */
+  private static final Map<Object, String[]> SELECTORS = Collections.synchronizedMap(new WeakHashMap<>());
+
   /** Per LeaderLatch (weakly): the latch node it leads with, until it loses or gives up the leadership. */
   private static final Map<Object, String> LEADING = Collections.synchronizedMap(new WeakHashMap<>());
 
@@ -54,13 +63,40 @@ public final class LockLibraries {
       if (IN_SEMAPHORE.get()[0] > 0) {
         return;
       }
+      Object selector = SELECTOR_WORKING.get();
+      SELECTOR_WORKING.remove();
       long[] node = curatorNode(client, ourPath);
       if (node != null) {
-        Captures.acquired("curator", curatorWhere(client), inNamespace(client, basePath), ourPath, node[0], node[1],
-            node[2], node[3]);
+        String where = curatorWhere(client);
+        String path = inNamespace(client, basePath);
+        Captures.acquired("curator", where, path, ourPath, node[0], node[1], node[2], node[3]);
+        if (selector != null) {
+          SELECTORS.put(selector, new String[] {where, path});
+          Captures.leads("curator", where, path);
+        }
       }
     } catch (Throwable t) {
       // not captured: the application's lock works as without the agent
+    }
+  }
+
+  /**
+   * A Curator {@code LeaderSelector} starts ({@code selector}) or ends ({@code null}) its {@code doWork} on this thread:
+   * the mutex it acquires there is its leadership ({@link CaptureHook#leads}).
+   */
+  public static void curatorSelectorWorking(Object selector) {
+    if (selector == null) {
+      SELECTOR_WORKING.remove();
+    } else {
+      SELECTOR_WORKING.set(selector);
+    }
+  }
+
+  /** The application closed the {@code LeaderSelector} {@code selector}: its lock stops leading. */
+  public static void curatorSelectorClosed(Object selector) {
+    String[] led = SELECTORS.remove(selector);
+    if (led != null) {
+      Captures.closed("curator", led[0], led[1]);
     }
   }
 

@@ -208,15 +208,33 @@ public final class CapturedLocks implements CaptureHook {
     Grant g = c.runtime.state().granted(token, sessionId, 0, aliveAtNanos + timeoutNanos - marginNanos);
     holds.put(holdId, new Hold(c, g, sessionId, timeoutNanos, null, null));
     keepSyncing(c, sessionId);
+    lead(routing, c, library + " leader latch " + path, token);
+  }
+
+  /**
+   * A leader selector's leadership (its mutex, {@link #acquired} on the thread that runs {@code takeLeadership}) also
+   * decides the side effects outside every scope, as a latch's does ({@link #leading}): the leader's work may run on
+   * threads it starts itself while {@code takeLeadership} only waits. Until the selector is closed.
+   */
+  @Override
+  public void leads(String library, String where, String path) {
+    Captured c = byIdentity.get(identity(library, where, path));
+    if (c != null) {
+      Grant g = c.runtime.state().view().grant();
+      lead(ensureScopedGate(), c, library + " leader selector " + path, g == null ? 0 : g.token());
+    }
+  }
+
+  private void lead(ScopedGate routing, Captured c, String what, long token) {
     if (scopes.outside().jvmWide()) {
-      LOG.info(library + " leader latch " + path + " leads with token " + token + "; the side effects outside scopes"
-          + " stay decided by fencing.lock=" + scopes.outside().lock());
+      LOG.info(what + " leads with token " + token + "; the side effects outside scopes stay decided by fencing.lock="
+          + scopes.outside().lock());
     } else if (routing.lead(c.runtime.policy())) {
-      LOG.info(library + " leader latch " + path + " leads as lock '" + c.runtime.lock() + "', token " + token
+      LOG.info(what + " leads as lock '" + c.runtime.lock() + "', token " + token
           + ": it decides the side effects outside every scope");
     } else {
-      LOG.warn(library + " leader latch " + path + " leads, but another captured latch decides the side effects"
-          + " outside every scope until it is closed");
+      LOG.warn(what + " leads, but another captured leadership decides the side effects outside every scope until"
+          + " it is closed");
     }
   }
 

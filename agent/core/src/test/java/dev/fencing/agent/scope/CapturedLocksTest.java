@@ -260,6 +260,22 @@ class CapturedLocksTest {
     assertThat(closed.isTag() || closed.isBlock()).as("after close: as outside every scope").isFalse();
   }
 
+  /** A LeaderSelector's leader may start threads of its own while {@code takeLeadership} only waits. */
+  @Test
+  void aSelectorsLeadershipDecidesTheThreadsItStartsAsALatchDoesUntilItIsClosed() throws Exception {
+    Scopes s = scopes("lease.enabled=false");
+    CapturedLocks c = s.captured();
+    c.acquired("curator", ZK, "/app/elect", "/app/elect/_c_1-lock-0000000001", 42, 7, System.nanoTime(), 3000);
+    assertThat(onAnotherThread(true).isTag()).as("a mutex: its acquiring thread only").isFalse();
+    c.leads("curator", ZK, "/app/elect");
+    assertThat(onAnotherThread(true).token()).as("the leadership: every thread outside a scope").isEqualTo(42);
+    c.released("curator", "/app/elect/_c_1-lock-0000000001"); // takeLeadership returned, or the session was lost
+    assertThat(onAnotherThread(false).isBlock()).as("the deposed leader's work").isTrue();
+    c.closed("curator", ZK, "/app/elect");
+    Decision closed = onAnotherThread(false);
+    assertThat(closed.isTag() || closed.isBlock()).as("after close: as outside every scope").isFalse();
+  }
+
   @Test
   void aLatchLeavesTheJvmWideLockInCharge() throws Exception {
     Scopes s = scopes("lock=jobs,standby=block");

@@ -42,7 +42,7 @@ class CapturedLocksIT {
 
   /** Each Curator recipe the agent captures (see CuratorLockApp) on the newest Java, and the mutex on every Java. */
   static Stream<Arguments> curatorRecipes() {
-    return recipes("mutex", "semaphore", "selector", "latch");
+    return recipes("mutex", "semaphore", "selector", "selector-thread", "latch");
   }
 
   /** A jetcd lock and a jetcd election (see JetcdLockApp) on the newest Java, and the lock on every Java. */

@@ -30,11 +30,13 @@ import org.apache.curator.retry.RetryOneTime;
  * (InterProcessMutex, the default), {@code semaphore} (InterProcessSemaphoreMutex), {@code selector} (LeaderSelector:
  * while leading, {@code takeLeadership} runs each SQL command, handing it to an executor; its listener ignores
  * connection changes, so a paused leader resumes inside {@code takeLeadership} as one busy with work would),
+ * {@code selector-thread} (LeaderSelector whose {@code takeLeadership} starts a {@code new Thread} that runs each SQL
+ * command, and only waits for it),
  * {@code latch} (LeaderLatch: SQL runs on the main thread, whoever leads) or {@code pooled} (InterProcessSemaphoreMutex
  * acquired by a task of a one-thread pool and released on the main thread; every SQL command is a new task of that
  * pool); a sixth argument is the Curator client's namespace. Commands: {@code LOCK} (blocks until
- * acquired or leading, prints {@code OK locked}), {@code UNLOCK} (release, leave {@code takeLeadership}, close the
- * latch), {@code SQL <statement>} (prints {@code OK <count>} or {@code ERR <sqlstate> <message>}).
+ * acquired or leading, prints {@code OK locked}), {@code UNLOCK} (release, leave {@code takeLeadership} and close
+ * the selector, close the latch), {@code SQL <statement>} (prints {@code OK <count>} or {@code ERR <sqlstate> <message>}).
  */
 public final class CuratorLockApp {
   private CuratorLockApp() {}
@@ -60,6 +62,23 @@ public final class CuratorLockApp {
       @Override
       public void takeLeadership(CuratorFramework c) throws Exception {
         leading.countDown();
+        if (kind.equals("selector-thread")) {
+          // The leader's work on a thread of its own; the leadership's thread only waits for it to end.
+          CountDownLatch done = new CountDownLatch(1);
+          new Thread(() -> {
+            try {
+              for (Runnable r; (r = work.take()) != STOP; ) {
+                r.run();
+              }
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            } finally {
+              done.countDown();
+            }
+          }, "leader-worker").start();
+          done.await();
+          return;
+        }
         for (Runnable r; (r = work.take()) != STOP; ) {
           r.run();
         }
@@ -77,7 +96,7 @@ public final class CuratorLockApp {
       for (String line; (line = in.readLine()) != null; ) {
         try {
           if (line.equals("LOCK")) {
-            if (kind.equals("selector")) {
+            if (kind.startsWith("selector")) {
               selector.start();
               leading.await();
               inSelector[0] = true;
@@ -94,13 +113,14 @@ public final class CuratorLockApp {
             }
             System.out.println("OK locked");
           } else if (line.equals("UNLOCK")) {
-            if (kind.equals("selector")) {
+            if (kind.startsWith("selector")) {
               inSelector[0] = false;
               work.put(STOP);
               // takeLeadership returned: LeaderSelector deletes this participant's node
               while (selector.getParticipants().stream().anyMatch(p -> p.getId().equals(id))) {
                 Thread.sleep(20);
               }
+              selector.close(); // no longer a candidate
             } else if (kind.equals("latch")) {
               latch.close();
             } else {
@@ -111,6 +131,10 @@ public final class CuratorLockApp {
             String sql = line.substring(4);
             if (kind.equals("pooled")) {
               System.out.println(one.submit(() -> update(c, sql)).get());
+            } else if (inSelector[0] && kind.equals("selector-thread")) {
+              FutureTask<String> task = new FutureTask<>(() -> update(c, sql)); // run by the leader's own thread
+              work.put(task);
+              System.out.println(task.get());
             } else if (inSelector[0]) {
               FutureTask<String> task = new FutureTask<>(() -> pool.submit(() -> update(c, sql)).get());
               work.put(task);

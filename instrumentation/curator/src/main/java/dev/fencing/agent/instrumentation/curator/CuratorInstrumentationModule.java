@@ -11,7 +11,8 @@ import java.util.List;
 /**
  * Capture of the application's Curator locks (docs/DESIGN.md section 4, "Captured locks"): Curator's lock core
  * ({@code LockInternals}, behind InterProcessMutex and LeaderSelector), the semaphore of one lease (behind
- * InterProcessSemaphoreMutex) and LeaderLatch report acquisitions, leadership and releases. How long the session is
+ * InterProcessSemaphoreMutex), LeaderLatch and LeaderSelector (whose mutex is a leadership) report acquisitions,
+ * leadership, releases and closes. How long the session is
  * known alive is told by the syncs the core sends on the application's ZooKeeper handle
  * ({@code LockLibraries.zooKeeperSync}). The hook is the agent core's {@code CapturedLocks}, installed at startup.
  * Switch: fencing.instrumentation.curator.enabled.
@@ -21,6 +22,7 @@ public final class CuratorInstrumentationModule implements InstrumentationModule
   static final String SEMAPHORE = RECIPES + "locks.InterProcessSemaphoreV2";
   static final String SEMAPHORE_MUTEX = RECIPES + "locks.InterProcessSemaphoreMutex";
   static final String LEADER_LATCH = RECIPES + "leader.LeaderLatch";
+  static final String LEADER_SELECTOR = RECIPES + "leader.LeaderSelector";
 
   @Override
   public String name() {
@@ -37,7 +39,11 @@ public final class CuratorInstrumentationModule implements InstrumentationModule
         new NamedTypeInstrumentation("Curator", SEMAPHORE_MUTEX, t -> t.applyAdvice(
             method("release", 0), SemaphoreMutexReleaseAdvice.class)),
         new NamedTypeInstrumentation("Curator", LEADER_LATCH, t -> t.applyAdvice(
-            method("setLeadership", 1), SetLeadershipAdvice.class)));
+            method("setLeadership", 1), SetLeadershipAdvice.class)),
+        new NamedTypeInstrumentation("Curator", LEADER_SELECTOR, t -> {
+          t.applyAdvice(method("doWork", 0), SelectorWorkAdvice.class);
+          t.applyAdvice(method("close", 0), SelectorCloseAdvice.class);
+        }));
   }
 
   @Override

@@ -13,7 +13,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * ZooKeeper client: LockInternals gets the acquisition and release advice (which read its fields {@code client} and
  * {@code basePath}), InterProcessSemaphoreV2 the acquire and returnLease advice ({@code client}, {@code leasesPath},
  * {@code maxLeases}), InterProcessSemaphoreMutex the release advice ({@code lease}), LeaderLatch the leadership advice
- * ({@code hasLeadership}, {@code client}, {@code latchPath}, {@code ourPath}, {@code state}), and all of them weave.
+ * ({@code hasLeadership}, {@code client}, {@code latchPath}, {@code ourPath}, {@code state}), LeaderSelector its
+ * {@code doWork} and {@code close} advice, and all of them weave.
  * A release that renames one of them fails here, not in production. Nothing of the ZooKeeper client is advised: the
  * syncs that keep a captured lock trusted are sent through its public API.
  */
@@ -25,6 +26,7 @@ class CuratorRangeTest {
     assertThat(LibraryCheck.advised(new CuratorInstrumentationModule(), LibraryCheck.jars(dir, end))).containsOnly(
         Map.entry(LockInternalsInstrumentation.CLASS, 2),
         Map.entry(CuratorInstrumentationModule.SEMAPHORE, 2), Map.entry(CuratorInstrumentationModule.SEMAPHORE_MUTEX, 1),
-        Map.entry(CuratorInstrumentationModule.LEADER_LATCH, 1));
+        Map.entry(CuratorInstrumentationModule.LEADER_LATCH, 1),
+        Map.entry(CuratorInstrumentationModule.LEADER_SELECTOR, 2));
   }
 }
