@@ -22,7 +22,7 @@
 # agent captures the last three.
 # FAULTS_KINDS=delay,clock-jump: only those fault kinds (RELIABILITY.md lists the ten). Not part of the test
 # command (its 10-trial smoke, FaultsSmokeIT, a 2-trial --pooler smoke, FaultsPoolerSmokeIT, and a 4-trial
-# ZooKeeper --locks=2 smoke, FaultsTopologySmokeIT, are).
+# ZooKeeper --locks=2 smoke, FaultsTopologySmokeIT, and 2 trials of each --work mode, FaultsWorkModesSmokeIT, are).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/prerequisites.sh
