@@ -55,4 +55,17 @@ public class KafkaHookBenchmark {
   public Decision sendUnfenced() {
     return h.decide(otherTopic);
   }
+
+  /**
+   * A record toward an unfenced topic as the producer handles it: the decision, then its append to the partition's
+   * open batch, which notes the grant once per batch (the steady state: a lookup and a reference comparison).
+   */
+  @Benchmark
+  public Decision sendUnfencedAndAppend() {
+    Decision d = h.decide(otherTopic);
+    h.appended(batch);
+    return d;
+  }
+
+  private final Object batch = new Object();
 }
