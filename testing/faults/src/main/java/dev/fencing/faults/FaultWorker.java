@@ -56,7 +56,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * <p>How the writes meet the lock ({@code work=}, {@link Topology.Work}): {@code jvm}, as above, under the agent's
  * JVM-wide lock; {@code section}, each write inside the declared section {@link FaultSections#lock1}, where the
  * {@code pg} and {@code pg-unfenced} transactions are opened and written, and committed by the caller after the
- * section returned (as Spring's {@code @Transactional} proxy does), and the {@code kafka} send's callback writes the
+ * section returned (as Spring's {@code @Transactional} proxy does; {@value #AFTER_SECTION_MS} ms after it for
+ * {@code pg-unfenced}), and the {@code kafka} send's callback writes the
  * record's id ({@code <id>.cb}) to the unfenced table; {@code curator}, {@code jetcd} and {@code leader}, the
  * worker's own lock, which the agent captures: it writes only while it holds an {@code InterProcessMutex}, a jetcd
  * {@code Lock} on a lease it keeps alive, or a {@code LeaderSelector}'s leadership (whose {@code takeLeadership}
@@ -97,6 +98,11 @@ public final class FaultWorker {
   private final String unfencedTopic;
   private final KafkaProducer<String, String> unfencedProducer;
   private final java.util.concurrent.atomic.AtomicLong seq = new java.util.concurrent.atomic.AtomicLong();
+  /**
+   * {@code work=section}: how long the caller works between the section's return and its commit of the unfenced
+   * transaction, so that a freeze often lands there (the commit is then decided after the freeze).
+   */
+  static final long AFTER_SECTION_MS = 30;
   /** Iterations in a row with a failed write after which a worker holding its own lock gives it up. */
   static final int GIVE_UP = 20;
   private Connection pgCallback;
@@ -181,11 +187,12 @@ public final class FaultWorker {
   /** {@code work=section}: every write inside section 1, the transactions committed after it returned. */
   private void sectionIteration(String id) {
     String status = lockStatus(statusBody(), History.LOCK);
-    attempt(id, "pg", status, () -> commitAfterSection(pg(), c -> pgStatements(c, id, "pg_total", "pg_write")));
+    attempt(id, "pg", status, () -> commitAfterSection(pg(), c -> pgStatements(c, id, "pg_total", "pg_write"), 0));
     attempt(id, "mariadb", status, () -> FaultSections.run(1, () -> mariaWrite(id, "maria_write")));
     attempt(id, "http", status, () -> FaultSections.run(1, () -> httpWrite(id)));
     attempt(id, "kafka", status, () -> FaultSections.run(1, () -> kafkaWriteWithCallback(id, status)));
-    attempt(id, "pg-unfenced", status, () -> commitAfterSection(pgUnfenced(), c -> insertUnfenced(c, id)));
+    attempt(id, "pg-unfenced", status, () -> commitAfterSection(pgUnfenced(), c -> insertUnfenced(c, id),
+        AFTER_SECTION_MS));
     attempt(id, "http-unfenced", status, () -> FaultSections.run(1, () -> httpUnfencedWrite(id)));
     attempt(id, "kafka-unfenced", status, () -> FaultSections.run(1, () -> kafkaUnfencedWrite(id)));
   }
@@ -198,13 +205,15 @@ public final class FaultWorker {
    * The section opens the transaction and writes; the caller commits once the section returned (a
    * {@code @Transactional} proxy around a section method).
    */
-  private static String commitAfterSection(Connection c, Statements statements) throws Exception {
+  private static String commitAfterSection(Connection c, Statements statements, long callerWorkMs)
+      throws Exception {
     try {
       FaultSections.run(1, () -> {
         c.setAutoCommit(false);
         statements.run(c);
         return "OK";
       });
+      Thread.sleep(callerWorkMs);
       c.commit();
       return "OK";
     } catch (SQLException e) {
