@@ -1,5 +1,7 @@
 package dev.fencing.faults;
 
+import dev.fencing.testing.TcpProxy;
+
 /**
  * {@code data-partition}: the holder is cut from one resource (not from etcd: it keeps its lease) for longer than
  * the TTL, with its write to that resource in flight, then healed: the write goes on under the token it carried,

@@ -1,6 +1,7 @@
 package dev.fencing.faults;
 
 import dev.fencing.testing.Ports;
+import dev.fencing.testing.TcpProxy;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,5 +1,6 @@
 package dev.fencing.faults;
 
+import dev.fencing.testing.TcpProxy;
 import java.time.Duration;
 
 /**

@@ -11,6 +11,7 @@ import dev.fencing.testing.MariaDbServer;
 import dev.fencing.testing.PgBouncer;
 import dev.fencing.testing.Ports;
 import dev.fencing.testing.PostgresServer;
+import dev.fencing.testing.TcpProxy;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;

@@ -5,6 +5,7 @@ import dev.fencing.faults.History.Attempt;
 import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.Http;
 import dev.fencing.testing.Ports;
+import dev.fencing.testing.TcpProxy;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.URI;

@@ -1,8 +1,7 @@
-package dev.fencing.faults;
+package dev.fencing.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.testing.Ports;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
