@@ -652,13 +652,24 @@ public final class FaultWorker {
   }
 
   private String httpWrite(String id) throws IOException, InterruptedException {
-    HttpResponse<String> r = http.send(HttpRequest.newBuilder(httpUri).timeout(Duration.ofSeconds(5))
+    return post(httpUri, id);
+  }
+
+  /** POSTs {@code id} to {@code uri}: {@code OK} on a 200, else the status and the first line of the body. */
+  private String post(URI uri, String id) throws IOException, InterruptedException {
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5))
         .POST(HttpRequest.BodyPublishers.ofString(id)).build(), HttpResponse.BodyHandlers.ofString());
     return r.statusCode() == 200 ? "OK" : "HTTP " + r.statusCode() + " " + firstLine(r.body());
   }
 
   private String kafkaWrite(String id) throws InterruptedException, ExecutionException, TimeoutException {
-    producer.send(new ProducerRecord<>(topic, id, id)).get(10, TimeUnit.SECONDS);
+    return send(producer, topic, id);
+  }
+
+  /** Sends a record keyed and valued {@code id} to {@code to} and waits for the broker's acknowledgement. */
+  private static String send(KafkaProducer<String, String> through, String to, String id)
+      throws InterruptedException, ExecutionException, TimeoutException {
+    through.send(new ProducerRecord<>(to, id, id)).get(10, TimeUnit.SECONDS);
     return "OK";
   }
 
@@ -721,14 +732,11 @@ public final class FaultWorker {
   }
 
   private String httpUnfencedWrite(String id) throws IOException, InterruptedException {
-    HttpResponse<String> r = http.send(HttpRequest.newBuilder(unfencedHttpUri).timeout(Duration.ofSeconds(5))
-        .POST(HttpRequest.BodyPublishers.ofString(id)).build(), HttpResponse.BodyHandlers.ofString());
-    return r.statusCode() == 200 ? "OK" : "HTTP " + r.statusCode() + " " + firstLine(r.body());
+    return post(unfencedHttpUri, id);
   }
 
   private String kafkaUnfencedWrite(String id) throws InterruptedException, ExecutionException, TimeoutException {
-    unfencedProducer.send(new ProducerRecord<>(unfencedTopic, id, id)).get(10, TimeUnit.SECONDS);
-    return "OK";
+    return send(unfencedProducer, unfencedTopic, id);
   }
 
   /** The exception and its causes' class names joined by '<', then the first line of its message. */
