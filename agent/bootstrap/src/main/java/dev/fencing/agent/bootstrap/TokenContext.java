@@ -309,6 +309,35 @@ public final class TokenContext {
     return new PropagatingBiConsumer<>(fn, d);
   }
 
+  /**
+   * The function of a two-stage {@code CompletableFuture} form (thenCombine, thenAcceptBoth, runAfterBoth,
+   * applyToEither, acceptEither, runAfterEither), whichever of Function, Consumer, Runnable, BiFunction or BiConsumer
+   * it is: wrapped as {@link #wrap(java.util.function.Function)} does. Itself when there is nothing to carry, or when
+   * it is more than one of those types (a wrapper could not stand for all of them).
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  public static Object wrapStageFunction(Object fn) {
+    if (fn == null || CURRENT.get() == null) {
+      return fn;
+    }
+    int kinds = (fn instanceof java.util.function.Function ? 1 : 0) + (fn instanceof java.util.function.Consumer ? 1 : 0)
+        + (fn instanceof Runnable ? 1 : 0) + (fn instanceof java.util.function.BiFunction ? 1 : 0)
+        + (fn instanceof java.util.function.BiConsumer ? 1 : 0);
+    if (kinds != 1) {
+      return fn;
+    }
+    if (fn instanceof java.util.function.Function) {
+      return wrap((java.util.function.Function) fn);
+    } else if (fn instanceof java.util.function.Consumer) {
+      return wrap((java.util.function.Consumer) fn);
+    } else if (fn instanceof Runnable) {
+      return wrap((Runnable) fn);
+    } else if (fn instanceof java.util.function.BiFunction) {
+      return wrap((java.util.function.BiFunction) fn);
+    }
+    return wrap((java.util.function.BiConsumer) fn);
+  }
+
   static Object install(Object d) {
     Object previous = CURRENT.get();
     CURRENT.set(d);

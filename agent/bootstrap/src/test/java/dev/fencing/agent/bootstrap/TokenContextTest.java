@@ -104,6 +104,40 @@ class TokenContextTest {
     assertThat(TokenContext.current()).as("restored after the task").isNull();
   }
 
+  /** thenCombine, applyToEither and the other two-stage forms: one wrapper of the function's own type. */
+  @Test
+  void theFunctionOfATwoStageFormIsWrappedAsWhatItIs() {
+    java.util.function.BiFunction<String, String, String> combine = (a, b) -> TokenContext.current().tokenText();
+    assertThat(TokenContext.wrapStageFunction(combine)).as("no context: itself").isSameAs(combine);
+    Object scope = TokenContext.enter("ledger", "9");
+    Object wrapped = TokenContext.wrapStageFunction(combine);
+    java.util.function.Function<String, String> either = x -> TokenContext.current().lock();
+    Object wrappedEither = TokenContext.wrapStageFunction(either);
+    Object both = new BothKinds();
+    Object notWrapped = TokenContext.wrapStageFunction(both);
+    TokenContext.exit(scope);
+
+    assertThat(wrapped).isInstanceOf(java.util.function.BiFunction.class).isNotSameAs(combine);
+    @SuppressWarnings("unchecked")
+    String token = ((java.util.function.BiFunction<String, String, String>) wrapped).apply("a", "b");
+    assertThat(token).isEqualTo("9");
+    @SuppressWarnings("unchecked")
+    String lock = ((java.util.function.Function<String, String>) wrappedEither).apply("x");
+    assertThat(lock).isEqualTo("ledger");
+    assertThat(notWrapped).as("a Function and a Runnable at once: no one wrapper stands for both").isSameAs(both);
+    assertThat(TokenContext.current()).isNull();
+  }
+
+  private static final class BothKinds implements java.util.function.Function<Object, Object>, Runnable {
+    @Override
+    public Object apply(Object o) {
+      return o;
+    }
+
+    @Override
+    public void run() {}
+  }
+
   @Test
   void tasksOfPoolsThatOrderTasksByTheirTypeAreNeverReplaced() {
     java.util.concurrent.ThreadPoolExecutor fifo = new java.util.concurrent.ThreadPoolExecutor(1, 1, 0,

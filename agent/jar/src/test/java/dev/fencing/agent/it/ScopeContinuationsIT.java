@@ -70,13 +70,13 @@ class ScopeContinuationsIT {
       try (AgentJvm a = app(javaHome, "a", agentArgs, portA, broker, url, httpUrl);
           Connection c = DriverManager.getConnection(url)) {
         long tokenA = awaitLock(portA, "cont", "HOLDING", Duration.ofSeconds(15));
-        for (String kind : new String[] {"kafka", "http"}) {
+        for (String kind : new String[] {"kafka", "http", "combined"}) {
           awaitCount(c, "SELECT count(*) FROM cont_fenced WHERE kind = '" + kind + "'", 3,
               Duration.ofSeconds(20));
         }
         assertThat(strings(c, "SELECT DISTINCT kind || ':' || coalesce(token::text, 'untagged') FROM cont_fenced"))
             .as("the callbacks' and stages' writes carry the section's token")
-            .containsExactlyInAnyOrder("kafka:" + tokenA, "http:" + tokenA);
+            .containsExactlyInAnyOrder("kafka:" + tokenA, "http:" + tokenA, "combined:" + tokenA);
         assertThat(a.output()).doesNotContain("WRITE-ERR");
 
         int portB = Ports.freePort();

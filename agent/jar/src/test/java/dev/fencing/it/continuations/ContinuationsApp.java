@@ -15,8 +15,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * An application (no fencing code) whose leader-only work continues on library threads: {@link #tick} sends a Kafka
- * record whose callback writes, and an HTTP request whose {@code thenApply} stage writes (the JDK HttpClient completes
- * it on its own executor). Every write goes to two tables, {@code cont_fenced} and {@code cont_log}, one statement
+ * record whose callback writes, an HTTP request whose {@code thenApply} stage writes (the JDK HttpClient completes
+ * it on its own executor), and two requests whose {@code thenCombine} stage writes. Every write goes to two tables, {@code cont_fenced} and {@code cont_log}, one statement
  * each; a refused one prints {@code WRITE-ERR <kind> <table> <SQLSTATE>}. Arguments: writer name, bootstrap servers,
  * topic, JDBC URL, HTTP URL. {@code tick} runs every 200 ms; the agent makes it a section (outside
  * {@code dev.fencing.agent}, which the agent never instruments).
@@ -51,6 +51,13 @@ public final class ContinuationsApp {
           write("http", "status-" + response.statusCode());
           return response;
         });
+    // A two-stage form: runs on whichever library thread completes the later of the two requests.
+    http.sendAsync(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.discarding())
+        .thenCombine(http.sendAsync(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.discarding()),
+            (first, second) -> {
+              write("combined", "status-" + first.statusCode() + "-" + second.statusCode());
+              return first;
+            });
   }
 
   private void write(String kind, String outcome) {

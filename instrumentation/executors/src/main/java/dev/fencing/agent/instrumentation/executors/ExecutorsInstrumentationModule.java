@@ -62,7 +62,8 @@ public final class ExecutorsInstrumentationModule implements InstrumentationModu
   /**
    * CompletableFuture's dependent stages that run on the thread completing the future (a library's I/O or callback
    * thread, a scheduler) when it completes later: the function runs in the inbound token or lock scope of the thread
-   * that registered it, as a task handed to an executor does. Their async variants go through the executors above.
+   * that registered it, as a task handed to an executor does; the two-stage forms ({@code thenCombine},
+   * {@code applyToEither}, ...) too. Their async variants go through the executors above.
    * Bridge methods are left out: they call the method itself.
    */
   private static TypeInstrumentation completableFuture() {
@@ -73,6 +74,9 @@ public final class ExecutorsInstrumentationModule implements InstrumentationModu
       t.applyAdvice(stage("thenRun").and(takesArgument(0, Runnable.class)), WrapRunnableAdvice.class);
       t.applyAdvice(stage("handle").and(takesArgument(0, BiFunction.class)), WrapBiFunctionAdvice.class);
       t.applyAdvice(stage("whenComplete").and(takesArgument(0, BiConsumer.class)), WrapBiConsumerAdvice.class);
+      t.applyAdvice(isPublic().and(not(isStatic())).and(not(isBridge())).and(namedOneOf("thenCombine",
+          "thenAcceptBoth", "runAfterBoth", "applyToEither", "acceptEither", "runAfterEither")).and(takesArguments(2)),
+          WrapStageFunctionAdvice.class);
     });
   }
 

@@ -27,8 +27,9 @@ class ExecutorsRangeTest {
         // adds for the three submits (they return ForkJoinTask): a call through ExecutorService enters the bridge and
         // then the method, and the task is wrapped once (TokenContext.wrap leaves a wrapped task as it is)
         "java.util.concurrent.ForkJoinPool", 7,
-        // thenApply, thenCompose, exceptionally, exceptionallyCompose, thenAccept, thenRun, handle, whenComplete
-        "java.util.concurrent.CompletableFuture", 8));
+        // thenApply, thenCompose, exceptionally, exceptionallyCompose, thenAccept, thenRun, handle, whenComplete;
+        // thenCombine, thenAcceptBoth, runAfterBoth, applyToEither, acceptEither, runAfterEither
+        "java.util.concurrent.CompletableFuture", 14));
     if (java.equals("17")) {
       // where CompletableFuture's async stages run when the common pool has a parallelism of 1; Java 25's
       // CompletableFuture has no such executor and always hands them to a ForkJoinPool
