@@ -9,6 +9,9 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.Properties;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -16,7 +19,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 /**
  * An application (no fencing code) whose leader-only work continues on library threads: {@link #tick} sends a Kafka
  * record whose callback writes, an HTTP request whose {@code thenApply} stage writes (the JDK HttpClient completes
- * it on its own executor), and two requests whose {@code thenCombine} stage writes. Every write goes to two tables, {@code cont_fenced} and {@code cont_log}, one statement
+ * it on its own executor), and a {@code thenCombine} stage that writes, run by a thread of the application's own. Every write goes to two tables, {@code cont_fenced} and {@code cont_log}, one statement
  * each; a refused one prints {@code WRITE-ERR <kind> <table> <SQLSTATE>}. Arguments: writer name, bootstrap servers,
  * topic, JDBC URL, HTTP URL. {@code tick} runs every 200 ms; the agent makes it a section (outside
  * {@code dev.fencing.agent}, which the agent never instruments).
@@ -51,13 +54,32 @@ public final class ContinuationsApp {
           write("http", "status-" + response.statusCode());
           return response;
         });
-    // A two-stage form: runs on whichever library thread completes the later of the two requests.
-    http.sendAsync(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.discarding())
-        .thenCombine(http.sendAsync(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.discarding()),
-            (first, second) -> {
-              write("combined", "status-" + first.statusCode() + "-" + second.statusCode());
-              return first;
-            });
+    // A two-stage form, run by the thread that completes the later of its two futures: here a thread of the
+    // application's own, started outside every scope (the HttpClient's completions run as executor tasks submitted in
+    // the section, which carry its scope anyway).
+    CompletableFuture<String> first = new CompletableFuture<>();
+    CompletableFuture<String> second = new CompletableFuture<>();
+    first.thenCombine(second, (a, b) -> {
+      write("combined", a + "-" + b);
+      return a;
+    });
+    toComplete.add(first);
+    toComplete.add(second);
+  }
+
+  /** Futures the completer thread completes, 50 ms after they were handed to it. */
+  private final BlockingQueue<CompletableFuture<String>> toComplete = new LinkedBlockingQueue<>();
+
+  private void completeLater() {
+    try {
+      while (true) {
+        CompletableFuture<String> f = toComplete.take();
+        Thread.sleep(50);
+        f.complete("done");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private void write(String kind, String outcome) {
@@ -87,6 +109,9 @@ public final class ContinuationsApp {
 
   public static void main(String[] args) throws Exception {
     ContinuationsApp app = new ContinuationsApp(args);
+    Thread completer = new Thread(app::completeLater, "completer");
+    completer.setDaemon(true);
+    completer.start();
     System.out.println("APP STARTED");
     while (true) {
       app.tick();
