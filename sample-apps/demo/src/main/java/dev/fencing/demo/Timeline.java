@@ -83,6 +83,6 @@ final class Timeline {
             ? ": the webhook calls, which observe mode lets out (enforce mode blocks them)." : ".")
         + (ordered > 0 ? " " + ordered + " more were accepted by a resource that had not seen worker-b's token yet:"
             + " the fences ordered them before all of worker-b's writes, as fencing promises." : "")
-        + (inFlight > 0 ? " The webhook call in flight at the freeze was delivered." : ""));
+        + (inFlight > 0 ? " The side effect in flight at the freeze had left before it." : ""));
   }
 }

@@ -43,6 +43,13 @@ record Verdict(Kind kind, String sentence) {
       return new Verdict(Kind.IN_FLIGHT, "delivered: it was IN FLIGHT when worker-a froze (decided and sent before"
           + " the freeze, answered after)");
     }
+    if (e.is(SideEffect.WEBHOOK) && e.equals(facts.inFlightAtFreeze()) && e.indeterminate()) {
+      // Sent before the freeze (after it, the agent blocks the call with its own exception, never a timeout); the
+      // freeze outlasts the worker's 5 s timeout, which fires on waking before the answer is read.
+      return new Verdict(Kind.IN_FLIGHT, "timed out on worker-a's clock: it was IN FLIGHT when worker-a froze (decided"
+          + " and sent before the freeze); the webhook " + (facts.webhookReceived(e.worker(), e.transfer())
+              ? "received it" : "never received it"));
+    }
     if (e.is(SideEffect.INVENTORY) && e.equals(facts.inFlightAtFreeze()) && e.indeterminate()
         && facts.noRowAfterSuccessor(e)) {
       // The freeze outlasts the worker's 5 s HTTP timeout, so a POST caught at the service when worker-a froze

@@ -21,6 +21,7 @@ class EndStateChecksTest {
       + " token 2 for lock 'ledger' on public.account: current fence token is 3";
   private static final String BLOCKED = "ERR dev.fencing.agent.bootstrap.FencingBlockedException: Fencing Agent"
       + " blocked a http side effect";
+  private static final String TIMED_OUT = "ERR java.net.http.HttpTimeoutException: request timed out";
 
   /** One story under construction. */
   private static final class Story {
@@ -175,6 +176,31 @@ class EndStateChecksTest {
     Story lost = inFlightReservation();
     Facts g = lost.accepted(B, 3, 4500, 3).stopped(3, 6300).facts();
     assertThat(EndStateChecks.run(g)).allSatisfy(c -> assertThat(c.ok()).as(c.claim() + ": " + c.evidence()).isTrue());
+  }
+
+  @Test
+  void aWebhookCallInFlightAtTheFreezeThatTimedOutOnTheWorkersClockIsInFlightNotAFailure() {
+    // worker-a froze while its webhook call of transfer 2 was out: the receiver got it before the freeze, but
+    // worker-a's client timed out on waking. The agent decided it before the freeze; it is not a stale attempt.
+    Story s = new Story().accepted(A, 1, 500, 2);
+    s.a.add(new SideEffect(A, 900, 2, SideEffect.JDBC, "OK"));
+    s.ledger.add(new Row(s.ledger.size() + 1, A, 2, 1, 2, 10, 2));
+    s.a.add(new SideEffect(A, 901, 2, SideEffect.INVENTORY, "201 reserved"));
+    s.reservations.add(new Row(s.reservations.size() + 1, A, 2, 0, 0, 10, 2));
+    s.a.add(new SideEffect(A, 902, 2, SideEffect.KAFKA, "OK offset=2"));
+    s.consumed.add(new Consumed(902, A, 2));
+    s.calls.add(new WebhookReceiver.Call(903, A, 2, "2"));
+    s.a.add(new SideEffect(A, 6000, 2, SideEffect.WEBHOOK, TIMED_OUT));
+    Facts f = s.accepted(B, 3, 4500, 3).stopped(3, 6300).facts();
+    assertThat(Verdict.of(f.inFlightAtFreeze(), f).kind()).isEqualTo(Verdict.Kind.IN_FLIGHT);
+    assertThat(EndStateChecks.run(f)).allSatisfy(c -> assertThat(c.ok()).as(c.claim() + ": " + c.evidence()).isTrue());
+
+    // A timed-out webhook call that is not the first side effect after the resume is a failure to stop it.
+    Story late = new Story().accepted(A, 1, 500, 2).accepted(B, 3, 4500, 3).stopped(3, 6300);
+    late.a.add(new SideEffect(A, 6400, 4, SideEffect.WEBHOOK, TIMED_OUT));
+    Facts g = late.facts();
+    assertThat(EndStateChecks.run(g)).filteredOn(c -> !c.ok()).extracting(EndStateChecks.Check::claim)
+        .anyMatch(claim -> claim.startsWith("every side effect worker-a attempted after resuming"));
   }
 
   @Test
