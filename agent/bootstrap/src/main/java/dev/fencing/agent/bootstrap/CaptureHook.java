@@ -21,6 +21,15 @@ public interface CaptureHook {
   void acquired(String library, String where, String name, String holdId, long token, long sessionId,
       long aliveAtNanos, long timeoutMillis);
 
+  /**
+   * The application acquired the lock {@code name} as {@code holdId}, but the agent could not verify it
+   * ({@code why}): the lock node is gone or is not the client's session's (the session expired around the
+   * acquisition), the lock key is gone or on another lease (the lease ended), or the read failed. The lock is held
+   * untrusted until {@link #released}: no token, its side effects refused as after a loss. No thread enters its scope
+   * yet: the acquiring thread does with {@link #entered}.
+   */
+  void unverified(String library, String where, String name, String holdId, String why);
+
   /** The application released the hold {@code holdId} (or gave up its leadership): its scope ends. */
   void released(String library, String holdId);
 
@@ -78,6 +87,9 @@ public interface CaptureHook {
     @Override
     public void acquired(String library, String where, String name, String holdId, long token, long sessionId,
         long aliveAtNanos, long timeoutMillis) {}
+
+    @Override
+    public void unverified(String library, String where, String name, String holdId, String why) {}
 
     @Override
     public void released(String library, String holdId) {}

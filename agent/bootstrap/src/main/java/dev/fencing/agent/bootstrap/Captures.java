@@ -38,6 +38,11 @@ public final class Captures {
     report(h -> h.acquired(library, where, name, holdId, token, sessionId, aliveAtNanos, timeoutMillis));
   }
 
+  /** See {@link CaptureHook#unverified}. */
+  public static void unverified(String library, String where, String name, String holdId, String why) {
+    report(h -> h.unverified(library, where, name, holdId, why));
+  }
+
   /** See {@link CaptureHook#released}. */
   public static void released(String library, String holdId) {
     report(h -> h.released(library, holdId));

@@ -23,7 +23,10 @@ public final class JetcdLocks {
   /**
    * {@code LockImpl.lock(name, leaseId)} returned {@code result}: returns the future the application gets instead,
    * which completes with jetcd's response once the key's create revision is read and the grant recorded; the thread
-   * that waits for it enters the lock's scope ({@link CapturedLockFuture}). Without a capture hook, {@code result}.
+   * that waits for it enters the lock's scope ({@link CapturedLockFuture}). A key that is gone or on another lease by
+   * then (the lease ended after etcd granted the lock), or that cannot be read, is an acquisition the agent cannot
+   * verify ({@link CaptureHook#unverified}): the waiting thread still enters the scope, where its side effects are
+   * refused. Without a capture hook, {@code result}.
    */
   public static CompletableFuture<?> locking(Object lockImpl, Object name, long leaseId, CompletableFuture<?> result) {
     return captured(result, (response, out) -> {
@@ -33,13 +36,19 @@ public final class JetcdLocks {
       get.setAccessible(true);
       ((CompletableFuture<?>) get.invoke(kv, key)).whenComplete((read, readError) -> {
         try {
+          String holdId = text(key);
           List<?> kvs = readError == null ? (List<?>) LockLibraries.call(read, "getKvs") : List.of();
-          if (!kvs.isEmpty() && (Long) LockLibraries.call(kvs.get(0), "getLease") == leaseId) {
-            String holdId = text(key);
+          long lease = kvs.isEmpty() ? 0 : (Long) LockLibraries.call(kvs.get(0), "getLease");
+          if (!kvs.isEmpty() && lease == leaseId) {
             Captures.granted("jetcd", where(response), text(name), holdId,
                 (Long) LockLibraries.call(kvs.get(0), "getCreateRevision"), leaseId);
-            out.holdId = holdId;
+          } else {
+            Captures.unverified("jetcd", where(response), text(name), holdId, readError != null
+                ? "its key could not be read: " + readError : kvs.isEmpty()
+                    ? "its key is gone (lease " + Long.toHexString(leaseId) + " ended after etcd granted the lock)"
+                    : "its key is on lease " + Long.toHexString(lease) + ", not " + Long.toHexString(leaseId));
           }
+          out.holdId = holdId;
         } catch (Throwable t) {
           // not captured
         }

@@ -55,8 +55,9 @@ public final class LockLibraries {
   /**
    * Curator's {@code LockInternals} now holds the lock node {@code ourPath} under {@code basePath}, through
    * {@code client} (a CuratorFramework): reads the node's czxid (the token) and its session with the application's
-   * own client, and reports the acquisition. A node that is not this session's (or cannot be read) is not captured,
-   * nor a semaphore's own mutex.
+   * own client, and reports the acquisition. A node that is gone, is not this session's or cannot be read is an
+   * acquisition the agent cannot verify ({@link CaptureHook#unverified}): the thread still enters the lock's scope,
+   * where its side effects are refused. A semaphore's own mutex is not captured.
    */
   public static void curatorAcquired(Object client, String basePath, String ourPath) {
     try {
@@ -65,18 +66,46 @@ public final class LockLibraries {
       }
       Object selector = SELECTOR_WORKING.get();
       SELECTOR_WORKING.remove();
-      long[] node = curatorNode(client, ourPath);
+      String where = curatorWhere(client);
+      String path = inNamespace(client, basePath);
+      long[] node = verifiedNode(client, ourPath, ourPath, where, path);
       if (node != null) {
-        String where = curatorWhere(client);
-        String path = inNamespace(client, basePath);
         Captures.acquired("curator", where, path, ourPath, node[0], node[1], node[2], node[3]);
-        if (selector != null) {
-          SELECTORS.put(selector, new String[] {where, path});
-          Captures.leads("curator", where, path);
-        }
+      } else {
+        Captures.entered(ourPath);
+      }
+      if (selector != null) {
+        SELECTORS.put(selector, new String[] {where, path});
+        Captures.leads("curator", where, path);
       }
     } catch (Throwable t) {
-      // not captured: the application's lock works as without the agent
+      // not captured: the application's lock works as without the agent (its coordinator is not even named)
+    }
+  }
+
+  /**
+   * {@link #curatorNode} of {@code nodePath}, or null after reporting the hold {@code holdId} of the lock {@code path}
+   * on {@code where} as unverified when the node is not the session's or cannot be read.
+   */
+  private static long[] verifiedNode(Object client, String nodePath, String holdId, String where, String path) {
+    String why;
+    try {
+      return curatorNode(client, nodePath);
+    } catch (NotVerified e) {
+      why = e.getMessage();
+    } catch (Throwable t) {
+      Throwable cause = t instanceof java.lang.reflect.InvocationTargetException && t.getCause() != null
+          ? t.getCause() : t;
+      why = "its node could not be read: " + cause;
+    }
+    Captures.unverified("curator", where, path, holdId, why);
+    return null;
+  }
+
+  /** What {@link #curatorNode} found instead of the session's own node. */
+  private static final class NotVerified extends Exception {
+    NotVerified(String why) {
+      super(why, null, false, false);
     }
   }
 
@@ -119,12 +148,15 @@ public final class LockLibraries {
         return;
       }
       String path = leasesPath.endsWith("/leases") ? leasesPath.substring(0, leasesPath.length() - 7) : leasesPath;
+      String where = curatorWhere(client);
+      String lock = inNamespace(client, path);
       for (Object lease : (Iterable<?>) leases) {
         String nodeName = (String) call(lease, "getNodeName");
-        long[] node = curatorNode(client, leasesPath + "/" + nodeName);
+        long[] node = verifiedNode(client, leasesPath + "/" + nodeName, nodeName, where, lock);
         if (node != null) {
-          Captures.acquired("curator", curatorWhere(client), inNamespace(client, path), nodeName, node[0], node[1],
-              node[2], node[3]);
+          Captures.acquired("curator", where, lock, nodeName, node[0], node[1], node[2], node[3]);
+        } else {
+          Captures.entered(nodeName);
         }
       }
     } catch (Throwable t) {
@@ -154,11 +186,14 @@ public final class LockLibraries {
       boolean now, String state) {
     try {
       if (!was && now && ourPath != null) {
-        long[] node = curatorNode(client, ourPath);
+        String where = curatorWhere(client);
+        String path = inNamespace(client, latchPath);
+        long[] node = verifiedNode(client, ourPath, ourPath, where, path);
+        LEADING.put(latch, ourPath);
         if (node != null) {
-          LEADING.put(latch, ourPath);
-          Captures.leading("curator", curatorWhere(client), inNamespace(client, latchPath), ourPath, node[0],
-              node[1], node[2], node[3]);
+          Captures.leading("curator", where, path, ourPath, node[0], node[1], node[2], node[3]);
+        } else {
+          Captures.leads("curator", where, path); // leads untrusted: the leader's work is refused
         }
       } else if (was && !now) {
         String hold = LEADING.remove(latch);
@@ -190,8 +225,10 @@ public final class LockLibraries {
 
   /**
    * The node {@code path} read with the raw ZooKeeper handle behind {@code client} (a CuratorFramework): {czxid,
-   * session id, when the session was surely alive (the read's start), negotiated session timeout in ms}, or null when
-   * the node is gone or not this session's ephemeral node. Curator's paths are relative to the client's namespace.
+   * session id, when the session was surely alive (the read's start), negotiated session timeout in ms}. Throws
+   * {@link NotVerified} when the node is gone or not this session's ephemeral node (the session that created it
+   * expired around the acquisition, and the client has a new one). Curator's paths are relative to the client's
+   * namespace.
    */
   private static long[] curatorNode(Object client, String path) throws Exception {
     long aliveAt = System.nanoTime(); // the server answers the read below: the session lives at least until then
@@ -200,8 +237,13 @@ public final class LockLibraries {
     Method exists = zk.getClass().getMethod("exists", String.class, boolean.class);
     Object stat = exists.invoke(zk, full, false);
     long session = (Long) call(zk, "getSessionId");
-    if (stat == null || (Long) call(stat, "getEphemeralOwner") != session) {
-      return null;
+    if (stat == null) {
+      throw new NotVerified("its node " + full + " is gone (the session that created it ended)");
+    }
+    long owner = (Long) call(stat, "getEphemeralOwner");
+    if (owner != session) {
+      throw new NotVerified("its node " + full + " is session 0x" + Long.toHexString(owner) + "'s, not the client's"
+          + " session 0x" + Long.toHexString(session) + " (the session that created it ended)");
     }
     SESSIONS.put(session, new WeakReference<>(zk));
     return new long[] {(Long) call(stat, "getCzxid"), session, aliveAt,

@@ -279,6 +279,9 @@ public final class SideEffectPolicy implements SideEffectGate {
         return c.tag;
       case EXPIRED:
       case LOST:
+        if (g == null) {
+          return block(c, BlockReason.LOST); // an acquisition that could not be verified: no token to carry
+        }
         if (g.reused()) {
           return block(c, BlockReason.TOKEN_REUSED);
         }

@@ -208,7 +208,7 @@ public final class CapturedLocks implements CaptureHook {
     Grant g = c.runtime.state().granted(token, sessionId, 0, aliveAtNanos + timeoutNanos - marginNanos);
     holds.put(holdId, new Hold(c, g, sessionId, timeoutNanos, null, null));
     keepSyncing(c, sessionId);
-    lead(routing, c, library + " leader latch " + path, token);
+    lead(routing, c, library + " leader latch " + path, "token " + token);
   }
 
   /**
@@ -221,16 +221,17 @@ public final class CapturedLocks implements CaptureHook {
     Captured c = byIdentity.get(identity(library, where, path));
     if (c != null) {
       Grant g = c.runtime.state().view().grant();
-      lead(ensureScopedGate(), c, library + " leader selector " + path, g == null ? 0 : g.token());
+      lead(ensureScopedGate(), c, library + " leader selector " + path, g == null ? "no token (not verified)"
+          : "token " + g.token());
     }
   }
 
-  private void lead(ScopedGate routing, Captured c, String what, long token) {
+  private void lead(ScopedGate routing, Captured c, String what, String token) {
     if (scopes.outside().jvmWide()) {
-      LOG.info(what + " leads with token " + token + "; the side effects outside scopes stay decided by fencing.lock="
+      LOG.info(what + " leads with " + token + "; the side effects outside scopes stay decided by fencing.lock="
           + scopes.outside().lock());
     } else if (routing.lead(c.runtime.policy())) {
-      LOG.info(what + " leads as lock '" + c.runtime.lock() + "', token " + token
+      LOG.info(what + " leads as lock '" + c.runtime.lock() + "', " + token
           + ": it decides the side effects outside every scope");
     } else {
       LOG.warn(what + " leads, but another captured leadership decides the side effects outside every scope until"
@@ -265,6 +266,24 @@ public final class CapturedLocks implements CaptureHook {
     }
   }
 
+  /**
+   * An acquisition the agent could not verify is still the application's critical section: its thread enters the
+   * lock's scope ({@link #entered}) so that its side effects are refused as after a loss (fenced ones too: there is no
+   * token to carry), never passed untagged as if no lock were involved. Until its release, or the next verified grant.
+   */
+  @Override
+  public void unverified(String library, String where, String path, String holdId, String why) {
+    Captured c = captured(library, where, path);
+    if (c == null) {
+      return;
+    }
+    ensureScopedGate();
+    c.runtime.state().unverified("acquired as " + holdId + ", not verified: " + why);
+    holds.put(holdId, new Hold(c, null, 0, 0, null, null));
+    LOG.warn(library + " lock " + path + " was acquired as " + holdId + " but the agent could not verify it (" + why
+        + "): its side effects are refused as after a loss until it is released");
+  }
+
   @Override
   public void entered(String holdId) {
     Hold h = holds.get(holdId);
@@ -280,7 +299,7 @@ public final class CapturedLocks implements CaptureHook {
     long timeout = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
     leases.merge(sessionId, new long[] {aliveAtNanos, timeout}, (a, b) -> b[0] - a[0] > 0 ? b : a);
     for (Hold h : holds.values()) {
-      if (h.sessionId == sessionId) {
+      if (h.grant != null && h.sessionId == sessionId) {
         h.timeoutNanos = timeout;
         h.lock.runtime.state().renewed(h.grant, aliveAtNanos + timeout - marginNanos);
       }
@@ -293,7 +312,9 @@ public final class CapturedLocks implements CaptureHook {
     if (h == null) {
       return;
     }
-    h.lock.runtime.state().released(h.grant, "released by the application");
+    if (h.grant != null) {
+      h.lock.runtime.state().released(h.grant, "released by the application");
+    }
     // The acquiring thread leaves the scope; a release on another thread (a semaphore lease, a leader latch closed
     // elsewhere) ends the grant, and the acquirer's side effects in the scope are refused until it leaves it.
     if (Thread.currentThread() == h.thread && TokenContext.carried() == h.lock.scope) {
@@ -372,7 +393,7 @@ public final class CapturedLocks implements CaptureHook {
       return;
     }
     for (Hold h : holds.values()) {
-      if (h.sessionId == sessionId) {
+      if (h.grant != null && h.sessionId == sessionId) {
         if (timeoutMillis > 0) {
           h.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         }
@@ -385,7 +406,7 @@ public final class CapturedLocks implements CaptureHook {
   public void sessionLost(long sessionId, String why) {
     leases.remove(sessionId);
     for (Hold h : holds.values()) {
-      if (h.sessionId == sessionId) {
+      if (h.grant != null && h.sessionId == sessionId) {
         if (h.lock.runtime.state().lost(h.grant, LossReason.LEASE_REVOKED)) {
           LOG.warn("captured lock '" + h.lock.runtime.lock() + "' lost: " + why);
         }

@@ -218,6 +218,15 @@ public final class TokenState {
   }
 
   /**
+   * An application's lock the agent captures was acquired, but the agent could not verify the acquisition
+   * ({@code detail}: its node or key is gone, belongs to another session, or could not be read): no grant, no token,
+   * LOST until the next verified grant. Not counted as a loss (no lease of this JVM's ended) nor as an acquisition.
+   */
+  public synchronized void unverified(String detail) {
+    set(new TokenView(LeasePhase.LOST, null, view.lastLoss(), detail));
+  }
+
+  /**
    * Waits (on the slow path only) until the phase is HOLDING with a valid grant, at most {@code timeoutNanos}.
    * Returns whether it is.
    */

@@ -221,6 +221,38 @@ class CapturedLocksTest {
     c.released("jetcd", "other/1");
   }
 
+  @Test
+  void anAcquisitionTheAgentCannotVerifyPutsItsThreadInTheLockRefusedUntilRelease() {
+    Scopes s = scopes("lease.enabled=false");
+    CapturedLocks c = s.captured();
+    c.acquired("curator", ZK, "/locks/ledger", "/locks/ledger/_c_1-lock-0000000001", 42, 7, System.nanoTime(), 3000);
+    c.released("curator", "/locks/ledger/_c_1-lock-0000000001");
+    assertThat(Fencing.decide(Channel.JDBC, true, false).isBlock()).as("outside every scope").isFalse();
+
+    // Curator's acquire returned, but the node is another session's: the session expired around the acquisition.
+    c.unverified("curator", ZK, "/locks/ledger", "/locks/ledger/_c_2-lock-0000000002", "its node is gone");
+    c.entered("/locks/ledger/_c_2-lock-0000000002");
+    Decision unfenced = Fencing.decide(Channel.JDBC, true, false);
+    assertThat(unfenced.isBlock()).as("an unfenced write in the critical section").isTrue();
+    assertThat(unfenced.lock()).isEqualTo("locks.ledger");
+    assertThat(unfenced.reason()).isEqualTo(dev.fencing.agent.bootstrap.BlockReason.LOST);
+    assertThat(Fencing.decide(Channel.JDBC, true, true).isBlock()).as("a fenced one: no token to carry").isTrue();
+    assertThat(Fencing.decide(Channel.JDBC, false, true).isTag()).as("a read passes untagged").isFalse();
+    var state = c.locks().get(0).runtime().state();
+    assertThat(state.phase()).isEqualTo(LeasePhase.LOST);
+    assertThat(state.view().detail()).contains("not verified: its node is gone");
+    c.renewed(7, System.nanoTime(), 3000); // nothing revives it
+    c.alive(7, System.nanoTime(), 3000);
+    c.alive(7, System.nanoTime(), 3000);
+    assertThat(Fencing.decide(Channel.JDBC, true, true).isBlock()).isTrue();
+
+    c.released("curator", "/locks/ledger/_c_2-lock-0000000002");
+    assertThat(Fencing.decide(Channel.JDBC, true, false).isBlock()).as("after release").isFalse();
+    c.acquired("curator", ZK, "/locks/ledger", "/locks/ledger/_c_3-lock-0000000003", 44, 8, System.nanoTime(), 3000);
+    assertThat(Fencing.decide(Channel.JDBC, true, true).token()).as("the next verified acquisition").isEqualTo(44);
+    c.released("curator", "/locks/ledger/_c_3-lock-0000000003");
+  }
+
   /** The decision of a side effect made on a new thread, in no scope. */
   private static Decision onAnotherThread(boolean fenced) throws Exception {
     Decision[] d = new Decision[1];

@@ -287,6 +287,57 @@ class CapturedLocksIT {
     }
   }
 
+  /** A fenced table (account, for {@code lock}) and an unfenced one (audit: only the agent stands before it). */
+  private static void fencedAndUnfenced(JdbcTakeoverIT.Database db, String lock) throws Exception {
+    try (Connection c = DriverManager.getConnection(db.url()); Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE account (id INT PRIMARY KEY, balance INT NOT NULL)");
+      s.execute("INSERT INTO account VALUES (1, 0)");
+      s.execute("CREATE TABLE audit (who TEXT NOT NULL)");
+      new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("account"), lock, false, false));
+    }
+  }
+
+  /**
+   * Curator's {@code acquire} returns true on a session that ended around the acquisition (CuratorLockApp's
+   * {@code expiring} recipe: the session ends once Curator has seen its node first, and the client carries on with a
+   * new one; in production, a session expired while the client was suspended). The agent cannot read the lock node as
+   * the client's own: the critical section is still the lock's, and its writes are refused by the agent, unfenced
+   * and fenced alike, never passed untagged as if no lock were involved; the successor's go through.
+   */
+  @ParameterizedTest
+  @MethodSource("newestJava")
+  void aCuratorAcquisitionOnASessionThatEndedAroundItHasItsWritesRefused(Path javaHome) throws Exception {
+    try (ZooKeeperEnsemble zk = ZooKeeperEnsemble.start(1); JdbcTakeoverIT.Database db = JdbcTakeoverIT.start("postgresql")) {
+      fencedAndUnfenced(db, LOCK);
+      String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar")
+          + File.pathSeparator + AgentProcesses.testJars();
+      String session = Integer.toString(SESSION_MS);
+      try (LockJvm a = new LockJvm(javaHome, "curator-expiring", CuratorLockApp.class, cp, zk.connectString(), session,
+              PATH, db.url(), "expiring");
+          LockJvm b = new LockJvm(javaHome, "curator-successor", CuratorLockApp.class, cp, zk.connectString(),
+              session, PATH, db.url(), "mutex")) {
+        assertThat(a.run("LOCK")).isEqualTo("OK locked"); // acquire returned true, on a session that is gone
+        assertThat(a.run("SQL INSERT INTO audit VALUES ('a-holding')")).as("unfenced, in the critical section")
+            .startsWith("ERR FN003");
+        assertThat(a.run("SQL UPDATE account SET balance = 1 WHERE id = 1")).as("fenced: no token to carry")
+            .startsWith("ERR FN003");
+        assertThat(a.captured("state")).isEqualTo("LOST");
+
+        assertThat(b.run("LOCK")).isEqualTo("OK locked"); // once the ensemble expired the old session
+        assertThat(b.run("SQL UPDATE account SET balance = 2 WHERE id = 1")).isEqualTo("OK 1");
+        assertThat(b.run("SQL INSERT INTO audit VALUES ('b')")).isEqualTo("OK 1");
+        assertThat(a.run("SQL INSERT INTO audit VALUES ('a-holding')")).startsWith("ERR FN003");
+
+        assertThat(a.run("UNLOCK")).isEqualTo("OK unlocked");
+        assertThat(a.run("SQL INSERT INTO audit VALUES ('a-released')")).as("after release: outside the lock")
+            .isEqualTo("OK 1");
+      }
+      assertThat(JdbcTakeoverIT.query(db.url(), "SELECT string_agg(who, ',' ORDER BY who) FROM audit"))
+          .isEqualTo("a-released,b");
+      assertThat(JdbcTakeoverIT.query(db.url(), "SELECT balance FROM account WHERE id = 1")).isEqualTo("2");
+    }
+  }
+
   /** The create revision of the lowest key under the app's jetcd lock name: the holder's token as etcd sees it. */
   private static long holderRevision(io.etcd.jetcd.Client etcd, String name) throws Exception {
     var prefix = io.etcd.jetcd.ByteSequence.from(name + "/", java.nio.charset.StandardCharsets.UTF_8);
@@ -294,6 +345,68 @@ class CapturedLocksIT {
     return kvs.stream().mapToLong(io.etcd.jetcd.KeyValue::getCreateRevision).min().orElseThrow();
   }
 
+
+  /** How many keys etcd has under the app's jetcd lock name (one per holder and waiter). */
+  private static int lockKeys(io.etcd.jetcd.Client etcd, String name) throws Exception {
+    var prefix = io.etcd.jetcd.ByteSequence.from(name + "/", java.nio.charset.StandardCharsets.UTF_8);
+    return etcd.getKVClient().get(prefix, io.etcd.jetcd.options.GetOption.builder().isPrefix(true).build()).get()
+        .getKvs().size();
+  }
+
+  private static void awaitLockKeys(io.etcd.jetcd.Client etcd, String name, int keys) throws Exception {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (lockKeys(etcd, name) != keys) {
+      assertThat(System.nanoTime() < until).as(keys + " keys under " + name + "/").isTrue();
+      Thread.sleep(50);
+    }
+  }
+
+  /**
+   * etcd grants a waiter the lock while its process is paused, and the waiter's lease ends before the process reads
+   * the answer: jetcd's {@code lock(...).get()} returns a key that is gone. The agent cannot read the key on the
+   * waiter's lease: the critical section is still the lock's, and its writes are refused, unfenced and fenced alike.
+   */
+  @ParameterizedTest
+  @MethodSource("newestJava")
+  void aJetcdLockWhoseLeaseEndedBeforeItsHolderReadItHasItsWritesRefused(Path javaHome) throws Exception {
+    String name = "ledger-lock";
+    try (dev.fencing.testing.EtcdCluster etcd = dev.fencing.testing.EtcdCluster.single();
+        JdbcTakeoverIT.Database db = JdbcTakeoverIT.start("postgresql")) {
+      fencedAndUnfenced(db, name);
+      String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar")
+          + File.pathSeparator + AgentProcesses.testJars();
+      String[] args = {etcd.endpoints(), "2", name, db.url(), "lock"};
+      try (io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(etcd.endpoints().split(",")).build();
+          LockJvm a = new LockJvm(javaHome, "jetcd-holder", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args);
+          LockJvm b = new LockJvm(javaHome, "jetcd-waiter", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args)) {
+        assertThat(a.run("LOCK")).isEqualTo("OK locked");
+        java.util.concurrent.CompletableFuture<String> waiting = java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return b.run("LOCK");
+              } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            });
+        awaitLockKeys(client, name, 2); // the waiter's key is queued behind the holder's
+        b.jvm.suspend();
+        assertThat(a.run("UNLOCK")).isEqualTo("OK unlocked"); // etcd grants the paused waiter the lock
+        awaitLockKeys(client, name, 0); // and the waiter's lease (2 s) ends: its key is deleted
+        b.jvm.resume();
+        assertThat(waiting.get(30, TimeUnit.SECONDS)).isEqualTo("OK locked");
+        assertThat(b.run("SQL INSERT INTO audit VALUES ('b-holding')")).as("unfenced, in the critical section")
+            .startsWith("ERR FN003");
+        assertThat(b.run("SQL UPDATE account SET balance = 1 WHERE id = 1")).as("fenced: no token to carry")
+            .startsWith("ERR FN003");
+        assertThat(b.captured("state")).isEqualTo("LOST");
+        assertThat(b.run("UNLOCK")).startsWith("OK");
+        assertThat(b.run("SQL INSERT INTO audit VALUES ('b-released')")).as("after unlock: outside the lock")
+            .isEqualTo("OK 1");
+      }
+      assertThat(JdbcTakeoverIT.query(db.url(), "SELECT string_agg(who, ',' ORDER BY who) FROM audit"))
+          .isEqualTo("b-released");
+    }
+  }
 
   @ParameterizedTest(name = "{1} on {0}")
   @MethodSource("jetcdRecipes")

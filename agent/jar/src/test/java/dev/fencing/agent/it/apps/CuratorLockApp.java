@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
@@ -13,6 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
@@ -21,8 +23,11 @@ import org.apache.curator.framework.recipes.leader.LeaderSelectorListener;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
+import org.apache.curator.framework.recipes.locks.PredicateResults;
+import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryOneTime;
+import org.apache.zookeeper.ZooKeeper;
 
 /**
  * An ordinary application taking its own Curator lock or leadership (no fencing code), driven on stdin. Arguments:
@@ -32,9 +37,11 @@ import org.apache.curator.retry.RetryOneTime;
  * connection changes, so a paused leader resumes inside {@code takeLeadership} as one busy with work would),
  * {@code selector-thread} (LeaderSelector whose {@code takeLeadership} starts a {@code new Thread} that runs each SQL
  * command, and only waits for it),
- * {@code latch} (LeaderLatch: SQL runs on the main thread, whoever leads) or {@code pooled} (InterProcessSemaphoreMutex
+ * {@code latch} (LeaderLatch: SQL runs on the main thread, whoever leads), {@code pooled} (InterProcessSemaphoreMutex
  * acquired by a task of a one-thread pool and released on the main thread; every SQL command is a new task of that
- * pool); a sixth argument is the Curator client's namespace. Commands: {@code LOCK} (blocks until
+ * pool) or {@code expiring} (InterProcessMutex whose session ends the moment Curator decides the lock is its own:
+ * {@code acquire} returns true on a session that is gone, see {@link ExpiringDriver}); a sixth argument is the Curator
+ * client's namespace. Commands: {@code LOCK} (blocks until
  * acquired or leading, prints {@code OK locked}), {@code UNLOCK} (release, leave {@code takeLeadership} and close
  * the selector, close the latch), {@code SQL <statement>} (prints {@code OK <count>} or {@code ERR <sqlstate> <message>}).
  */
@@ -52,6 +59,7 @@ public final class CuratorLockApp {
     String kind = args.length > 4 ? args[4] : "mutex";
     InterProcessLock lock = kind.equals("semaphore") || kind.equals("pooled")
         ? new InterProcessSemaphoreMutex(client, path)
+        : kind.equals("expiring") ? new InterProcessMutex(client, path, new ExpiringDriver())
         : new InterProcessMutex(client, path);
     BlockingQueue<Runnable> work = new LinkedBlockingQueue<>();
     ExecutorService pool = Executors.newFixedThreadPool(2);
@@ -153,6 +161,32 @@ public final class CuratorLockApp {
     pool.shutdownNow();
     one.shutdownNow();
     client.close();
+  }
+
+  /**
+   * The fault of a holder whose session expires around its acquisition, at a chosen moment: once Curator has seen its
+   * node first among the lock's children (it holds the lock), the client's session ends, the way Curator itself ends
+   * one that stayed suspended too long (ZooKeeper's testable hook: the client drops the session at once, the ensemble
+   * expires it a session timeout later), and Curator connects with a new session before {@code acquire} returns
+   * true. Curator's own lock code runs unchanged; this is its lock-driver extension point.
+   */
+  static final class ExpiringDriver extends StandardLockInternalsDriver {
+    @Override
+    public PredicateResults getsTheLock(CuratorFramework client, List<String> children, String sequenceNodeName,
+        int maxLeases) throws Exception {
+      PredicateResults result = super.getsTheLock(client, children, sequenceNodeName, maxLeases);
+      if (result.getsTheLock()) {
+        ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
+        long session = zk.getSessionId();
+        zk.getTestable().injectSessionExpiration();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < until && (!client.getZookeeperClient().isConnected()
+            || client.getZookeeperClient().getZooKeeper().getSessionId() == session)) {
+          Thread.sleep(20);
+        }
+      }
+      return result;
+    }
   }
 
   private static String update(Connection c, String sql) {
