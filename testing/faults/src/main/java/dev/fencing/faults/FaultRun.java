@@ -288,7 +288,8 @@ public final class FaultRun implements FaultKind.Trial {
   private Outcome execute() {
     out.println("fault run: " + options.trials() + " trials, " + options.workers() + " workers, seed="
         + options.seed() + ", lease TTL " + topology.ttlMs() + " ms, " + topology.describe() + (options.pooler() ? ", workers reach PostgreSQL through"
-        + " PgBouncer (transaction pooling, " + options.poolSize() + " server connections)" : ""));
+        + " PgBouncer (transaction pooling, " + options.poolSize() + " server connections, to PostgreSQL's Unix socket)"
+        : ""));
     try {
       outDir = options.outDir() != null ? Files.createDirectories(options.outDir())
           : Files.createTempDirectory("fencing-faults-");
@@ -635,7 +636,9 @@ public final class FaultRun implements FaultKind.Trial {
     coordinator = add(FaultCoordinator.start(topology.coordinator()));
     postgres = pg.join();
     if (options.pooler()) {
-      bouncer = add(PgBouncer.start(postgres, options.poolSize(), postgres.user()));
+      // Over PostgreSQL's Unix socket, as when both run on one host: PostgreSQL sees no port the agent could read.
+      bouncer = add(PgBouncer.start(postgres, "transaction", PgBouncer.Backend.UNIX_SOCKET, options.poolSize(),
+          postgres.user()));
       add(startBouncerSampler());
     }
     maria = m.join();

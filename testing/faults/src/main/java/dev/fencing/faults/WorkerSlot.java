@@ -172,10 +172,7 @@ final class WorkerSlot implements AutoCloseable {
     AgentJvm.Builder builder = AgentJvm.builder()
         .agentJar(setup.agentJar())
         .agentArgs(lockArgs + ",holder.id=" + id + ",http.port=" + statusPort
-            + ",fenced.http=" + dataPath.httpHostPort() + ",fenced.kafka=" + FaultRun.TOPIC
-            // The proxy in front of PostgreSQL is a plain pipe, not a pooler: with auto the hook would take the
-            // port it forwards to for a pooler's. Behind PgBouncer auto stays (it finds the pooler).
-            + (setup.pgUrl().contains("prepareThreshold=0") ? "" : ",jdbc.pooler=session"))
+            + ",fenced.http=" + dataPath.httpHostPort() + ",fenced.kafka=" + FaultRun.TOPIC)
         .classpath(setup.classpath())
         .mainClass(FaultWorker.class.getName())
         .args(workerArgs.toArray(String[]::new))

@@ -12,15 +12,11 @@ import org.junit.jupiter.params.provider.EnumSource;
  * a Kafka send callback that writes, and the unfenced destinations, in each. Two trials per mode (the holder frozen
  * past its session or lease, then cut from the coordinator; about 20 s each). The long runs are
  * {@code scripts/faults.sh 300 --work=<mode>} (RELIABILITY.md).
- *
- * <p>Section and leader only for now: in the curator and jetcd modes an acquisition the agent cannot verify (the
- * library returns the lock after the session or lease ended around it) is not captured, and the worker's next writes
- * go untagged (issue 33, open in the agent; RELIABILITY.md), which a two-trial smoke hits now and then.
  */
 class FaultsWorkModesSmokeIT {
 
   @ParameterizedTest
-  @EnumSource(value = Topology.Work.class, names = {"SECTION", "LEADER"})
+  @EnumSource(value = Topology.Work.class, names = {"SECTION", "CURATOR", "JETCD", "LEADER"})
   void noStaleWriteReachesAFencedOrAnUnfencedDestination(Topology.Work work) {
     Topology topology = Topology.apply(Topology.DEFAULT, "--work=" + work.label);
     FaultRun.Options options = new FaultRun.Options(FaultRun.Fault.PARTITION.ordinal() + 1,

@@ -12,7 +12,8 @@ import java.util.Map;
 /**
  * A real PgBouncer (Debian {@code pgbouncer}) in front of a {@link PostgresServer}, on its own free loopback port, in
  * transaction (or statement) pooling mode with a small server pool: the setup in which a database session's state
- * follows the server backend, not the client connection. Trust authentication; every database of the server is
+ * follows the server backend, not the client connection. It reaches PostgreSQL over TCP, or over the server's Unix
+ * socket ({@link Backend#UNIX_SOCKET}, the usual set-up when both run on one host). Trust authentication; every database of the server is
  * reachable under its own name. As root it runs as user {@code postgres}, as PgBouncer refuses to run as root.
  */
 public final class PgBouncer implements AutoCloseable {
@@ -26,26 +27,42 @@ public final class PgBouncer implements AutoCloseable {
   private final PostgresServer server;
   private final String mode;
   private final int poolSize;
+  private final Backend backend;
   private Process process;
 
-  private PgBouncer(Path root, int port, PostgresServer server, String mode, int poolSize) {
+  /** How PgBouncer reaches PostgreSQL. */
+  public enum Backend {
+    /** 127.0.0.1 and the server's port. */
+    TCP,
+    /** The server's Unix socket ({@link PostgresServer#socketDirectory}): PostgreSQL sees no client address or port. */
+    UNIX_SOCKET
+  }
+
+  private PgBouncer(Path root, int port, PostgresServer server, String mode, int poolSize, Backend backend) {
     this.root = root;
     this.port = port;
     this.server = server;
     this.mode = mode;
     this.poolSize = poolSize;
+    this.backend = backend;
   }
 
-  /** Transaction pooling with {@code poolSize} server connections per (database, user). */
+  /** Transaction pooling with {@code poolSize} server connections per (database, user), over TCP. */
   public static PgBouncer start(PostgresServer server, int poolSize, String... users) {
     return start(server, "transaction", poolSize, users);
   }
 
-  /**
-   * {@code mode}: session, transaction or statement. {@code users}: the roles clients may log in as (trust
-   * authentication; PgBouncer still wants each name in its auth file); {@code postgres} always.
-   */
+  /** {@link #start(PostgresServer, String, Backend, int, String...)} over TCP. */
   public static PgBouncer start(PostgresServer server, String mode, int poolSize, String... users) {
+    return start(server, mode, Backend.TCP, poolSize, users);
+  }
+
+  /**
+   * {@code mode}: session, transaction or statement. {@code backend}: how it reaches PostgreSQL. {@code users}: the
+   * roles clients may log in as (trust authentication; PgBouncer still wants each name in its auth file);
+   * {@code postgres} always.
+   */
+  public static PgBouncer start(PostgresServer server, String mode, Backend backend, int poolSize, String... users) {
     Path binary = Files.isExecutable(Path.of("/usr/sbin/pgbouncer")) ? Path.of("/usr/sbin/pgbouncer")
         : Processes.executable("pgbouncer", INSTALL_HINT);
     Path root;
@@ -54,7 +71,7 @@ public final class PgBouncer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    PgBouncer bouncer = new PgBouncer(root, Ports.freePort(), server, mode, poolSize);
+    PgBouncer bouncer = new PgBouncer(root, Ports.freePort(), server, mode, poolSize, backend);
     try {
       bouncer.launch(binary, users);
       return bouncer;
@@ -120,6 +137,10 @@ public final class PgBouncer implements AutoCloseable {
     return poolSize;
   }
 
+  public Backend backend() {
+    return backend;
+  }
+
   public String logTail(int lines) {
     return Processes.tail(root.resolve("pgbouncer.log"), lines);
   }
@@ -131,7 +152,8 @@ public final class PgBouncer implements AutoCloseable {
       authFile.append('"').append(user).append("\" \"\"\n");
     }
     String config = "[databases]\n"
-        + "* = host=127.0.0.1 port=" + server.port() + "\n"
+        + "* = host=" + (backend == Backend.UNIX_SOCKET ? server.socketDirectory().toString() : "127.0.0.1")
+        + " port=" + server.port() + "\n"
         + "[pgbouncer]\n"
         + "listen_addr = 127.0.0.1\n"
         + "listen_port = " + port + "\n"
@@ -198,6 +220,7 @@ public final class PgBouncer implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "PgBouncer 127.0.0.1:" + port + " -> " + server;
+    return "PgBouncer 127.0.0.1:" + port + " -> " + (backend == Backend.UNIX_SOCKET ? "Unix socket of " : "")
+        + server;
   }
 }

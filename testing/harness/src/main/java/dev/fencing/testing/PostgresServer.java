@@ -71,6 +71,11 @@ public final class PostgresServer implements AutoCloseable {
     return USER;
   }
 
+  /** The directory of the server's Unix socket ({@code .s.PGSQL.<port>}): a pooler on this host may use it. */
+  public Path socketDirectory() {
+    return root;
+  }
+
   public int port() {
     return port;
   }

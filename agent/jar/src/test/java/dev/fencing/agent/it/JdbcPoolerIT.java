@@ -27,23 +27,29 @@ import org.junit.jupiter.params.provider.MethodSource;
  * session, so a session setting made by one client is seen by the next. Two writers with the agent contend for the
  * lock; the holder is frozen past its TTL, the other takes over and writes, the frozen one resumes and keeps writing.
  * Not one of its rows may land after the successor's first: the session must never lend it the successor's token.
+ * PgBouncer reaches PostgreSQL over TCP, or over its Unix socket (where PostgreSQL sees no port at all); the agent
+ * runs with the default {@code fencing.jdbc.pooler=auto}.
  */
 class JdbcPoolerIT {
   static List<Arguments> cases() {
     List<Arguments> out = new ArrayList<>();
+    Path first = AgentProcesses.javaHomes().get(0);
     for (Path javaHome : AgentProcesses.javaHomes()) {
-      out.add(Arguments.of("auto", javaHome)); // autocommit writes: the agent gives each a transaction of its own
+      // autocommit writes: the agent gives each a transaction of its own
+      out.add(Arguments.of("auto", PgBouncer.Backend.TCP, javaHome));
     }
-    out.add(Arguments.of("txn", AgentProcesses.javaHomes().get(0))); // the application's own transactions
+    out.add(Arguments.of("txn", PgBouncer.Backend.TCP, first)); // the application's own transactions
+    out.add(Arguments.of("auto", PgBouncer.Backend.UNIX_SOCKET, first));
+    out.add(Arguments.of("txn", PgBouncer.Backend.UNIX_SOCKET, first));
     return out;
   }
 
-  @ParameterizedTest(name = "{0} writers on {1}")
+  @ParameterizedTest(name = "{0} writers, PgBouncer to PostgreSQL over {1}, on {2}")
   @MethodSource("cases")
-  void aResumedHolderNeverWritesWithItsSuccessorsTokenBehindATransactionPooler(String mode, Path javaHome)
-      throws Exception {
+  void aResumedHolderNeverWritesWithItsSuccessorsTokenBehindATransactionPooler(String mode, PgBouncer.Backend backend,
+      Path javaHome) throws Exception {
     try (EtcdCluster etcd = EtcdCluster.single(); PostgresServer pg = PostgresServer.start();
-        PgBouncer bouncer = PgBouncer.start(pg, 1)) {
+        PgBouncer bouncer = PgBouncer.start(pg, "transaction", backend, 1)) {
       try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
         // Each row keeps the token its writing statement carried, read from the session as the fence does.
         s.execute("CREATE TABLE cell (id bigserial PRIMARY KEY, writer text NOT NULL,"
@@ -91,6 +97,55 @@ class JdbcPoolerIT {
         }
       }
     }
+  }
+
+  /**
+   * {@code fencing.jdbc.pooler=auto} tells connections apart by what they do, not by a port: a direct connection and
+   * one through a plain TCP proxy on another port (the server process the driver was told of at connect runs its
+   * statements) keep the pair in the session after an autocommit write; one through PgBouncer over PostgreSQL's Unix
+   * socket (no port to read) gets it per transaction only, and the agent says why.
+   */
+  @ParameterizedTest
+  @MethodSource("firstJava")
+  void autoKeepsThePairPerConnectionOnlyWhereTheConnectionIsProvenDirect(Path javaHome) throws Exception {
+    try (EtcdCluster etcd = EtcdCluster.single(); PostgresServer pg = PostgresServer.start();
+        PgBouncer bouncer = PgBouncer.start(pg, "transaction", PgBouncer.Backend.UNIX_SOCKET, 1);
+        dev.fencing.testing.TcpProxy proxy = new dev.fencing.testing.TcpProxy(pg.port())) {
+      try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE cell (id bigserial PRIMARY KEY, writer text NOT NULL)");
+        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("cell"), "pool", false, false));
+      }
+      String args = "lock=pool,etcd.endpoints=" + etcd.endpoints();
+      String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar");
+      String pair = "QUERY SELECT coalesce(nullif(current_setting('fencing.token', true), ''), 'none')";
+      String[][] cases = {{"direct", pg.jdbcUrl()},
+          {"proxy", pg.jdbcUrl().replace(":" + pg.port() + "/", ":" + proxy.port() + "/")},
+          {"pgbouncer", bouncer.jdbcUrl("postgres", "postgres")}};
+      for (String[] k : cases) {
+        if (!k[0].equals("direct")) {
+          assertThat(k[1]).as(k[0] + " URL").isNotEqualTo(pg.jdbcUrl());
+        }
+        try (JdbcJvm app = new JdbcJvm(javaHome, "pooler-auto-" + k[0], args, k[1], cp)) {
+          String token = Http.jsonField(Http.awaitStatus(app.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)),
+              "token");
+          assertThat(app.run("SQL INSERT INTO cell (writer) VALUES ('" + k[0] + "')")).isEqualTo("OK 1");
+          if (k[0].equals("pgbouncer")) {
+            assertThat(app.run(pair)).as("per transaction: gone with it").isEqualTo("ROW none");
+            assertThat(app.jvm.output()).contains("not proven direct");
+          } else {
+            assertThat(app.run(pair)).as(k[0] + ": per connection").isEqualTo("ROW " + token);
+            assertThat(app.jvm.output()).doesNotContain("not proven direct");
+          }
+        }
+      }
+      assertThat(proxy.forwarded()).as("the proxy case went through the proxy").isPositive();
+      assertThat(JdbcTakeoverIT.query(pg.jdbcUrl(), "SELECT string_agg(writer, ',' ORDER BY id) FROM cell"))
+          .isEqualTo("direct,proxy,pgbouncer");
+    }
+  }
+
+  static List<Path> firstJava() {
+    return List.of(AgentProcesses.javaHomes().get(0));
   }
 
   private static void awaitRows(PostgresServer pg, String writer, int rows, Duration timeout) throws Exception {

@@ -785,9 +785,12 @@ final class JdbcFencing implements JdbcHook {
   }
 
   /**
-   * fencing.jdbc.pooler: transaction or session as configured; auto reads the server's port once per URL and takes
-   * a port other than the URL's as a sign that something sits between (a pooler, or a proxy: either way the
-   * per-transaction pair is right, only dearer).
+   * fencing.jdbc.pooler: transaction or session as configured. auto: per connection unless the connection is proven
+   * direct, once per URL: the server process that runs its statements ({@code pg_backend_pid()}) is the one the driver
+   * was told of when it connected (the BackendKeyData, pgjdbc's {@code getBackendPID()}). A pooler hands its clients
+   * a key of its own (PgBouncer, over TCP or its Unix socket, on whatever port), so its clients get the
+   * per-transaction pair; so does a connection that cannot be proven direct (the probe failed, a driver without
+   * {@code getBackendPID}): correct everywhere, only dearer.
    */
   private boolean pooled(String url, Connection physical) {
     if (pooler != AgentConfig.JdbcPooler.AUTO) {
@@ -797,25 +800,31 @@ final class JdbcFencing implements JdbcHook {
     if (known != null) {
       return known;
     }
-    boolean pooled = false;
-    int serverPort = -1;
-    try (Statement st = physical.createStatement(); ResultSet rs = st.executeQuery("SELECT inet_server_port()")) {
-      if (rs.next()) {
-        serverPort = rs.getInt(1);
-        pooled = !rs.wasNull() && !JdbcUrls.postgresPorts(url).contains(serverPort);
-      }
-    } catch (SQLException e) {
-      LOG.debug("cannot read the server port of " + url + ": " + AgentLog.describe(e));
+    String why;
+    boolean pooled = true;
+    try (Statement st = physical.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
+      int told = driverBackendPid(physical);
+      int runs = rs.next() ? rs.getInt(1) : -1;
+      pooled = told != runs;
+      why = "the driver was told of server process " + told + " when it connected, and process " + runs
+          + " runs its statements";
+    } catch (ReflectiveOperationException | SQLException | RuntimeException e) {
+      why = "cannot compare the server process the driver was told of with the one that runs its statements ("
+          + AgentLog.describe(e) + ")";
     }
     if (pooledByUrl.size() < MAX_REMEMBERED_URLS) {
       pooledByUrl.put(url, pooled);
     }
     if (pooled) {
-      LOG.info("JDBC destination " + url + " answers from server port " + serverPort + ", not the URL's: a pooler or"
-          + " proxy sits between, so the token is set per transaction (fencing.jdbc.pooler=session keeps it per"
-          + " connection)");
+      LOG.info("JDBC destination " + url + ": " + why + ": not proven direct (a pooler may sit between), so the"
+          + " token is set per transaction (fencing.jdbc.pooler=session keeps it per connection)");
     }
     return pooled;
+  }
+
+  /** pgjdbc's {@code PGConnection.getBackendPID()} of {@code physical}: the process of its start-up BackendKeyData. */
+  private static int driverBackendPid(Connection physical) throws ReflectiveOperationException {
+    return (Integer) physical.getClass().getMethod("getBackendPID").invoke(physical);
   }
 
   private static String currentSchema(Connection physical, SessionDialect dialect) {

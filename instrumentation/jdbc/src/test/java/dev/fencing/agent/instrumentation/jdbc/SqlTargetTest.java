@@ -91,13 +91,4 @@ class SqlTargetTest {
   private static boolean sqlDialectFiresOnTruncate(DatabaseFences f) {
     return f.describe().startsWith("public"); // the PostgreSQL fixture
   }
-
-  @Test
-  void postgresPortsOfAUrl() {
-    assertThat(JdbcUrls.postgresPorts("jdbc:postgresql://127.0.0.1:6432/db?user=a")).containsExactly(6432);
-    assertThat(JdbcUrls.postgresPorts("jdbc:postgresql://h1,h2:5433/db")).containsExactlyInAnyOrder(5432, 5433);
-    assertThat(JdbcUrls.postgresPorts("jdbc:postgresql://[::1]:5440/db")).containsExactly(5440);
-    assertThat(JdbcUrls.postgresPorts("jdbc:postgresql:db")).containsExactly(5432);
-    assertThat(JdbcUrls.postgresPorts("jdbc:mariadb://h:3306/db")).isEmpty();
-  }
 }
