@@ -144,6 +144,54 @@ class JdbcPoolerIT {
     }
   }
 
+  /**
+   * Behind a transaction pooler the hook gives an autocommit write a transaction of its own, to carry the pair; a
+   * statement PostgreSQL runs only outside a transaction block ({@code CREATE INDEX CONCURRENTLY}, {@code VACUUM}, a
+   * Flyway migration with {@code executeInTransaction=false}) goes as it is instead, on a database with a fence or
+   * without one, while the lease is held; after its deadline it is blocked like every write no fence judges.
+   */
+  @ParameterizedTest
+  @MethodSource("firstJava")
+  void statementsThatRunOnlyOutsideATransactionWorkBehindATransactionPooler(Path javaHome) throws Exception {
+    try (EtcdCluster etcd = EtcdCluster.single(); PostgresServer pg = PostgresServer.start();
+        PgBouncer bouncer = PgBouncer.start(pg, "transaction", PgBouncer.Backend.TCP, 1)) {
+      try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+        s.execute("CREATE DATABASE plain");
+        s.execute("CREATE TABLE cell (id bigserial PRIMARY KEY, writer text NOT NULL)");
+        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("cell"), "pool", false, false));
+      }
+      try (Connection c = DriverManager.getConnection(pg.jdbcUrl("plain")); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE cell (id bigserial PRIMARY KEY, writer text NOT NULL)");
+      }
+      String args = "lock=pool,lease.ttl=3s,lease.safety-margin=500ms,etcd.endpoints=" + etcd.endpoints();
+      String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar");
+      try (JdbcJvm fenced = new JdbcJvm(javaHome, "pooler-ddl-fenced", args, bouncer.jdbcUrl("postgres", "postgres"),
+              cp);
+          JdbcJvm plain = new JdbcJvm(javaHome, "pooler-ddl-plain", args.replace("lock=pool", "lock=plain"),
+              bouncer.jdbcUrl("plain", "postgres"), cp)) {
+        Http.awaitStatus(fenced.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
+        Http.awaitStatus(plain.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
+        for (JdbcJvm app : List.of(fenced, plain)) {
+          assertThat(app.run("SQL INSERT INTO cell (writer) VALUES ('w')")).isEqualTo("OK 1");
+          assertThat(app.run("SQL CREATE INDEX CONCURRENTLY cell_writer ON cell (writer)")).isEqualTo("OK 0");
+          assertThat(app.run("SQL REINDEX TABLE CONCURRENTLY cell")).isEqualTo("OK 0");
+          assertThat(app.run("SQL VACUUM cell")).isEqualTo("OK 0");
+          assertThat(app.run("SQL DROP INDEX CONCURRENTLY cell_writer")).isEqualTo("OK 0");
+        }
+        assertThat(fenced.run("SQL INSERT INTO cell (writer) VALUES ('w')")).as("still tagged").isEqualTo("OK 1");
+
+        for (dev.fencing.testing.EtcdNode n : etcd.nodes()) {
+          n.kill(); // the lease runs out
+        }
+        Http.awaitStatus(fenced.port, "\"state\":\"EXPIRED\"", Duration.ofSeconds(10));
+        assertThat(fenced.run("SQL VACUUM cell")).as("after the deadline: unjudged, blocked").startsWith("ERR FN003");
+        assertThat(fenced.run("SQL CREATE INDEX CONCURRENTLY cell_late ON cell (writer)")).startsWith("ERR FN003");
+      }
+      assertThat(JdbcTakeoverIT.query(pg.jdbcUrl(), "SELECT count(*) FROM pg_indexes WHERE indexname = 'cell_late'"))
+          .isEqualTo("0");
+    }
+  }
+
   static List<Path> firstJava() {
     return List.of(AgentProcesses.javaHomes().get(0));
   }

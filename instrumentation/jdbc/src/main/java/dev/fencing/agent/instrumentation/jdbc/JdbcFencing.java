@@ -340,7 +340,8 @@ final class JdbcFencing implements JdbcHook {
       if (!write && !fences.anyFence()) {
         return OUTERMOST; // a read where no fence is: nothing it could carry matters
       }
-      return session.perTransaction ? tagTransaction(physical, session, d, write) : tagSession(physical, session, d);
+      return session.perTransaction ? tagTransaction(physical, session, d, write, text)
+          : tagSession(physical, session, d);
     } catch (SQLException e) {
       if (BLOCKED_SQLSTATE.equals(e.getSQLState())) {
         throw e;
@@ -404,14 +405,17 @@ final class JdbcFencing implements JdbcHook {
   /**
    * Transaction scope (behind a transaction pooler): the pair goes with the transaction, which the pooler runs on one
    * server session from its first statement to its end. An autocommit write gets a transaction of its own (the hook
-   * commits it when the statement returns); an autocommit read carries nothing, so a function it calls that writes a
-   * fenced table fails with FN002 rather than borrow whatever another client left in the server session.
+   * commits it when the statement returns), except on a database with no fence (nothing there reads the pair) and for
+   * a statement that cannot run in a transaction ({@code VACUUM}, {@code CREATE INDEX CONCURRENTLY}, ...), which go as
+   * they are, without the pair; an autocommit read carries nothing, so a function it calls that writes a fenced table
+   * fails with FN002 rather than borrow whatever another client left in the server session.
    */
-  private int tagTransaction(Connection physical, SessionState s, Decision d, boolean write) throws SQLException {
+  private int tagTransaction(Connection physical, SessionState s, Decision d, boolean write, String text)
+      throws SQLException {
     boolean autoCommit = physical.getAutoCommit();
     if (d.isTag()) {
       if (autoCommit) {
-        if (!write) {
+        if (!write || !s.fences.anyFence() || SqlClassifier.runsOutsideTransactions(text)) {
           return OUTERMOST;
         }
         physical.setAutoCommit(false);

@@ -46,6 +46,42 @@ public final class SqlClassifier {
     return word(sql, i, "COMMIT") && !containsWord(sql, i, "PREPARED") || word(sql, i, "END");
   }
 
+  /**
+   * A PostgreSQL statement that cannot run inside a transaction block (SQLSTATE 25001 there): {@code VACUUM},
+   * {@code CREATE/DROP INDEX CONCURRENTLY}, {@code REINDEX ... CONCURRENTLY} and {@code REINDEX DATABASE/SYSTEM},
+   * {@code CREATE/DROP/ALTER DATABASE}, {@code TABLESPACE} and {@code SUBSCRIPTION}, {@code ALTER SYSTEM}. Behind a
+   * transaction pooler the hook must not give it a transaction of its own. Errs toward "no": such a statement wrapped
+   * fails, as it would inside the application's own transaction.
+   */
+  static boolean runsOutsideTransactions(String sql) {
+    if (sql == null) {
+      return false;
+    }
+    int i = skipNoise(sql, 0);
+    if (word(sql, i, "VACUUM")) {
+      return true;
+    }
+    boolean create = word(sql, i, "CREATE");
+    boolean drop = word(sql, i, "DROP");
+    boolean alter = word(sql, i, "ALTER");
+    boolean reindex = word(sql, i, "REINDEX");
+    if (!create && !drop && !alter && !reindex) {
+      return false;
+    }
+    int next = skipNoise(sql, i + (create || reindex ? 7 : drop ? 4 : 5));
+    if (reindex) {
+      return word(sql, next, "DATABASE") || word(sql, next, "SYSTEM") || containsCode(sql, next, "CONCURRENTLY");
+    }
+    if (word(sql, next, "DATABASE") || word(sql, next, "TABLESPACE") || word(sql, next, "SUBSCRIPTION")) {
+      return true;
+    }
+    if (alter) {
+      return word(sql, next, "SYSTEM");
+    }
+    return containsCode(sql, next, "CONCURRENTLY") && (word(sql, next, "INDEX")
+        || word(sql, next, "UNIQUE") && word(sql, skipNoise(sql, next + 6), "INDEX"));
+  }
+
   /** ROLLBACK [WORK|TRANSACTION] (not ROLLBACK TO SAVEPOINT, which keeps the transaction). */
   static boolean isRollback(String sql) {
     int i = skipNoise(sql, 0);

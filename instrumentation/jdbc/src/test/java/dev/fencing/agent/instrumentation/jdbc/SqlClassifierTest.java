@@ -86,6 +86,22 @@ class SqlClassifierTest {
   }
 
   @org.junit.jupiter.api.Test
+  void statementsThatCannotRunInATransactionAreKnown() {
+    for (String sql : new String[] {"VACUUM", "vacuum (analyze) t", "/* m */ VACUUM FULL t",
+        "CREATE INDEX CONCURRENTLY i ON t (a)", "create unique index concurrently i on t (a)",
+        "DROP INDEX CONCURRENTLY IF EXISTS i", "REINDEX TABLE CONCURRENTLY t", "REINDEX DATABASE app",
+        "REINDEX SYSTEM app", "CREATE DATABASE tenant_7", "DROP DATABASE tenant_7", "ALTER SYSTEM SET work_mem = 1",
+        "CREATE TABLESPACE fast LOCATION '/x'", "DROP SUBSCRIPTION s"}) {
+      assertThat(SqlClassifier.runsOutsideTransactions(sql)).as(sql).isTrue();
+    }
+    for (String sql : new String[] {"CREATE INDEX i ON t (a)", "CREATE TABLE concurrently_log (a int)",
+        "INSERT INTO t VALUES ('CONCURRENTLY')", "REINDEX TABLE t", "ALTER TABLE t ADD COLUMN b int",
+        "UPDATE t SET a = 1", "DROP TABLE t", "CREATE UNIQUE INDEX i ON t (a)", "SELECT 1", null}) {
+      assertThat(SqlClassifier.runsOutsideTransactions(sql)).as(String.valueOf(sql)).isFalse();
+    }
+  }
+
+  @org.junit.jupiter.api.Test
   void nullSqlIsAWrite() {
     assertThat(SqlClassifier.classify(null)).isEqualTo(Kind.WRITE);
   }
