@@ -2,10 +2,13 @@ CREATE TABLE IF NOT EXISTS "SHOP".fencing_fence (
   lock_name VARCHAR(128) PRIMARY KEY,
   token BIGINT NOT NULL,
   updated_at TIMESTAMP,
-  grant_id VARCHAR(64)
+  grant_id VARCHAR(64),
+  grant_token BIGINT
 );
 
 ALTER TABLE "SHOP".fencing_fence ADD COLUMN IF NOT EXISTS grant_id varchar(64);
+
+ALTER TABLE "SHOP".fencing_fence ADD COLUMN IF NOT EXISTS grant_token bigint;
 
 CREATE TABLE IF NOT EXISTS "SHOP".fencing_fence_stripe (
   lock_name VARCHAR(128) NOT NULL,

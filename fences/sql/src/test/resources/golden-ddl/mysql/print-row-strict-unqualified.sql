@@ -4,20 +4,26 @@ CREATE TABLE IF NOT EXISTS fencing_fence (
   lock_name VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
   token BIGINT NOT NULL,
   updated_at DATETIME(6) NULL,
-  grant_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL
+  grant_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  grant_token BIGINT NULL
 ) ENGINE=InnoDB$$
 
 ALTER TABLE fencing_fence ADD COLUMN IF NOT EXISTS grant_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL$$
+
+ALTER TABLE fencing_fence ADD COLUMN IF NOT EXISTS grant_token BIGINT NULL$$
 
 CREATE TABLE IF NOT EXISTS fencing_fence_stripe (
   lock_name VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   stripe INT NOT NULL,
   token BIGINT NOT NULL,
   grant_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  grant_token BIGINT NULL,
   PRIMARY KEY (lock_name, stripe)
 ) ENGINE=InnoDB$$
 
 ALTER TABLE fencing_fence_stripe ADD COLUMN IF NOT EXISTS grant_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL$$
+
+ALTER TABLE fencing_fence_stripe ADD COLUMN IF NOT EXISTS grant_token BIGINT NULL$$
 
 CREATE TABLE IF NOT EXISTS fencing_fenced_table (
   table_schema VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
@@ -30,8 +36,8 @@ CREATE TABLE IF NOT EXISTS fencing_fenced_table (
 
 INSERT IGNORE INTO fencing_fence (lock_name, token, updated_at) VALUES ('ledger', 0, NULL)$$
 
-INSERT IGNORE INTO fencing_fence_stripe (lock_name, stripe, token, grant_id)
-  SELECT f.lock_name, n.n, f.token, f.grant_id FROM fencing_fence f, (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9 UNION ALL SELECT 10 UNION ALL SELECT 11 UNION ALL SELECT 12 UNION ALL SELECT 13 UNION ALL SELECT 14 UNION ALL SELECT 15) n
+INSERT IGNORE INTO fencing_fence_stripe (lock_name, stripe, token, grant_id, grant_token)
+  SELECT f.lock_name, n.n, f.token, f.grant_id, f.grant_token FROM fencing_fence f, (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9 UNION ALL SELECT 10 UNION ALL SELECT 11 UNION ALL SELECT 12 UNION ALL SELECT 13 UNION ALL SELECT 14 UNION ALL SELECT 15) n
   WHERE f.lock_name = 'ledger'$$
 
 CREATE PROCEDURE IF NOT EXISTS fencing_reject_stale_v1(
@@ -86,7 +92,7 @@ body: BEGIN
   SIGNAL SQLSTATE 'FN002' SET MESSAGE_TEXT = v_msg;
 END$$
 
-CREATE PROCEDURE IF NOT EXISTS fencing_check_v2(
+CREATE PROCEDURE IF NOT EXISTS fencing_check_v3(
     IN p_lock VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin, IN p_permissive BOOLEAN,
     IN p_table VARCHAR(200) CHARACTER SET ascii)
   MODIFIES SQL DATA SQL SECURITY DEFINER
@@ -96,6 +102,7 @@ body: BEGIN
   DECLARE v_fence BIGINT DEFAULT NULL;
   DECLARE v_fence_grant VARCHAR(64) CHARACTER SET ascii DEFAULT NULL;
   DECLARE v_grant TEXT CHARACTER SET utf8mb4;
+  DECLARE v_grant_token BIGINT;
   DECLARE v_stripes INT DEFAULT 0;
   DECLARE v_raw TEXT CHARACTER SET utf8mb4;
   DECLARE v_msg VARCHAR(128) CHARACTER SET utf8mb4;
@@ -119,9 +126,10 @@ body: BEGIN
       ''' on ', p_table, ': expected 1 to 64 visible ASCII characters'), 128);
     SIGNAL SQLSTATE 'FN002' SET MESSAGE_TEXT = v_msg;
   END IF;
+  SET v_grant_token = IF(v_grant IS NULL, NULL, v_token);
   SELECT token INTO v_fence FROM fencing_fence WHERE lock_name = p_lock;
   IF v_fence IS NOT NULL AND v_token <= v_fence THEN
-    SELECT token, grant_id INTO v_fence, v_fence_grant FROM fencing_fence_stripe
+    SELECT token, IF(grant_token = token, grant_id, NULL) INTO v_fence, v_fence_grant FROM fencing_fence_stripe
       WHERE lock_name = p_lock AND stripe = CONNECTION_ID() % 16 FOR UPDATE;
     IF v_fence = v_token AND (v_fence_grant IS NULL OR CAST(v_fence_grant AS BINARY) = CAST(v_grant AS BINARY)) THEN
       LEAVE body;
@@ -141,7 +149,7 @@ body: BEGIN
   END IF;
   IF v_fence = v_token THEN
     -- Every stripe carries the fence's token and grant, and all of them are locked now.
-    SELECT grant_id INTO v_fence_grant FROM fencing_fence_stripe
+    SELECT IF(grant_token = token, grant_id, NULL) INTO v_fence_grant FROM fencing_fence_stripe
       WHERE lock_name = p_lock AND token = v_fence LIMIT 1 FOR UPDATE;
     IF (v_fence_grant IS NULL OR CAST(v_fence_grant AS BINARY) = CAST(v_grant AS BINARY)) THEN
       LEAVE body;
@@ -153,15 +161,15 @@ body: BEGIN
   ELSEIF v_fence > v_token THEN
     CALL fencing_reject_stale_v1(p_lock, p_table, v_token, v_fence);
   END IF;
-  UPDATE fencing_fence_stripe SET token = v_token, grant_id = v_grant WHERE lock_name = p_lock;
-  INSERT INTO fencing_fence (lock_name, token, updated_at, grant_id)
-    VALUES (p_lock, v_token, NOW(6), v_grant)
-    ON DUPLICATE KEY UPDATE token = v_token, updated_at = NOW(6), grant_id = v_grant;
+  UPDATE fencing_fence_stripe SET token = v_token, grant_id = v_grant, grant_token = v_grant_token WHERE lock_name = p_lock;
+  INSERT INTO fencing_fence (lock_name, token, updated_at, grant_id, grant_token)
+    VALUES (p_lock, v_token, NOW(6), v_grant, v_grant_token)
+    ON DUPLICATE KEY UPDATE token = v_token, updated_at = NOW(6), grant_id = v_grant, grant_token = v_grant_token;
 END$$
 
 ALTER TABLE `Orders` ADD COLUMN fencing_token BIGINT NULL COMMENT 'fencing token of the last write; added by the fencing-agent SQL fence installer'$$
 
-CREATE TRIGGER IF NOT EXISTS `fencing_orders_bi_213dccb1`
+CREATE TRIGGER IF NOT EXISTS `fencing_orders_bi_a439e8d3`
   BEFORE INSERT ON `Orders` FOR EACH ROW
 BEGIN
   DECLARE v_token BIGINT;
@@ -171,7 +179,7 @@ BEGIN
   END IF;
 END$$
 
-CREATE TRIGGER IF NOT EXISTS `fencing_orders_bu_213dccb1`
+CREATE TRIGGER IF NOT EXISTS `fencing_orders_bu_a439e8d3`
   BEFORE UPDATE ON `Orders` FOR EACH ROW
 BEGIN
   DECLARE v_token BIGINT;
@@ -185,7 +193,7 @@ BEGIN
   END IF;
 END$$
 
-CREATE TRIGGER IF NOT EXISTS `fencing_orders_bd_213dccb1`
+CREATE TRIGGER IF NOT EXISTS `fencing_orders_bd_a439e8d3`
   BEFORE DELETE ON `Orders` FOR EACH ROW
 BEGIN
   DECLARE v_token BIGINT;

@@ -2,10 +2,13 @@ CREATE TABLE IF NOT EXISTS fencing_fence (
   lock_name varchar(128) PRIMARY KEY,
   token bigint NOT NULL,
   updated_at timestamp,
-  grant_id varchar(64)
+  grant_id varchar(64),
+  grant_token bigint
 );
 
 ALTER TABLE fencing_fence ADD COLUMN IF NOT EXISTS grant_id varchar(64);
+
+ALTER TABLE fencing_fence ADD COLUMN IF NOT EXISTS grant_token bigint;
 
 CREATE TABLE IF NOT EXISTS fencing_fenced_table (
   table_schema varchar(128) NOT NULL,
@@ -75,9 +78,11 @@ BEGIN
       IF pg_advisory_xact_lock_shared(1178947139, hashtext(v_lock)) IS NULL THEN NULL; END IF;
     END IF;
     IF current_setting('transaction_isolation') = 'read committed' THEN
-      SELECT f.token, f.grant_id INTO v_fence, v_fence_grant FROM fencing_fence f WHERE f.lock_name = v_lock;
+      SELECT f.token, CASE WHEN f.grant_token = f.token THEN f.grant_id END INTO v_fence, v_fence_grant
+        FROM fencing_fence f WHERE f.lock_name = v_lock;
     ELSE
-      SELECT f.token, f.grant_id INTO v_fence, v_fence_grant FROM fencing_fence f WHERE f.lock_name = v_lock FOR SHARE;
+      SELECT f.token, CASE WHEN f.grant_token = f.token THEN f.grant_id END INTO v_fence, v_fence_grant
+        FROM fencing_fence f WHERE f.lock_name = v_lock FOR SHARE;
     END IF;
     IF v_token = v_fence AND (v_fence_grant IS NULL OR v_fence_grant = v_grant) THEN
       IF v_verified IS NOT TRUE THEN
@@ -105,10 +110,10 @@ BEGIN
       left(v_grant, 70), v_lock, TG_TABLE_SCHEMA, TG_TABLE_NAME);
   END IF;
   END IF;
-  INSERT INTO fencing_fence AS f (lock_name, token, updated_at, grant_id)
-    VALUES (v_lock, v_token, localtimestamp, v_grant)
+  INSERT INTO fencing_fence AS f (lock_name, token, updated_at, grant_id, grant_token)
+    VALUES (v_lock, v_token, localtimestamp, v_grant, CASE WHEN v_grant IS NOT NULL THEN v_token END)
     ON CONFLICT (lock_name) DO UPDATE SET token = excluded.token, updated_at = excluded.updated_at,
-      grant_id = excluded.grant_id;
+      grant_id = excluded.grant_id, grant_token = excluded.grant_token;
   PERFORM set_config('fencing.verified', v_key, false);
   RETURN NULL;
 END

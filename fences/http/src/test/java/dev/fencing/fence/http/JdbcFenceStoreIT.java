@@ -3,6 +3,7 @@ package dev.fencing.fence.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencing.fence.sql.FenceReset;
 import dev.fencing.fence.sql.SqlFence;
 import dev.fencing.fence.sql.SqlFenceInstaller;
 import dev.fencing.fence.sql.TableName;
@@ -12,6 +13,7 @@ import dev.fencing.fence.store.FenceStoreException;
 import dev.fencing.fence.store.JdbcFenceStore;
 import dev.fencing.fence.store.Verdict.Outcome;
 import dev.fencing.fence.store.Verdict;
+import dev.fencing.protocol.Rejection;
 import dev.fencing.protocol.SqlStates;
 import dev.fencing.protocol.TokenHeaders;
 import java.net.http.HttpClient;
@@ -208,6 +210,90 @@ abstract class JdbcFenceStoreIT {
     assertThat(store.state(n.lock())).isEqualTo(new FenceState(7, "b2"));
   }
 
+  /**
+   * One fence row, one grant rule (issue 34 item 7): a token a SQL write advanced is the grant's of that session for
+   * the store too. Through a real HTTP fence, an equal token from another grant (or none) is a replayed token (409),
+   * the same grant passes; so on the store, whether the SQL write came first or after a store advance.
+   */
+  @Test
+  void aGrantStoredBySqlCountsForTheHttpFence() throws Exception {
+    Names n = names();
+    fencedTable(n);
+    sqlWrite(n, 7, "a1", 1);
+    HttpFence fence = new HttpFence(FencePolicy.forLocks(n.lock()).build(), store());
+    HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    try (FencedServer s = FencedServer.jdk(fence, new Backend())) {
+      HttpResponse<String> replayed = client.send(post(s, n.lock(), 7, "b2"), HttpResponse.BodyHandlers.ofString());
+      assertThat(replayed.statusCode()).isEqualTo(409);
+      assertThat(replayed.headers().allValues(TokenHeaders.REJECTED))
+          .containsExactly(Rejection.REPLAYED_TOKEN.header());
+      assertThat(client.send(post(s, n.lock(), 7), HttpResponse.BodyHandlers.ofString()).statusCode())
+          .as("an equal token without a grant while one is stored").isEqualTo(409);
+      assertThat(client.send(post(s, n.lock(), 7, "a1"), HttpResponse.BodyHandlers.ofString()).statusCode())
+          .as("the grant the SQL write stored").isEqualTo(200);
+    }
+    assertThat(grantColumns(null, n.lock())).containsExactly("a1", "7");
+
+    // After the store advanced with a grant of its own, a SQL advance with another grant replaces it.
+    JdbcFenceStore store = store();
+    assertThat(store.check(n.lock(), 8, "c3", false)).isEqualTo(Verdict.advanced(8));
+    sqlWrite(n, 9, "d4", 2);
+    assertThat(store.state(n.lock())).isEqualTo(new FenceState(9, "d4"));
+    assertThat(store.check(n.lock(), 9, "c3", false)).isEqualTo(Verdict.replayed(9));
+    assertThat(store.check(n.lock(), 9, null, false)).isEqualTo(Verdict.replayed(9));
+    assertThat(store.check(n.lock(), 9, "d4", false)).isEqualTo(Verdict.accepted(9));
+    assertThat(grantColumns(null, n.lock())).containsExactly("d4", "9");
+  }
+
+  /**
+   * The reverse: a token the store advanced with a grant is that grant's for the SQL fence, which refuses the equal
+   * token of another grant (or of none) with FN001 and passes the same grant's (MariaDB: through the stripe rows).
+   */
+  @Test
+  void aGrantStoredByTheStoreCountsForTheSqlFence() throws Exception {
+    Names n = names();
+    fencedTable(n);
+    sqlWrite(n, 4, "a1", 1);
+    JdbcFenceStore store = store();
+    assertThat(store.check(n.lock(), 5, "b2", false)).isEqualTo(Verdict.advanced(5));
+    assertThatThrownBy(() -> sqlWrite(n, 5, "c3", 2)).isInstanceOf(SQLException.class)
+        .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo(SqlStates.STALE_TOKEN))
+        .hasMessageContaining("another grant");
+    assertThatThrownBy(() -> sqlWrite(n, 5, 3)).isInstanceOf(SQLException.class)
+        .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo(SqlStates.STALE_TOKEN));
+    sqlWrite(n, 5, "b2", 4);
+    assertThat(ids(n)).containsExactly(1, 4);
+    assertThat(store.state(n.lock())).isEqualTo(new FenceState(5, "b2"));
+  }
+
+  /**
+   * {@code fence reset} does not know the grant of the token it sets: it leaves no grant counted for it, for the store
+   * and the SQL fence alike, and the next advance (by either) stores its grant again.
+   */
+  @Test
+  void aFenceResetLeavesNoGrantCounted() throws Exception {
+    Names n = names();
+    fencedTable(n);
+    JdbcFenceStore store = store();
+    sqlWrite(n, 900, "forger", 1);
+    try (Connection c = db().connect()) {
+      assertThat(FenceReset.set(c, null, n.lock(), 7, true)).isEqualTo(900L);
+    }
+    assertThat(store.state(n.lock())).isEqualTo(new FenceState(7, null));
+    assertThat(store.check(n.lock(), 7, "a1", false)).isEqualTo(Verdict.accepted(7));
+    sqlWrite(n, 7, "b2", 2);
+    assertThat(store.check(n.lock(), 8, "c3", false)).isEqualTo(Verdict.advanced(8));
+    try (Connection c = db().connect()) {
+      assertThat(FenceReset.set(c, null, n.lock(), 12, false)).isEqualTo(8L);
+    }
+    assertThat(store.state(n.lock())).isEqualTo(new FenceState(12, null));
+    sqlWrite(n, 12, "d4", 3);
+    assertThat(store.check(n.lock(), 12, "e5", false)).isEqualTo(Verdict.accepted(12));
+    sqlWrite(n, 13, "d4", 4);
+    assertThat(store.check(n.lock(), 13, "e5", false)).isEqualTo(Verdict.replayed(13));
+    assertThat(ids(n)).containsExactly(1, 2, 3, 4);
+  }
+
   @Test
   void acceptsEqualWithoutWritingAdvancesOnHigherRejectsLower() throws Exception {
     db().createFenceTable();
@@ -338,6 +424,12 @@ abstract class JdbcFenceStoreIT {
   static HttpRequest post(FencedServer s, String lock, long token) {
     return HttpRequest.newBuilder(s.uri().resolve("/orders")).POST(HttpRequest.BodyPublishers.ofString("x"))
         .header(TokenHeaders.TOKEN, Long.toString(token)).header(TokenHeaders.LOCK, lock).build();
+  }
+
+  static HttpRequest post(FencedServer s, String lock, long token, String grant) {
+    return HttpRequest.newBuilder(s.uri().resolve("/orders")).POST(HttpRequest.BodyPublishers.ofString("x"))
+        .header(TokenHeaders.TOKEN, Long.toString(token)).header(TokenHeaders.LOCK, lock)
+        .header(TokenHeaders.GRANT, grant).build();
   }
 
   private Timestamp updatedAt(String lock) throws SQLException {

@@ -13,8 +13,9 @@ import java.sql.SQLException;
  * only writes it, in one READ COMMITTED transaction that first takes the lock the fence's own writers take to advance
  * (PostgreSQL's exclusive advisory lock of the lock, MariaDB/MySQL and H2 all of its stripe rows), so the reset waits
  * for transactions still running under the old fence token and no write interleaves with it. MariaDB/MySQL's stripe
- * rows carry the token too and are set with it. The grant stored with the old token is cleared (NULL: the reset token
- * is accepted from any grant until the next advance stores one).
+ * rows carry the token too and are set with it. The grant stored with the old token is cleared, in the fence row and
+ * the stripes ({@code grant_id} and {@code grant_token} NULL: the reset token is accepted from any grant until the
+ * next advance stores one).
  *
  * <p>The Kafka consumer fence keeps its state per partition in {@value #KAFKA_TABLE} (one row per advance); when that
  * table exists, the lock's advances above the token are part of the fence too: they are deleted in the same transaction
@@ -135,7 +136,7 @@ public final class FenceReset {
         ps.setString(2, lock);
         ps.executeUpdate();
       }
-      FenceTable.writeStripes(c, dialect, schema, lock, token, hasStripes);
+      FenceTable.writeStripes(c, dialect, schema, lock, token, null, hasStripes);
       c.commit();
       return before;
     } catch (Refused e) {

@@ -38,10 +38,16 @@ public final class H2FenceTrigger implements Trigger {
   private String fence;
   private String stripes;
   private volatile int tokenColumn = -1;
-  /** Whether the fence table has the grant column (a table of an earlier release gets it at the next install). */
-  private volatile boolean grantColumn;
+  /**
+   * Whether the fence table has the grant columns (a table of an earlier release gets them at the next install).
+   * Without both, the trigger neither reads nor writes a grant.
+   */
+  private volatile boolean grantColumns;
 
-  /** The fence row: its token and the grant that token was issued to (null: none stored). */
+  /**
+   * The fence row: its token and the grant that token was issued to (null: none stored, or stored for another token:
+   * a grant counts only while {@code grant_token} equals {@code token}).
+   */
   private record Fence(long token, String grant) {
   }
 
@@ -96,7 +102,7 @@ public final class H2FenceTrigger implements Trigger {
           + "' for lock '" + lock + "' on " + schemaName + "." + tableName + ": expected 1 to 64 visible ASCII "
           + "characters", SqlStates.MISSING_TOKEN);
     }
-    boolean grants = hasGrantColumn(conn);
+    boolean grants = hasGrantColumns(conn);
     Fence hint = readFence(conn, false, grants);
     boolean exclusive = hint == null || token > hint.token();
     boolean readCommitted = conn.getTransactionIsolation() <= Connection.TRANSACTION_READ_COMMITTED;
@@ -124,27 +130,39 @@ public final class H2FenceTrigger implements Trigger {
       }
       exclusive = true;
     }
+    // The advance stores the session's grant and, for it, grant_token (both NULL without a grant).
     try (PreparedStatement ps = conn.prepareStatement("UPDATE " + fence
-        + " SET token = ?, updated_at = CURRENT_TIMESTAMP" + (grants ? ", " + SqlFenceDdl.GRANT_COLUMN + " = ?" : "")
-        + " WHERE lock_name = ?")) {
-      ps.setLong(1, token);
+        + " SET token = ?, updated_at = CURRENT_TIMESTAMP" + (grants ? ", " + SqlFenceDdl.GRANT_COLUMN + " = ?, "
+        + SqlFenceDdl.GRANT_TOKEN_COLUMN + " = ?" : "") + " WHERE lock_name = ?")) {
+      int i = 1;
+      ps.setLong(i++, token);
       if (grants) {
-        ps.setString(2, grant);
+        setGrant(ps, i, grant, token);
+        i += 2;
       }
-      ps.setString(grants ? 3 : 2, lock);
+      ps.setString(i, lock);
       if (ps.executeUpdate() == 1) {
         return;
       }
     }
     try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + fence
-        + " (lock_name, token, updated_at" + (grants ? ", " + SqlFenceDdl.GRANT_COLUMN : "") + ") VALUES (?, ?, "
-        + "CURRENT_TIMESTAMP" + (grants ? ", ?" : "") + ")")) {
+        + " (lock_name, token, updated_at" + (grants ? ", " + SqlFenceDdl.GRANT_COLUMN + ", "
+        + SqlFenceDdl.GRANT_TOKEN_COLUMN : "") + ") VALUES (?, ?, CURRENT_TIMESTAMP" + (grants ? ", ?, ?" : "") + ")")) {
       ps.setString(1, lock);
       ps.setLong(2, token);
       if (grants) {
-        ps.setString(3, grant);
+        setGrant(ps, 3, grant, token);
       }
       ps.executeUpdate();
+    }
+  }
+
+  private static void setGrant(PreparedStatement ps, int index, String grant, long token) throws SQLException {
+    ps.setString(index, grant);
+    if (grant == null) {
+      ps.setNull(index + 1, java.sql.Types.BIGINT);
+    } else {
+      ps.setLong(index + 1, token);
     }
   }
 
@@ -152,21 +170,22 @@ public final class H2FenceTrigger implements Trigger {
    * Looked up until found (then remembered): a fence table of an earlier release gets the column at the next
    * install, while this trigger may already run.
    */
-  private boolean hasGrantColumn(Connection conn) throws SQLException {
-    if (grantColumn) {
+  private boolean hasGrantColumns(Connection conn) throws SQLException {
+    if (grantColumns) {
       return true;
     }
     try (PreparedStatement ps = conn.prepareStatement("SELECT COUNT(*) FROM INFORMATION_SCHEMA.COLUMNS"
-        + " WHERE TABLE_SCHEMA = ? AND UPPER(TABLE_NAME) = UPPER(?) AND UPPER(COLUMN_NAME) = UPPER(?)")) {
+        + " WHERE TABLE_SCHEMA = ? AND UPPER(TABLE_NAME) = UPPER(?) AND UPPER(COLUMN_NAME) IN (UPPER(?), UPPER(?))")) {
       ps.setString(1, schemaName);
       ps.setString(2, SqlFenceDdl.FENCE_TABLE);
       ps.setString(3, SqlFenceDdl.GRANT_COLUMN);
+      ps.setString(4, SqlFenceDdl.GRANT_TOKEN_COLUMN);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        grantColumn = rs.getInt(1) > 0;
+        grantColumns = rs.getInt(1) == 2;
       }
     }
-    return grantColumn;
+    return grantColumns;
   }
 
   /** Per-row mode: the row's token is the fence ({@code WHERE token <= :token}), and the row gets the session token. */
@@ -223,10 +242,20 @@ public final class H2FenceTrigger implements Trigger {
 
   private Fence readFence(Connection conn, boolean forUpdate, boolean withGrant) throws SQLException {
     try (PreparedStatement ps = conn.prepareStatement("SELECT token" + (withGrant ? ", " + SqlFenceDdl.GRANT_COLUMN
-        : "") + " FROM " + fence + " WHERE lock_name = ?" + (forUpdate ? " FOR UPDATE" : ""))) {
+        + ", " + SqlFenceDdl.GRANT_TOKEN_COLUMN : "") + " FROM " + fence + " WHERE lock_name = ?"
+        + (forUpdate ? " FOR UPDATE" : ""))) {
       ps.setString(1, lock);
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? new Fence(rs.getLong(1), withGrant ? rs.getString(2) : null) : null;
+        if (!rs.next()) {
+          return null;
+        }
+        long token = rs.getLong(1);
+        if (!withGrant) {
+          return new Fence(token, null);
+        }
+        String grant = rs.getString(2);
+        long grantToken = rs.getLong(3);
+        return new Fence(token, !rs.wasNull() && grantToken == token ? grant : null);
       }
     }
   }

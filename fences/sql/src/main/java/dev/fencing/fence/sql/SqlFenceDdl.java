@@ -37,6 +37,8 @@ public final class SqlFenceDdl {
   public static final String REGISTRY_TABLE = "fencing_fenced_table";
   /** The column of {@value #FENCE_TABLE} (and the MariaDB/MySQL stripes) holding the grant of the fence's token. */
   public static final String GRANT_COLUMN = FenceSchema.GRANT_COLUMN;
+  /** The token {@value #GRANT_COLUMN} was stored for: the grant counts only while it equals the row's token. */
+  public static final String GRANT_TOKEN_COLUMN = FenceSchema.GRANT_TOKEN_COLUMN;
   /** PostgreSQL session setting with the grant id of the session's token (MariaDB/MySQL, H2: {@code @fencing_grant}). */
   public static final String PG_GRANT = SessionVariables.PG_GRANT;
   public static final String TOKEN_COLUMN = "fencing_token";
@@ -66,7 +68,7 @@ public final class SqlFenceDdl {
   /** What a statement does, so that the installer can skip what exists and undo what it created. */
   public enum Kind {
     FENCE_TABLE,
-    /** A column added to a fence table an earlier release created; {@code object} is the table. */
+    /** A column added to a fence table an earlier release created; {@code object} is {@code table.column}. */
     FENCE_COLUMN,
     SEED, ROUTINE, TOKEN_COLUMN, TRIGGER,
     /** Writes the table's row of the registry ({@value #REGISTRY_TABLE}). */
@@ -81,17 +83,17 @@ public final class SqlFenceDdl {
   }
 
   /**
-   * Versioned: a release with other bodies adds _v2 beside them instead of replacing them under live writes (the
-   * installer never replaces an existing procedure). fencing_check_v2 (grant ids) replaces fencing_check_v1 in new
-   * triggers; v1 stays until the schema's last fence is uninstalled, for triggers an earlier release created.
+   * Versioned: a release with other bodies adds a new version beside them instead of replacing them under live writes
+   * (the installer never replaces an existing procedure). New triggers call {@link #MYSQL_CHECK}; the older check
+   * procedures stay until the schema's last fence is uninstalled, for triggers an earlier release created.
    */
-  static final List<String> MYSQL_PROCEDURES =
-      List.of("fencing_check_v2", "fencing_check_v1", "fencing_session_token_v1", "fencing_reject_stale_v1");
+  static final List<String> MYSQL_PROCEDURES = List.of("fencing_check_v3", "fencing_check_v2", "fencing_check_v1",
+      "fencing_session_token_v1", "fencing_reject_stale_v1");
   /**
    * The table-mode procedure the triggers call. Part of the trigger names' hash, so that a re-install after an
    * upgrade creates triggers calling the new procedure (before it drops the old ones) instead of keeping the old.
    */
-  static final String MYSQL_CHECK = "fencing_check_v2";
+  static final String MYSQL_CHECK = "fencing_check_v3";
 
   private static final List<String> PG_FUNCTIONS =
       List.of("fencing_check", "fencing_check_row", "fencing_check_truncate");
@@ -258,20 +260,23 @@ public final class SqlFenceDdl {
   /** The fence table, the stripe table (H2, MariaDB/MySQL) and the registry, with the grant columns. */
   private void tables(String s, List<Statement> out) {
     out.add(new Statement(Kind.FENCE_TABLE, FENCE_TABLE, fenceSql.render("fence_table", "schema", s)));
-    out.add(grantColumn(s, FENCE_TABLE));
+    grantColumns(s, FENCE_TABLE, out);
     if (dialect != SqlDialect.POSTGRESQL) {
       out.add(new Statement(Kind.FENCE_TABLE, STRIPE_TABLE, fenceSql.render("stripe_table", "schema", s)));
       if (dialect == SqlDialect.MYSQL) {
         // H2's stripe rows carry no token (the trigger reads the fence row), hence no grant either.
-        out.add(grantColumn(s, STRIPE_TABLE));
+        grantColumns(s, STRIPE_TABLE, out);
       }
     }
     out.add(new Statement(Kind.FENCE_TABLE, REGISTRY_TABLE, fenceSql.render("registry_table", "schema", s)));
   }
 
-  /** The grant column for a fence table an earlier release created (the installer skips it when present). */
-  private Statement grantColumn(String s, String table) {
-    return new Statement(Kind.FENCE_COLUMN, table, fenceSql.render("add_grant_column", "schema", s, "name", table));
+  /** The grant columns for a fence table an earlier release created (the installer skips those present). */
+  private void grantColumns(String s, String table, List<Statement> out) {
+    out.add(new Statement(Kind.FENCE_COLUMN, table + "." + GRANT_COLUMN,
+        fenceSql.render("add_grant_column", "schema", s, "name", table)));
+    out.add(new Statement(Kind.FENCE_COLUMN, table + "." + GRANT_TOKEN_COLUMN,
+        fenceSql.render("add_grant_token_column", "schema", s, "name", table)));
   }
 
   /**

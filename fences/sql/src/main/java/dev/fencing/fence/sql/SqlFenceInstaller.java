@@ -127,9 +127,12 @@ public final class SqlFenceInstaller {
     // A column an earlier release's fence table lacks is added; ALTER TABLE is skipped when it is there already.
     List<Statement> missingColumns = new ArrayList<>();
     for (Statement st : plan) {
-      if (st.kind() == Kind.FENCE_COLUMN && tableExists(table.schema(), st.object())
-          && !columnExists(table.schema(), st.object(), SqlFenceDdl.GRANT_COLUMN)) {
-        missingColumns.add(st);
+      if (st.kind() == Kind.FENCE_COLUMN) {
+        String fenceTable = st.object().substring(0, st.object().indexOf('.'));
+        String column = st.object().substring(fenceTable.length() + 1);
+        if (tableExists(table.schema(), fenceTable) && !columnExists(table.schema(), fenceTable, column)) {
+          missingColumns.add(st);
+        }
       }
     }
     plan.removeIf(st -> st.kind() == Kind.FENCE_COLUMN && !missingColumns.contains(st));
@@ -162,7 +165,7 @@ public final class SqlFenceInstaller {
     String what = "SQL fence on " + table + " for lock '" + fence.lock() + "' (" + fence.describe() + ")";
     return new Outcome((unchanged ? "already installed: " : "installed: ") + what
         + (addColumn ? "; added column " + SqlFenceDdl.TOKEN_COLUMN : "")
-        + (missingColumns.isEmpty() ? "" : "; added column " + SqlFenceDdl.GRANT_COLUMN + " to "
+        + (missingColumns.isEmpty() ? "" : "; added column" + (missingColumns.size() > 1 ? "s " : " ")
             + String.join(", ", missingColumns.stream().map(Statement::object).toList())), executed, privileges);
   }
 

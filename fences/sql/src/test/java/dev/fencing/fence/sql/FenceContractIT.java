@@ -499,31 +499,102 @@ abstract class FenceContractIT {
     }
   }
 
-  /** A fence table created before grants existed gets the grant_id column on the next install. */
+  /** A fence table created before grants existed gets the grant columns on the next install. */
   @Test
-  void installAddsTheGrantColumnToAnOlderFenceTable() throws Exception {
+  void installAddsTheGrantColumnsToAnOlderFenceTable() throws Exception {
+    installOnOlderFenceTables(false);
+  }
+
+  /**
+   * A fence table with grant_id but without grant_token gets grant_token on the next install, and the SQL fence then
+   * writes both (MariaDB/MySQL: in the stripes too).
+   */
+  @Test
+  void installAddsTheGrantTokenColumnToAFenceTableWithAGrantColumn() throws Exception {
+    installOnOlderFenceTables(true);
+  }
+
+  private void installOnOlderFenceTables(boolean withGrantId) throws Exception {
     Names n = names();
     String schema = "old_" + n.table();
     try (Connection c = connect()) {
       exec(c, "CREATE SCHEMA " + schema);
       try {
         createOldFenceTables(c, schema);
+        if (withGrantId) {
+          exec(c, "ALTER TABLE " + schema + ".fencing_fence ADD COLUMN grant_id varchar(64)");
+          if (dialect() == SqlDialect.MYSQL) {
+            exec(c, "ALTER TABLE " + schema + ".fencing_fence_stripe ADD COLUMN grant_id varchar(64)");
+          }
+        }
         createTable(c, schema + ".t");
-        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse(schema + ".t"), n.lock(), false, false));
+        SqlFence fence = new SqlFence(TableName.parse(schema + ".t"), n.lock(), false, false);
+        String summary = new SqlFenceInstaller(c).install(fence).summary();
+        assertThat(summary).contains("added column").contains("fencing_fence.grant_token");
+        if (withGrantId) {
+          assertThat(summary).doesNotContain(".grant_id");
+        } else {
+          assertThat(summary).contains("fencing_fence.grant_id");
+        }
+        assertThat(new SqlFenceInstaller(c).install(fence).summary()).startsWith("already installed:")
+            .doesNotContain("added column");
         session(c, n.lock(), 5L);
         grant(c, "aa");
         insert(c, schema + ".t", 1, 1);
-        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT token, grant_id FROM " + schema
-            + ".fencing_fence WHERE lock_name = '" + n.lock() + "'")) {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT token, grant_id, grant_token"
+            + " FROM " + schema + ".fencing_fence WHERE lock_name = '" + n.lock() + "'")) {
           assertThat(rs.next()).isTrue();
           assertThat(rs.getLong(1)).isEqualTo(5L);
           assertThat(rs.getString(2)).isEqualTo("aa");
+          assertThat(rs.getLong(3)).isEqualTo(5L);
+        }
+        if (dialect() == SqlDialect.MYSQL) {
+          try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM " + schema
+              + ".fencing_fence_stripe WHERE lock_name = '" + n.lock() + "' AND token = 5 AND grant_id = 'aa'"
+              + " AND grant_token = 5")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getInt(1)).isEqualTo(SqlFenceDdl.MYSQL_STRIPES);
+          }
         }
         grant(c, "bb");
         assertThatThrownBy(() -> insert(c, schema + ".t", 2, 2)).satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
       } finally {
         exec(c, "DROP SCHEMA " + schema + (dialect() == SqlDialect.MYSQL ? "" : " CASCADE"));
       }
+    }
+  }
+
+  /**
+   * A grant stored beside another token than the fence's counts for nothing: a writer that moved the token without
+   * knowing about grants left it there. The equal token of any grant passes, and the next advance stores its grant.
+   */
+  @Test
+  void aGrantStoredForAnotherTokenCountsForNothing() throws Exception {
+    Names n = names();
+    try (Connection a = connect(); Connection b = connect()) {
+      createTable(a, n.table());
+      install(a, n, false, false);
+      session(a, n.lock(), 7L);
+      grant(a, "1a2b");
+      insert(a, n.table(), 1, 10);
+      exec(a, "UPDATE fencing_fence SET grant_token = 6 WHERE lock_name = '" + n.lock() + "'");
+      if (dialect() == SqlDialect.MYSQL) {
+        exec(a, "UPDATE fencing_fence_stripe SET grant_token = 6 WHERE lock_name = '" + n.lock() + "'");
+      }
+      session(b, n.lock(), 7L);
+      grant(b, "3c4d");
+      update(b, n.table(), 1, 11);
+      grant(b, null);
+      update(b, n.table(), 1, 12);
+      session(b, n.lock(), 8L);
+      grant(b, "3c4d");
+      update(b, n.table(), 1, 13);
+      session(a, n.lock(), 8L);
+      assertThatThrownBy(() -> update(a, n.table(), 1, 666)).satisfies(e -> {
+        assertState(e, SqlStates.STALE_TOKEN);
+        assertThat(e.getMessage()).contains("another grant");
+      });
+      assertThat(amounts(a, n.table())).containsExactly(13);
     }
   }
 

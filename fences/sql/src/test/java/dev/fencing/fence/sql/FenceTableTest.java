@@ -23,6 +23,12 @@ class FenceTableTest {
     String mysql = new SqlFenceDdl(SqlDialect.MYSQL).forPrint(fence);
     assertThat(mysql).contains("SELECT COUNT(*), MAX(token) INTO v_stripes, v_fence FROM " + SqlFenceDdl.STRIPE_TABLE);
     assertThat(mysql).contains("UPDATE " + SqlFenceDdl.STRIPE_TABLE + " SET token = v_token, "
-        + SqlFenceDdl.GRANT_COLUMN + " = v_grant WHERE lock_name = p_lock");
+        + SqlFenceDdl.GRANT_COLUMN + " = v_grant, " + SqlFenceDdl.GRANT_TOKEN_COLUMN + " = v_grant_token"
+        + " WHERE lock_name = p_lock");
+    // One grant rule: a stored grant counts only for the token it was stored with.
+    assertThat(mysql).contains("IF(" + SqlFenceDdl.GRANT_TOKEN_COLUMN + " = token, " + SqlFenceDdl.GRANT_COLUMN
+        + ", NULL)");
+    assertThat(new SqlFenceDdl(SqlDialect.POSTGRESQL).forPrint(fence)).contains("CASE WHEN f."
+        + SqlFenceDdl.GRANT_TOKEN_COLUMN + " = f.token THEN f." + SqlFenceDdl.GRANT_COLUMN + " END");
   }
 }

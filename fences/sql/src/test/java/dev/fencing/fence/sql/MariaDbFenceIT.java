@@ -194,7 +194,7 @@ class MariaDbFenceIT extends FenceContractIT {
 
       for (String sql : List.of("UPDATE fencing_fence SET token = 0", "DELETE FROM fencing_fence",
           "INSERT INTO fencing_fence (lock_name, token) VALUES ('x', 1)", "UPDATE fencing_fence_stripe SET token = 0",
-          "UPDATE fencing_fenced_table SET mode = 'row'", "CALL fencing_check_v2('" + n.lock() + "', TRUE, 'x')")) {
+          "UPDATE fencing_fenced_table SET mode = 'row'", "CALL fencing_check_v3('" + n.lock() + "', TRUE, 'x')")) {
         assertThatThrownBy(() -> exec(other, sql)).as(sql).isInstanceOf(SQLException.class)
             .satisfies(e -> assertThat(((SQLException) e).getErrorCode()).as(e.getMessage()).isIn(1142, 1370));
       }

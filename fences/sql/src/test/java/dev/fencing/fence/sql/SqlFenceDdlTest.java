@@ -73,7 +73,7 @@ class SqlFenceDdlTest {
         false, false));
     assertThat(ddl).startsWith("DELIMITER $$").endsWith("DELIMITER ;\n")
         .contains("fencing_fence_stripe").contains("CONNECTION_ID() % 16").contains("FOR UPDATE").contains("SIGNAL SQLSTATE 'FN001'")
-        .contains("SIGNAL SQLSTATE 'FN002'").contains("CALL fencing_check_v2('ledger', FALSE, 'orders')")
+        .contains("SIGNAL SQLSTATE 'FN002'").contains("CALL fencing_check_v3('ledger', FALSE, 'orders')")
         .contains("@fencing_token").contains("@fencing_lock");
   }
 
@@ -98,6 +98,7 @@ class SqlFenceDdlTest {
         .contains("current_setting('fencing.grant', true)")
         .contains("was issued to another grant")
         .contains("ADD COLUMN IF NOT EXISTS grant_id varchar(64)")
+        .contains("ADD COLUMN IF NOT EXISTS grant_token bigint")
         .contains("CREATE TABLE IF NOT EXISTS \"billing\".fencing_fenced_table")
         .contains("VALUES ('billing', 'orders', 'ledger', 'table', localtimestamp)")
         .contains("REVOKE ALL ON \"billing\".fencing_fence, \"billing\".fencing_fenced_table FROM PUBLIC")
@@ -110,18 +111,21 @@ class SqlFenceDdlTest {
   }
 
   @Test
-  void mysqlScriptUsesTheV2CheckGrantsToPublicAndRegistersTheTable() {
+  void mysqlScriptUsesTheV3CheckGrantsToPublicAndRegistersTheTable() {
     SqlFenceDdl ddl = new SqlFenceDdl(SqlDialect.MYSQL);
     String script = ddl.forPrint(new SqlFence(TableName.parse("orders"), "ledger", false, false));
     assertThat(script)
-        .contains("CREATE PROCEDURE IF NOT EXISTS fencing_check_v2(").contains("SQL SECURITY DEFINER")
+        .contains("CREATE PROCEDURE IF NOT EXISTS fencing_check_v3(").contains("SQL SECURITY DEFINER")
         .contains("@fencing_grant").contains("ADD COLUMN IF NOT EXISTS grant_id")
+        .contains("ADD COLUMN IF NOT EXISTS grant_token")
+        .doesNotContain("fencing_check_v2(")
         .contains("VALUES (DATABASE(), 'orders', 'ledger', 'table', NOW(6))")
         .contains("-- MariaDB 10.11+").contains("GRANT SELECT ON fencing_fence TO PUBLIC")
         .contains("GRANT SELECT ON fencing_fenced_table TO PUBLIC");
     assertThat(ddl.uninstall(TableName.parse("shop.orders"), List.of(), false, true))
         .extracting(SqlFenceDdl.Statement::sql)
         .contains("DROP PROCEDURE IF EXISTS `shop`.fencing_check_v1", "DROP PROCEDURE IF EXISTS `shop`.fencing_check_v2",
+            "DROP PROCEDURE IF EXISTS `shop`.fencing_check_v3",
             "DROP TABLE IF EXISTS `shop`.fencing_fenced_table");
     assertThat(SqlFenceInstaller.hasPublic("10.11.19-MariaDB-0+deb12u1")).isTrue();
     assertThat(SqlFenceInstaller.hasPublic("11.4.2-MariaDB")).isTrue();
@@ -131,18 +135,22 @@ class SqlFenceDdlTest {
 
   @Test
   void mysqlTriggerNamesChangeWithTheCheckProcedureSoThatAnUpgradeReplacesThem() {
-    // The name of a v1 trigger (fencing_check_v1) for the same fence, as the earlier release hashed it.
+    // The names of v1 and v2 triggers (fencing_check_v1, fencing_check_v2) for the same fence, as earlier releases
+    // hashed them.
     assertThat(new SqlFenceDdl(SqlDialect.MYSQL).triggerNames(new SqlFence(TableName.parse("orders"), "l", false,
-        false))).allSatisfy(n -> assertThat(n).startsWith("fencing_orders_b").doesNotEndWith("_" + V1_HASH));
+        false))).allSatisfy(n -> assertThat(n).startsWith("fencing_orders_b").doesNotEndWith("_" + V1_HASH)
+            .doesNotEndWith("_" + V2_HASH));
   }
 
   /** hash("MYSQL|orders|l|false|false"), the trigger-name hash of the release before grant ids. */
-  private static final String V1_HASH = v1Hash();
+  private static final String V1_HASH = hash("MYSQL|orders|l|false|false");
+  /** The trigger-name hash of the release whose triggers called fencing_check_v2. */
+  private static final String V2_HASH = hash("MYSQL|orders|l|false|false|fencing_check_v2");
 
-  private static String v1Hash() {
+  private static String hash(String text) {
     try {
       byte[] d = java.security.MessageDigest.getInstance("SHA-256")
-          .digest("MYSQL|orders|l|false|false".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+          .digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
       return String.format("%02x%02x%02x%02x", d[0], d[1], d[2], d[3]);
     } catch (java.security.NoSuchAlgorithmException e) {
       throw new AssertionError(e);

@@ -15,6 +15,11 @@ public final class FenceSchema {
   public static final String STRIPE_TABLE = "fencing_fence_stripe";
   /** The column of {@value #FENCE_TABLE} (and the MariaDB/MySQL stripes) holding the grant of the fence's token. */
   public static final String GRANT_COLUMN = "grant_id";
+  /**
+   * The column beside {@value #GRANT_COLUMN} holding the token that grant was stored for: the stored grant counts only
+   * while it equals the row's token (NULL: no grant counts). Every fence reads the grant by this one rule.
+   */
+  public static final String GRANT_TOKEN_COLUMN = "grant_token";
   /** First key of PostgreSQL's two-key advisory locks: "FENC", apart from the one-bigint key space applications use. */
   public static final int PG_ADVISORY_CLASS = 0x46454E43;
 

@@ -5,8 +5,11 @@ import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * The fence table {@code fencing_fence} and the protocol every writer of it follows, the SQL fence's triggers (see
@@ -16,6 +19,10 @@ import java.util.Locale;
  * {@code fencing_fence_stripe}, when that table exists), then read the fence row {@code FOR UPDATE}, write it, and in
  * MariaDB/MySQL write the stripe rows too (that SQL fence compares against them). One protocol, so a token moved
  * through one path waits for transactions still running under the old token on every other path.
+ *
+ * <p>One grant rule too: a row keeps the grant id of its token ({@code grant_id}) and the token it was stored for
+ * ({@code grant_token}); the grant counts only while {@code grant_token} equals the row's {@code token}. A writer
+ * stores both with the token it writes (both NULL when it knows no grant), so a grant never outlives its token.
  */
 public final class FenceTable {
   private FenceTable() {}
@@ -72,51 +79,68 @@ public final class FenceTable {
 
   /**
    * After the fence row: MariaDB/MySQL's stripe rows carry the token too ({@code hasStripes} from the lock step), and
-   * the grant of the token, which a writer of this protocol does not know: it is cleared (NULL accepts the token from
-   * any grant; see {@link #clearsGrant}).
+   * the grant stored with it ({@code grant}, null for none), which that SQL fence compares an equal token against.
    */
-  public static void writeStripes(Connection c, SqlDialect d, String schema, String lock, long token,
+  public static void writeStripes(Connection c, SqlDialect d, String schema, String lock, long token, String grant,
       boolean hasStripes) throws SQLException {
     if (hasStripes && d == SqlDialect.MYSQL) {
-      boolean grant = hasColumn(c, d, schema, FenceSchema.STRIPE_TABLE, FenceSchema.GRANT_COLUMN);
+      Set<String> columns = columns(c, d, schema, FenceSchema.STRIPE_TABLE);
+      boolean grantColumn = columns.contains(FenceSchema.GRANT_COLUMN);
+      boolean grantTokenColumn = columns.contains(FenceSchema.GRANT_TOKEN_COLUMN);
       try (PreparedStatement ps = c.prepareStatement("UPDATE " + stripes(schema) + " SET token = ?"
-          + (grant ? ", " + FenceSchema.GRANT_COLUMN + " = NULL" : "") + " WHERE lock_name = ?")) {
-        ps.setLong(1, token);
-        ps.setString(2, lock);
+          + (grantColumn ? ", " + FenceSchema.GRANT_COLUMN + " = ?" : "")
+          + (grantTokenColumn ? ", " + FenceSchema.GRANT_TOKEN_COLUMN + " = ?" : "") + " WHERE lock_name = ?")) {
+        int i = 1;
+        ps.setLong(i++, token);
+        if (grantColumn) {
+          ps.setString(i++, grant);
+        }
+        if (grantTokenColumn) {
+          if (grant == null) {
+            ps.setNull(i++, Types.BIGINT);
+          } else {
+            ps.setLong(i++, token);
+          }
+        }
+        ps.setString(i, lock);
         ps.executeUpdate();
       }
     }
   }
 
   /**
-   * The assignment that clears the stored grant, to append to the SET list of a write of the fence row's token
-   * ({@code ", grant_id = NULL"}), or "" when the fence table has no grant column (created by an earlier release, or
-   * a JDBC fence store's own). Every writer of a token other than the SQL fence's triggers should use it: a stale
-   * grant beside a token it was not issued for makes the fence refuse that token's holder as another grant.
+   * The assignments that clear the stored grant, to append to the SET list of a write of the fence row's token
+   * ({@code ", grant_id = NULL, grant_token = NULL"}, the columns the fence table has), for a writer that does not
+   * know the grant of the token it writes ({@code fence reset}): the new token then has no grant.
    */
   public static String clearsGrant(Connection c, SqlDialect d, String schema) throws SQLException {
-    return hasColumn(c, d, schema, FenceSchema.FENCE_TABLE, FenceSchema.GRANT_COLUMN)
-        ? ", " + FenceSchema.GRANT_COLUMN + " = NULL" : "";
+    Set<String> columns = columns(c, d, schema, FenceSchema.FENCE_TABLE);
+    StringBuilder b = new StringBuilder();
+    for (String column : List.of(FenceSchema.GRANT_COLUMN, FenceSchema.GRANT_TOKEN_COLUMN)) {
+      if (columns.contains(column)) {
+        b.append(", ").append(column).append(" = NULL");
+      }
+    }
+    return b.toString();
   }
 
-  /** Whether {@code table} of {@code schema} (null: the connection's) has {@code column}. */
-  static boolean hasColumn(Connection c, SqlDialect d, String schema, String table, String column)
-      throws SQLException {
+  /** The columns of {@code table} of {@code schema} (null: the connection's), in lower case. */
+  static Set<String> columns(Connection c, SqlDialect d, String schema, String table) throws SQLException {
     String catalog = d == SqlDialect.MYSQL ? (schema != null ? schema : c.getCatalog()) : null;
     String wanted = d == SqlDialect.MYSQL ? null : (schema != null ? schema : c.getSchema());
     DatabaseMetaData md = c.getMetaData();
+    Set<String> out = new HashSet<>();
     for (String name : List.of(table, table.toUpperCase(Locale.ROOT))) {
       try (ResultSet rs = md.getColumns(catalog, null, name, null)) {
         while (rs.next()) {
           if (rs.getString("TABLE_NAME").equalsIgnoreCase(table)
-              && (wanted == null || wanted.equalsIgnoreCase(rs.getString("TABLE_SCHEM")))
-              && rs.getString("COLUMN_NAME").equalsIgnoreCase(column)) {
-            return true;
+              && (wanted == null || wanted.equalsIgnoreCase(rs.getString("TABLE_SCHEM")))) {
+            out.add(rs.getString("COLUMN_NAME").toLowerCase(Locale.ROOT));
           }
         }
       }
     }
-    return false;
+    return out;
   }
 
   private static boolean hasStripes(Connection c, SqlDialect d, String schema) throws SQLException {

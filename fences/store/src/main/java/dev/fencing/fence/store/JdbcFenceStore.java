@@ -38,12 +38,13 @@ import javax.sql.DataSource;
  * <p><b>Grants.</b> The row also keeps the grant id of the request that advanced it ({@link #GRANT_COLUMN}) and the
  * token it advanced to ({@link #GRANT_TOKEN_COLUMN}), both nullable: an equal token is accepted only when no grant is
  * stored for it or the request carries the same grant (an etcd restored from a snapshot can issue the old holder's
- * token to a new holder). A stored grant counts only while {@code grant_token} equals {@code token}, so a writer that
- * advances the token without knowing about grants (SQL fence triggers installed before grants, {@code fence reset})
- * leaves no stale grant behind: the new token then has none. The store adds both columns to an existing table on
- * first use ({@code ALTER TABLE ... ADD COLUMN}, idempotent: only the missing ones, with a short lock timeout); when
- * it may not (no ALTER privilege, lock timeout), it logs a warning, works without grants (equal tokens accepted, as
- * before) and tries again a minute later.
+ * token to a new holder). A stored grant counts only while {@code grant_token} equals {@code token}, the rule the SQL
+ * fence's triggers apply to the same row ({@link FenceTable}): a grant a SQL write stored counts here, and the
+ * reverse. A writer that moves the token without knowing about grants ({@code fence reset}, an older fence's
+ * triggers) thus leaves no stale grant behind: the new token has none. MariaDB/MySQL's stripe rows get the grant
+ * with the token. The store adds both columns to an existing table on first use ({@code ALTER TABLE ... ADD
+ * COLUMN}, idempotent: only the missing ones, with a short lock timeout); when it may not (no ALTER privilege, lock
+ * timeout), it logs a warning, works without grants (equal tokens accepted) and tries again a minute later.
  */
 public final class JdbcFenceStore implements FenceStore {
 
@@ -52,9 +53,9 @@ public final class JdbcFenceStore implements FenceStore {
   private static final System.Logger LOG = System.getLogger(JdbcFenceStore.class.getName());
 
   /** Nullable column holding the grant id of the request that advanced the fence ({@code varchar(64)}). */
-  public static final String GRANT_COLUMN = "grant_id";
+  public static final String GRANT_COLUMN = FenceSchema.GRANT_COLUMN;
   /** Nullable column holding the token that grant advanced to ({@code bigint}); the grant counts only for it. */
-  public static final String GRANT_TOKEN_COLUMN = "grant_token";
+  public static final String GRANT_TOKEN_COLUMN = FenceSchema.GRANT_TOKEN_COLUMN;
   private static final long GRANT_COLUMNS_RETRY_NANOS = 60_000_000_000L;
 
   private final DataSource dataSource;
@@ -345,7 +346,7 @@ public final class JdbcFenceStore implements FenceStore {
       }
     }
     if (d.isPresent()) {
-      FenceTable.writeStripes(c, d.get(), schema, lock, token, hasStripes);
+      FenceTable.writeStripes(c, d.get(), schema, lock, token, grant, hasStripes);
     }
     return Verdict.advanced(token);
   }

@@ -15,20 +15,27 @@
 -- Writers set the session variables @fencing_lock, @fencing_token and optionally @fencing_grant. Errors: SQLSTATE
 -- FN001 = stale token, FN002 = missing, malformed or mismatched session values.
 
--- The fence: one row per lock, the highest token that wrote, and the grant id it came with.
+-- The fence: one row per lock, the highest token that wrote, and the grant id it came with. grant_token is the
+-- token grant_id was stored for: the grant counts only while grant_token = token, the rule of every fence sharing
+-- this row (the HTTP fence's JDBC store too).
 -- @section fence_table
 CREATE TABLE IF NOT EXISTS ${schema}fencing_fence (
   lock_name VARCHAR(128) PRIMARY KEY,
   token BIGINT NOT NULL,
   updated_at TIMESTAMP,
-  grant_id VARCHAR(64)
+  grant_id VARCHAR(64),
+  grant_token BIGINT
 )
 -- @end
 
--- For a fence table an earlier release created without grant_id (the installer skips it when the column exists).
--- ${name} is the fence table's name.
+-- For a fence table an earlier release created without the grant columns (the installer skips a column that
+-- exists). ${name} is the fence table's name.
 -- @section add_grant_column
 ALTER TABLE ${schema}${name} ADD COLUMN IF NOT EXISTS grant_id varchar(64)
+-- @end
+
+-- @section add_grant_token_column
+ALTER TABLE ${schema}${name} ADD COLUMN IF NOT EXISTS grant_token bigint
 -- @end
 
 -- The stripes: 8 rows per lock that stand in for a shared lock, which H2 does not have. A same-token writer locks

@@ -16,37 +16,47 @@
 -- (the grant id of the token). Errors: SQLSTATE FN001 = stale token, FN002 = missing, malformed or mismatched
 -- session values. MESSAGE_TEXT holds at most 128 characters, hence the short messages, cut with LEFT().
 --
--- Procedures are versioned (_v1, _v2): a release with other bodies adds a new version beside them instead of
+-- Procedures are versioned (_v1, _v2, _v3): a release with other bodies adds a new version beside them instead of
 -- replacing them under live writes (the installer never replaces an existing procedure: CREATE ... IF NOT EXISTS).
--- fencing_check_v2 (grant ids) replaces fencing_check_v1 in new triggers; v1 stays until the schema's last fence is
--- uninstalled, for triggers an earlier release created.
+-- New triggers call fencing_check_v3; fencing_check_v2 and fencing_check_v1 stay until the schema's last fence is
+-- uninstalled, for triggers an earlier release created (run `sql install` again on each fenced table to replace
+-- them).
 
 -- The fence: one row per lock, the highest token that wrote, and the grant id it came with. grant_id tells two
 -- holders with the same token apart (after a coordinator restore a new holder can get the old holder's token).
--- Binary ASCII collations: lock names and grant ids compare byte for byte.
+-- grant_token is the token grant_id was stored for: the grant counts only while grant_token = token, the rule of
+-- every fence sharing this row (the HTTP fence's JDBC store too), so a writer that moves the token without writing
+-- the grant (triggers of an earlier release) leaves no grant behind. Binary ASCII collations: lock names and grant
+-- ids compare byte for byte.
 -- @section fence_table
 CREATE TABLE IF NOT EXISTS ${schema}fencing_fence (
   lock_name VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
   token BIGINT NOT NULL,
   updated_at DATETIME(6) NULL,
-  grant_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL
+  grant_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  grant_token BIGINT NULL
 ) ENGINE=InnoDB
 -- @end
 
--- For a fence or stripe table an earlier release created without grant_id (the installer skips it when the column
--- exists). ${name} is the table's name.
+-- For a fence or stripe table an earlier release created without the grant columns (the installer skips a column
+-- that exists). ${name} is the table's name.
 -- @section add_grant_column
 ALTER TABLE ${schema}${name} ADD COLUMN IF NOT EXISTS grant_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL
 -- @end
 
--- The stripes: 16 rows per lock, each a copy of the fence's token and grant, that stand in for a shared lock (see
--- fencing_check_v2). A writer locks the row of its connection, CONNECTION_ID() % 16.
+-- @section add_grant_token_column
+ALTER TABLE ${schema}${name} ADD COLUMN IF NOT EXISTS grant_token BIGINT NULL
+-- @end
+
+-- The stripes: 16 rows per lock, each a copy of the fence's token and grant (with the same grant_token rule), that
+-- stand in for a shared lock (see fencing_check_v3). A writer locks the row of its connection, CONNECTION_ID() % 16.
 -- @section stripe_table
 CREATE TABLE IF NOT EXISTS ${schema}fencing_fence_stripe (
   lock_name VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   stripe INT NOT NULL,
   token BIGINT NOT NULL,
   grant_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  grant_token BIGINT NULL,
   PRIMARY KEY (lock_name, stripe)
 ) ENGINE=InnoDB
 -- @end
@@ -73,8 +83,8 @@ INSERT IGNORE INTO ${schema}fencing_fence (lock_name, token, updated_at) VALUES 
 -- The lock's 16 stripes, starting at the fence's token, so that a lock whose stripes were lost does not restart at 0.
 -- ${numbers} is the derived table of the stripe numbers 0 to 15 (SELECT 0 AS n UNION ALL SELECT 1 ...).
 -- @section seed_stripes
-INSERT IGNORE INTO ${schema}fencing_fence_stripe (lock_name, stripe, token, grant_id)
-  SELECT f.lock_name, n.n, f.token, f.grant_id FROM ${schema}fencing_fence f, (${numbers}) n
+INSERT IGNORE INTO ${schema}fencing_fence_stripe (lock_name, stripe, token, grant_id, grant_token)
+  SELECT f.lock_name, n.n, f.token, f.grant_id, f.grant_token FROM ${schema}fencing_fence f, (${numbers}) n
   WHERE f.lock_name = ${lock}
 -- @end
 
@@ -145,11 +155,12 @@ END
 -- writer locks all stripes, which waits for every transaction that passed with the old token. The stripe rows carry
 -- the fence token, and a locking read returns the latest committed row in any isolation level. A plain (consistent)
 -- read of the fence row first chooses which lock to take, which spares the deadlock of two writers going from one
--- stripe to all. An equal token is accepted only from the grant stored with it (or when none is stored); a token
--- that advances the fence stores the session's grant. In messages the grants come before the table name, which is
--- cut first.
+-- stripe to all. An equal token is accepted only from the grant stored with it (or when none is stored; a grant_id
+-- whose grant_token is not the stripe's token is none); a token that advances the fence stores the session's grant
+-- and, for it, grant_token (both NULL when the session has none). In messages the grants come before the table
+-- name, which is cut first.
 -- @section check
-CREATE PROCEDURE IF NOT EXISTS ${schema}fencing_check_v2(
+CREATE PROCEDURE IF NOT EXISTS ${schema}fencing_check_v3(
     IN p_lock VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin, IN p_permissive BOOLEAN,
     IN p_table VARCHAR(200) CHARACTER SET ascii)
   MODIFIES SQL DATA SQL SECURITY DEFINER
@@ -159,6 +170,7 @@ body: BEGIN
   DECLARE v_fence BIGINT DEFAULT NULL;
   DECLARE v_fence_grant VARCHAR(64) CHARACTER SET ascii DEFAULT NULL;
   DECLARE v_grant TEXT CHARACTER SET utf8mb4;
+  DECLARE v_grant_token BIGINT;
   DECLARE v_stripes INT DEFAULT 0;
   DECLARE v_raw TEXT CHARACTER SET utf8mb4;
   DECLARE v_msg VARCHAR(128) CHARACTER SET utf8mb4;
@@ -182,9 +194,10 @@ body: BEGIN
       ''' on ', p_table, ': expected 1 to 64 visible ASCII characters'), 128);
     SIGNAL SQLSTATE 'FN002' SET MESSAGE_TEXT = v_msg;
   END IF;
+  SET v_grant_token = IF(v_grant IS NULL, NULL, v_token);
   SELECT token INTO v_fence FROM fencing_fence WHERE lock_name = p_lock;
   IF v_fence IS NOT NULL AND v_token <= v_fence THEN
-    SELECT token, grant_id INTO v_fence, v_fence_grant FROM fencing_fence_stripe
+    SELECT token, IF(grant_token = token, grant_id, NULL) INTO v_fence, v_fence_grant FROM fencing_fence_stripe
       WHERE lock_name = p_lock AND stripe = CONNECTION_ID() % 16 FOR UPDATE;
     IF v_fence = v_token AND (v_fence_grant IS NULL OR CAST(v_fence_grant AS BINARY) = CAST(v_grant AS BINARY)) THEN
       LEAVE body;
@@ -204,7 +217,7 @@ body: BEGIN
   END IF;
   IF v_fence = v_token THEN
     -- Every stripe carries the fence's token and grant, and all of them are locked now.
-    SELECT grant_id INTO v_fence_grant FROM fencing_fence_stripe
+    SELECT IF(grant_token = token, grant_id, NULL) INTO v_fence_grant FROM fencing_fence_stripe
       WHERE lock_name = p_lock AND token = v_fence LIMIT 1 FOR UPDATE;
     IF (v_fence_grant IS NULL OR CAST(v_fence_grant AS BINARY) = CAST(v_grant AS BINARY)) THEN
       LEAVE body;
@@ -216,10 +229,10 @@ body: BEGIN
   ELSEIF v_fence > v_token THEN
     CALL fencing_reject_stale_v1(p_lock, p_table, v_token, v_fence);
   END IF;
-  UPDATE fencing_fence_stripe SET token = v_token, grant_id = v_grant WHERE lock_name = p_lock;
-  INSERT INTO fencing_fence (lock_name, token, updated_at, grant_id)
-    VALUES (p_lock, v_token, NOW(6), v_grant)
-    ON DUPLICATE KEY UPDATE token = v_token, updated_at = NOW(6), grant_id = v_grant;
+  UPDATE fencing_fence_stripe SET token = v_token, grant_id = v_grant, grant_token = v_grant_token WHERE lock_name = p_lock;
+  INSERT INTO fencing_fence (lock_name, token, updated_at, grant_id, grant_token)
+    VALUES (p_lock, v_token, NOW(6), v_grant, v_grant_token)
+    ON DUPLICATE KEY UPDATE token = v_token, updated_at = NOW(6), grant_id = v_grant, grant_token = v_grant_token;
 END
 -- @end
 
@@ -235,11 +248,11 @@ ALTER TABLE ${table} ADD COLUMN fencing_token BIGINT NULL COMMENT 'fencing token
 -- and the table is never unguarded. ${permissive} is TRUE or FALSE, ${table_name} the table as a literal for the
 -- messages ('shop.orders').
 --
--- Table mode: every event calls fencing_check_v2. ${event} is INSERT, UPDATE or DELETE.
+-- Table mode: every event calls fencing_check_v3. ${event} is INSERT, UPDATE or DELETE.
 -- @section trigger_table
 CREATE TRIGGER IF NOT EXISTS ${schema}${trigger}
   BEFORE ${event} ON ${table} FOR EACH ROW
-CALL ${schema}fencing_check_v2(${lock}, ${permissive}, ${table_name})
+CALL ${schema}fencing_check_v3(${lock}, ${permissive}, ${table_name})
 -- @end
 
 -- Per-row mode: the row's own token (column fencing_token) is the fence. An insert stamps the new row with the

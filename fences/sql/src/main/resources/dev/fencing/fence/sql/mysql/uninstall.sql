@@ -16,7 +16,7 @@ ALTER TABLE ${table} DROP COLUMN ${column}
 DROP TABLE IF EXISTS ${schema}${name}
 -- @end
 
--- ${name} is one of the procedures, every version (fencing_check_v2, fencing_check_v1, ...).
+-- ${name} is one of the procedures, every version (fencing_check_v3, fencing_check_v2, fencing_check_v1, ...).
 -- @section drop_procedure
 DROP PROCEDURE IF EXISTS ${schema}${name}
 -- @end

@@ -17,19 +17,27 @@
 
 -- The fence: one row per lock, the highest token that wrote, and the grant id it came with. grant_id tells two
 -- holders with the same token apart (after a coordinator restore a new holder can get the old holder's token).
+-- grant_token is the token grant_id was stored for: the grant counts only while grant_token = token, the rule of
+-- every fence sharing this row (the HTTP fence's JDBC store too), so a writer that moves the token without writing
+-- the grant (triggers of an earlier release) leaves no grant behind.
 -- @section fence_table
 CREATE TABLE IF NOT EXISTS ${schema}fencing_fence (
   lock_name varchar(128) PRIMARY KEY,
   token bigint NOT NULL,
   updated_at timestamp,
-  grant_id varchar(64)
+  grant_id varchar(64),
+  grant_token bigint
 )
 -- @end
 
--- For a fence table an earlier release created without grant_id (the installer skips it when the column exists).
--- ${name} is the fence table's name.
+-- For a fence table an earlier release created without the grant columns (the installer skips a column that
+-- exists). ${name} is the fence table's name.
 -- @section add_grant_column
 ALTER TABLE ${schema}${name} ADD COLUMN IF NOT EXISTS grant_id varchar(64)
+-- @end
+
+-- @section add_grant_token_column
+ALTER TABLE ${schema}${name} ADD COLUMN IF NOT EXISTS grant_token bigint
 -- @end
 
 -- The registry of fenced tables: one row per fenced (table, lock), names as the database reports them. Every role
@@ -61,8 +69,9 @@ INSERT INTO ${schema}fencing_fence (lock_name, token, updated_at) VALUES (${lock
 -- before; in the other isolation levels FOR SHARE fails the write with a serialization error instead of reading an
 -- old version.
 --
--- An equal token is accepted only from the grant stored with it (or when none is stored). A token that advances the
--- fence stores the session's grant (NULL when it has none).
+-- An equal token is accepted only from the grant stored with it (or when none is stored; a grant_id whose
+-- grant_token is not the fence token is none). A token that advances the fence stores the session's grant and, for
+-- it, grant_token (both NULL when the session has none).
 --
 -- The usual write skips the token's validation and the plain read: when this session already found this token valid
 -- and equal to the fence (fencing.verified, a session setting this function writes itself, holding
@@ -113,9 +122,11 @@ BEGIN
       IF pg_advisory_xact_lock_shared(1178947139, hashtext(v_lock)) IS NULL THEN NULL; END IF;
     END IF;
     IF current_setting('transaction_isolation') = 'read committed' THEN
-      SELECT f.token, f.grant_id INTO v_fence, v_fence_grant FROM ${schema}fencing_fence f WHERE f.lock_name = v_lock;
+      SELECT f.token, CASE WHEN f.grant_token = f.token THEN f.grant_id END INTO v_fence, v_fence_grant
+        FROM ${schema}fencing_fence f WHERE f.lock_name = v_lock;
     ELSE
-      SELECT f.token, f.grant_id INTO v_fence, v_fence_grant FROM ${schema}fencing_fence f WHERE f.lock_name = v_lock FOR SHARE;
+      SELECT f.token, CASE WHEN f.grant_token = f.token THEN f.grant_id END INTO v_fence, v_fence_grant
+        FROM ${schema}fencing_fence f WHERE f.lock_name = v_lock FOR SHARE;
     END IF;
     IF v_token = v_fence AND (v_fence_grant IS NULL OR v_fence_grant = v_grant) THEN
       IF v_verified IS NOT TRUE THEN
@@ -139,10 +150,10 @@ BEGIN
     -- A remembered key is never trusted with what the fence stores.
   ${validate_grant}
   END IF;
-  INSERT INTO ${schema}fencing_fence AS f (lock_name, token, updated_at, grant_id)
-    VALUES (v_lock, v_token, localtimestamp, v_grant)
+  INSERT INTO ${schema}fencing_fence AS f (lock_name, token, updated_at, grant_id, grant_token)
+    VALUES (v_lock, v_token, localtimestamp, v_grant, CASE WHEN v_grant IS NOT NULL THEN v_token END)
     ON CONFLICT (lock_name) DO UPDATE SET token = excluded.token, updated_at = excluded.updated_at,
-      grant_id = excluded.grant_id;
+      grant_id = excluded.grant_id, grant_token = excluded.grant_token;
   PERFORM set_config('fencing.verified', v_key, false);
   RETURN NULL;
 END
