@@ -64,6 +64,25 @@ public interface KafkaHook {
    */
   default void appended(Object batch) {}
 
+  /**
+   * As {@link #decide(String)}, for a record of the transaction in progress of a transactional producer
+   * ({@code transactions}: its TransactionManager; null for a producer that is not transactional).
+   */
+  default Decision decide(String topic, Object transactions) {
+    return decide(topic);
+  }
+
+  /** The transactional producer of {@code transactions} (its TransactionManager) begins a transaction. */
+  default void transactionBegins(Object transactions) {}
+
+  /**
+   * The transactional producer of {@code transactions} is about to commit: the decision that blocks the commit
+   * (records of the transaction toward an unfenced topic whose grant no longer holds), or null to let it commit.
+   */
+  default Decision committing(Object transactions) {
+    return null;
+  }
+
   /** Kafka completed, failed or aborted {@code batch}: its records are no longer buffered. */
   default void batchDone(Object batch) {}
 

@@ -153,8 +153,16 @@ public final class KafkaSend {
    * logged once per interval, and the record goes on untagged. Never throws.
    */
   public static Decision decide(String topic) {
+    return decide(topic, null);
+  }
+
+  /**
+   * {@link #decide(String)} for a record of a transactional producer's transaction in progress ({@code transactions},
+   * its TransactionManager; null for a producer that is not transactional).
+   */
+  public static Decision decide(String topic, Object transactions) {
     try {
-      return Fencing.kafka().decide(topic);
+      return Fencing.kafka().decide(topic, transactions);
     } catch (Throwable agentError) {
       try {
         Fencing.hookFailed(Channel.KAFKA, false, agentError);
@@ -162,6 +170,37 @@ public final class KafkaSend {
         // nothing left to count with: the record goes on regardless
       }
       return null;
+    }
+  }
+
+  /** {@code KafkaProducer.beginTransaction()} of the producer of {@code transactions}. Never throws. */
+  public static void transactionBegins(Object transactions) {
+    try {
+      if (transactions != null) {
+        Fencing.kafka().transactionBegins(transactions);
+      }
+    } catch (Throwable agentError) {
+      // what was noted of the previous transaction stays: its commit is judged by grants of this one too (safe side)
+    }
+  }
+
+  /**
+   * {@code KafkaProducer.commitTransaction()} of the producer of {@code transactions}: the block that refuses the
+   * commit, or null. A failure of the hook is decided by fencing.fail-mode. Never throws.
+   */
+  public static Decision committing(Object transactions) {
+    if (transactions == null) {
+      return null;
+    }
+    try {
+      return Fencing.kafka().committing(transactions);
+    } catch (Throwable agentError) {
+      try {
+        Decision d = Fencing.hookFailed(Channel.KAFKA, true, agentError);
+        return d.isBlock() ? d : null;
+      } catch (Throwable unreachable) {
+        return null;
+      }
     }
   }
 

@@ -45,6 +45,8 @@ public final class KafkaFencing implements KafkaHook {
   /** What a record to an exempt topic gets: untagged, never blocked. */
   private final Decision exemptPass;
   private final BufferedBatches buffered;
+  private final TransactionGrants transactions =
+      new TransactionGrants(taggedWith -> Fencing.recheck(Channel.KAFKA, false, taggedWith, 1));
   private final java.util.concurrent.atomic.AtomicBoolean fieldsFailureReported =
       new java.util.concurrent.atomic.AtomicBoolean();
 
@@ -95,6 +97,11 @@ public final class KafkaFencing implements KafkaHook {
 
   @Override
   public Decision decide(String topic) {
+    return decide(topic, null);
+  }
+
+  @Override
+  public Decision decide(String topic, Object transactional) {
     Route route = route(topic);
     if (route == Route.EXEMPT) {
       // fencing.exempt.kafka: untagged, never blocked (nor judged again while buffered), under any lease state.
@@ -107,9 +114,23 @@ public final class KafkaFencing implements KafkaHook {
     Decision d = Fencing.decide(Channel.KAFKA, true, fenced);
     if (!fenced) {
       // The grant the record is tagged under, for the batch it joins (appended, on this thread, inside send()).
-      buffered.sending(d.isTag() && d.reason() == null ? d : null);
+      Decision tagged = d.isTag() && d.reason() == null ? d : null;
+      buffered.sending(tagged);
+      if (tagged != null && transactional != null) {
+        transactions.sent(transactional, tagged); // its commit makes it visible: judged by this grant then
+      }
     }
     return d;
+  }
+
+  @Override
+  public void transactionBegins(Object transactional) {
+    transactions.begins(transactional);
+  }
+
+  @Override
+  public Decision committing(Object transactional) {
+    return transactions.check(transactional);
   }
 
   @Override

@@ -30,6 +30,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *   <li>{@code TXN <abort-on-error|commit-anyway> <topic>:<key> ...}: one transaction of a transactional producer;
  *       on a failed send, abort-on-error aborts; commit-anyway commits regardless (and aborts if the commit fails).
  *       Answers {@code TXN sends=[...] COMMITTED|ABORTED|COMMIT-FAILED <exception> ABORTED}.</li>
+ *   <li>{@code TXN-OPEN <topic>:<key> ...}: begins a transaction and sends each record, waiting for it
+ *       ({@code send().get()}), and leaves the transaction open; {@code TXN-COMMIT} commits it (aborting it when the
+ *       commit fails). Answers {@code TXN-OPEN sends=[...]}, {@code TXN COMMITTED|COMMIT-FAILED <exception> ABORTED}.</li>
  *   <li>{@code BURST <topic> <prefix> <n>}: n sends with callbacks (keys prefix-0 .. prefix-n-1), not waited for;
  *       answers {@code SENT <n>}.</li>
  *   <li>{@code OUTCOMES <prefix>}: waits (60 s at most) until every callback and future of that burst completed;
@@ -101,9 +104,20 @@ public final class KafkaApp {
   }
 
   private static String transaction(KafkaProducer<String, String> producer, String end, String[] records) {
+    List<String> sends = begin(producer, records);
+    boolean failed = sends.stream().anyMatch(s -> !s.equals("OK"));
+    String answer = "TXN sends=" + sends;
+    if (failed && end.equals("abort-on-error")) {
+      producer.abortTransaction();
+      return answer + " ABORTED";
+    }
+    return answer + commit(producer);
+  }
+
+  /** Begins a transaction and sends {@code records} ({@code topic:key}) in it, each acknowledged before the next. */
+  private static List<String> begin(KafkaProducer<String, String> producer, String[] records) {
     producer.beginTransaction();
     List<String> sends = new ArrayList<>();
-    boolean failed = false;
     for (String tk : records) {
       String[] p = tk.split(":");
       try {
@@ -111,20 +125,19 @@ public final class KafkaApp {
         sends.add("OK");
       } catch (Exception e) {
         sends.add("ERR " + describe(e));
-        failed = true;
       }
     }
-    String answer = "TXN sends=" + sends;
-    if (failed && end.equals("abort-on-error")) {
-      producer.abortTransaction();
-      return answer + " ABORTED";
-    }
+    return sends;
+  }
+
+  /** Commits the transaction in progress; aborts it when the commit fails. */
+  private static String commit(KafkaProducer<String, String> producer) {
     try {
       producer.commitTransaction();
-      return answer + " COMMITTED";
+      return " COMMITTED";
     } catch (Exception e) {
       producer.abortTransaction();
-      return answer + " COMMIT-FAILED " + describe(e) + " ABORTED";
+      return " COMMIT-FAILED " + describe(e) + " ABORTED";
     }
   }
 
@@ -216,13 +229,18 @@ public final class KafkaApp {
             answer = outcomes(p[1]);
             break;
           case "TXN":
+          case "TXN-OPEN":
+          case "TXN-COMMIT":
             if (transactional == null) {
               Map<String, Object> tx = new java.util.HashMap<>(config);
               tx.put("transactional.id", "kafka-app-" + ProcessHandle.current().pid());
               transactional = new KafkaProducer<>(tx, new StringSerializer(), new StringSerializer());
               transactional.initTransactions();
             }
-            answer = transaction(transactional, p[1], java.util.Arrays.copyOfRange(p, 2, p.length));
+            answer = p[0].equals("TXN") ? transaction(transactional, p[1], java.util.Arrays.copyOfRange(p, 2, p.length))
+                : p[0].equals("TXN-OPEN") ? "TXN-OPEN sends=" + begin(transactional,
+                    java.util.Arrays.copyOfRange(p, 1, p.length))
+                : "TXN" + commit(transactional);
             break;
           default:
             answer = "ERR unknown command " + p[0];

@@ -45,7 +45,9 @@ public final class SendAdvice {
       @Advice.Argument(value = 0, readOnly = false) ProducerRecord<?, ?> record,
       @Advice.Argument(value = 1, readOnly = false) Callback callback,
       @Advice.FieldValue("transactionManager") TransactionManager transactions) {
-    Decision d = record == null ? null : KafkaSend.decide(record.topic()); // null record: Kafka's validation answers
+    // null record: Kafka's validation answers. A transaction's records are noted for its commit's judgement.
+    Decision d = record == null ? null
+        : KafkaSend.decide(record.topic(), transactions != null && transactions.isTransactional() ? transactions : null);
     if (d != null && d.isBlock()) {
       KafkaException error = new KafkaException(KafkaSend.message(d), KafkaSend.cause(d));
       KafkaSend.abortable(transactions, error);
