@@ -73,6 +73,66 @@ class MariaDbFenceIT extends FenceContractIT {
     return SqlDialect.MYSQL;
   }
 
+  /**
+   * An upgrade: a table whose triggers call an earlier release's fencing_check_v2 gets triggers calling
+   * fencing_check_v3 on re-install, and the grant columns it lacks; a table not re-installed keeps its triggers, so v2
+   * stays until the schema's last fence is uninstalled, which drops every version.
+   */
+  @Test
+  void reinstallReplacesTriggersThatCallAnEarlierCheckVersion() throws Exception {
+    Names n = names();
+    String schema = "up_" + n.table();
+    try (Connection c = connect()) {
+      exec(c, "CREATE DATABASE " + schema);
+      try {
+        createTable(c, schema + ".t");
+        createTable(c, schema + ".u");
+        // What the earlier release left: tables with grant_id but no grant_token, fencing_check_v2 and triggers
+        // calling it (this body only stands in for v2's).
+        createOldFenceTables(c, schema);
+        exec(c, "ALTER TABLE " + schema + ".fencing_fence ADD COLUMN grant_id varchar(64)");
+        exec(c, "ALTER TABLE " + schema + ".fencing_fence_stripe ADD COLUMN grant_id varchar(64)");
+        exec(c, "CREATE PROCEDURE " + schema + ".fencing_check_v2(IN p_lock VARCHAR(128), IN p_permissive BOOLEAN,"
+            + " IN p_table VARCHAR(200)) BEGIN END");
+        for (String t : List.of("t", "u")) {
+          exec(c, "CREATE TRIGGER " + schema + ".fencing_" + t + "_bi_0badc0de BEFORE INSERT ON " + schema + "." + t
+              + " FOR EACH ROW CALL " + schema + ".fencing_check_v2('" + n.lock() + "', FALSE, '" + t + "')");
+        }
+        SqlFenceInstaller installer = new SqlFenceInstaller(c);
+        assertThat(installer.install(new SqlFence(TableName.parse(schema + ".t"), n.lock(), false, false)).summary())
+            .contains("fencing_fence.grant_token", "fencing_fence_stripe.grant_token");
+        assertThat(column(c, "SELECT ACTION_STATEMENT FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = '"
+            + schema + "' AND EVENT_OBJECT_TABLE = 't'")).hasSize(3)
+            .allSatisfy(body -> assertThat(body).contains("fencing_check_v3("));
+        assertThat(column(c, "SELECT ACTION_STATEMENT FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = '"
+            + schema + "' AND EVENT_OBJECT_TABLE = 'u'")).singleElement()
+            .satisfies(body -> assertThat(body).contains("fencing_check_v2("));
+        assertThat(routines(c, schema)).contains("fencing_check_v2", "fencing_check_v3");
+
+        session(c, n.lock(), 5L);
+        grant(c, "aa");
+        insert(c, schema + ".t", 1, 1);
+        grant(c, "bb");
+        assertThatThrownBy(() -> insert(c, schema + ".t", 2, 2)).satisfies(e -> assertState(e, SqlStates.STALE_TOKEN));
+
+        installer.uninstall(TableName.parse(schema + ".t"));
+        assertThat(routines(c, schema)).as("u's trigger still calls v2").contains("fencing_check_v2");
+        installer.uninstall(TableName.parse(schema + ".u"));
+        assertThat(routines(c, schema)).isEmpty();
+      } finally {
+        exec(c, "DROP DATABASE " + schema);
+      }
+    }
+  }
+
+  private static List<String> routines(Connection c, String schema) throws SQLException {
+    return column(c, "SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = '" + schema + "'");
+  }
+
+  private static List<String> column(Connection c, String sql) throws SQLException {
+    return PostgresFenceIT.column(c, sql);
+  }
+
   @Override
   int triggerCount(Connection c, String table) throws SQLException {
     return count(c, "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()"
