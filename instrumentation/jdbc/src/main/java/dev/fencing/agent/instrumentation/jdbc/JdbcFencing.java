@@ -241,8 +241,25 @@ final class JdbcFencing implements JdbcHook {
       boolean write = SqlClassifier.classify(sql, writeFunctions) == SqlClassifier.Kind.WRITE;
       // The target is found for every dialect's rule at once: TRUNCATE counts only where its fence fires, which is
       // checked against the session's dialect when the statement runs.
-      preparedStatements.put(statement, new Prepared(write, sql, write ? SqlTarget.find(sql, true) : SqlTarget.NONE));
+      preparedStatements.put(statement, new Prepared(write, sql, write ? target(sql, true) : SqlTarget.NONE));
     }
+  }
+
+  /**
+   * {@link SqlTarget#find}, except that a write naming a declared write function ({@code fencing.jdbc.write-functions})
+   * has no known target: the function may write other tables than the statement's own, which that table's fence does
+   * not judge (an INSERT whose SELECT calls it may insert no row at all).
+   */
+  private long target(String sql, boolean truncateFenced) {
+    long t = SqlTarget.find(sql, truncateFenced);
+    if (t != SqlTarget.NONE) {
+      for (String f : writeFunctions) {
+        if (SqlClassifier.containsCode(sql, 0, f)) {
+          return SqlTarget.NONE;
+        }
+      }
+    }
+    return t;
   }
 
   @Override
@@ -316,7 +333,7 @@ final class JdbcFencing implements JdbcHook {
         fenced = false;
       } else {
         if (!targetFound) {
-          target = SqlTarget.find(text, session.dialect.truncateFenced());
+          target = target(text, session.dialect.truncateFenced());
         } else if (target != SqlTarget.NONE && !session.dialect.truncateFenced()
             && SqlClassifier.startsWithWord(text, "TRUNCATE")) {
           target = SqlTarget.NONE;

@@ -6,9 +6,9 @@ package dev.fencing.agent.instrumentation.jdbc;
  * blocked. Found only for the plain forms whose target a fence trigger sees: {@code INSERT [INTO] t},
  * {@code REPLACE [INTO] t}, {@code UPDATE [ONLY] t}, {@code DELETE FROM [ONLY] t}, {@code MERGE INTO t},
  * {@code TRUNCATE [TABLE] [ONLY] t} (a single table; only where the dialect's fence fires on TRUNCATE),
- * {@code COPY t [(columns)] FROM ...}. Anything else (CTEs, multi-table forms, DDL, CALL, several statements in one
- * text) has no known target: it counts as a write
- * to an unfenced table.
+ * {@code COPY t [(columns)] FROM ...}. Anything else (CTEs, multi-table forms such as MySQL's
+ * {@code UPDATE a JOIN b ... SET b.x = ...}, which may write only the other table, DDL, CALL, several statements in one
+ * text) has no known target: it counts as a write to an unfenced table.
  *
  * <p>The result is packed into a long of positions within the text (no allocation on the statement path):
  * name start, name end, schema start, schema end (15 bits each; schema start = end when the name is unqualified) and
@@ -31,6 +31,7 @@ final class SqlTarget {
     if (i >= n || hasSecondStatement(sql, i)) {
       return NONE;
     }
+    boolean update = false;
     switch (sql.charAt(i) | 0x20) {
       case 'i':
         if (!keyword(sql, i, "INSERT")) {
@@ -50,6 +51,7 @@ final class SqlTarget {
         if (!keyword(sql, i, "UPDATE")) {
           return NONE;
         }
+        update = true;
         i = skipWords(sql, after(sql, i, "UPDATE"), "LOW_PRIORITY", "IGNORE", "ONLY");
         break;
       case 'd':
@@ -124,6 +126,10 @@ final class SqlTarget {
     // Another table in the same statement (UPDATE a, b / TRUNCATE a, b) is a target this scan cannot judge.
     int after = skipSpace(sql, next);
     if (after < n && sql.charAt(after) == ',') {
+      return NONE;
+    }
+    // UPDATE t [[AS] alias] SET only: a join (UPDATE a JOIN b ... SET b.x = ...) may write the other table alone.
+    if (update && !setFollows(sql, after)) {
       return NONE;
     }
     return pack(nameStart, nameEnd, schemaStart, schemaEnd, schemaQuoted, nameQuoted);
@@ -238,6 +244,21 @@ final class SqlTarget {
       }
     }
     return true;
+  }
+
+  /** {@code SET} at {@code i}, or after one alias ({@code [AS] x}) there. */
+  private static boolean setFollows(String s, int i) {
+    if (keyword(s, i, "SET")) {
+      return true;
+    }
+    int alias = optional(s, i, "AS");
+    long name = identifier(s, alias);
+    if (name == NONE) {
+      return false;
+    }
+    // A join keyword read as an alias (UPDATE a JOIN b ...) is followed by a table, never by SET.
+    int end = (int) name & 0xFFFF;
+    return keyword(s, skipSpace(s, end + ((name & (1L << 48)) != 0 ? 1 : 0)), "SET");
   }
 
   private static boolean keyword(String s, int i, String word) {

@@ -19,6 +19,9 @@ class SqlTargetTest {
       "UPDATE cell SET n = n + 1 WHERE id = 1|cell",
       "UPDATE ONLY s.cell SET n = 1|s.cell",
       "update LOW_PRIORITY cell set n = 1|cell",
+      "UPDATE cell c SET n = 1|cell",
+      "UPDATE cell AS c SET n = 1 FROM other o WHERE c.id = o.id|cell",
+      "UPDATE `cell` SET n = 1|\"cell\"",
       "DELETE FROM cell WHERE id = 1|cell",
       "DELETE FROM ONLY \"Odd Name\" WHERE id = 1|\"Odd Name\"",
       "DELETE FROM cell USING other WHERE cell.id = other.id|cell",
@@ -37,7 +40,9 @@ class SqlTargetTest {
       "CREATE TABLE t (a int)", "DROP TABLE cell", "ALTER TABLE cell ADD b int", "CALL proc()",
       "SELECT reserve_stock(1)", "COPY cell TO STDOUT", "COPY (SELECT 1) TO STDOUT", "WITH x AS (DELETE FROM cell RETURNING *) SELECT * FROM x",
       "SET search_path = x; UPDATE cell SET n = 1", "UPDATE cell SET n = 1; DELETE FROM log",
-      "UPDATE a, b SET a.n = b.n", "DELETE a, b FROM a JOIN b", "TRUNCATE cell, log", "INSERT INTO a.b.c VALUES (1)",
+      "UPDATE a, b SET a.n = b.n", "DELETE a, b FROM a JOIN b", "UPDATE a JOIN b ON a.id = b.id SET b.n = 1",
+      "UPDATE a INNER JOIN b USING (id) SET b.n = 1", "UPDATE a x LEFT JOIN b y ON x.id = y.id SET y.n = 1",
+      "UPDATE a STRAIGHT_JOIN b ON a.id = b.id SET b.n = 1", "TRUNCATE cell, log", "INSERT INTO a.b.c VALUES (1)",
       "DO $$ BEGIN UPDATE cell SET n = 1; END $$", "", "UPDATE"})
   void anythingElseHasNoKnownTarget(String sql) {
     assertThat(SqlTarget.find(sql, true)).as(sql).isEqualTo(SqlTarget.NONE);
