@@ -50,6 +50,12 @@ public interface JdbcHook {
    */
   void rolledBack(Object connection, boolean wholeTransaction);
 
+  /**
+   * Connection.setSchema or setCatalog ran on {@code connection}: unqualified table names may now resolve elsewhere
+   * (the session's current schema is read again before the next write is judged).
+   */
+  default void schemaChanged(Object connection) {}
+
   /** Kinds of call, for {@link #beforeExecute}. */
   int SQL = 0;
   int PREPARED = 1;

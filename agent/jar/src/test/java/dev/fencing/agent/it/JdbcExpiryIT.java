@@ -16,6 +16,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -109,6 +110,46 @@ class JdbcExpiryIT {
             .contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"false\",lock=\"ledger\",outcome=\"blocked\"} "
                 + (kind.equals("mariadb") ? "9.0" : "8.0"));
       }
+    }
+  }
+
+  /**
+   * Schema per tenant: {@code tenant_a.account} is fenced, {@code tenant_b.account} is not. A connection that starts
+   * in tenant_a and switches to tenant_b ({@code SET search_path} or {@code setSchema} on PostgreSQL, {@code USE} or
+   * {@code setCatalog} on MariaDB) writes its unqualified {@code account} to tenant_b's: after the deadline that write
+   * is one no fence judges, and is blocked; tenant_a's is still sent with the last token.
+   */
+  @ParameterizedTest(name = "{0} by {1}")
+  @CsvSource({"postgresql, SQL SET search_path TO tenant_b", "postgresql, SCHEMA tenant_b",
+      "postgresql, PREP SET search_path TO tenant_b", "mariadb, SQL USE tenant_b", "mariadb, CATALOG tenant_b"})
+  void aWriteAfterASchemaSwitchIsJudgedWhereItLands(String kind, String switchTo) throws Exception {
+    Path javaHome = AgentProcesses.javaHomes().get(0);
+    try (EtcdCluster etcd = EtcdCluster.single(); Database db = JdbcTakeoverIT.start(kind)) {
+      String url;
+      try (Connection c = DriverManager.getConnection(db.url()); Statement s = c.createStatement()) {
+        for (String tenant : List.of("tenant_a", "tenant_b")) {
+          s.execute((kind.equals("postgresql") ? "CREATE SCHEMA " : "CREATE DATABASE ") + tenant);
+          s.execute("CREATE TABLE " + tenant + ".account (id INT PRIMARY KEY, balance INT NOT NULL)");
+          s.execute("INSERT INTO " + tenant + ".account VALUES (1, 0)");
+        }
+        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("tenant_a.account"), "ledger", false, false));
+        url = kind.equals("postgresql") ? db.url() + "&currentSchema=tenant_a"
+            : db.url().replaceFirst("/[A-Za-z_]+\\?", "/tenant_a?");
+      }
+      try (JdbcJvm app = new JdbcJvm(javaHome, "schema-" + kind, ARGS + etcd.endpoints(), url, classpath(kind))) {
+        Http.awaitStatus(app.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
+        assertThat(app.run("SQL UPDATE account SET balance = 1 WHERE id = 1")).isEqualTo("OK 1"); // tenant_a's
+        assertThat(app.run(switchTo)).startsWith("OK");
+        assertThat(app.run("SQL UPDATE account SET balance = 1 WHERE id = 1")).isEqualTo("OK 1"); // tenant_b's
+        expire(etcd, app);
+
+        assertThat(app.run("SQL UPDATE account SET balance = 666 WHERE id = 1")).as("tenant_b's: no fence")
+            .startsWith("ERR FN003");
+        assertThat(app.run("SQL UPDATE tenant_a.account SET balance = 2 WHERE id = 1")).as("fenced: sent")
+            .isEqualTo("OK 1");
+      }
+      assertThat(JdbcTakeoverIT.query(db.url(), "SELECT balance FROM tenant_b.account WHERE id = 1")).isEqualTo("1");
+      assertThat(JdbcTakeoverIT.query(db.url(), "SELECT balance FROM tenant_a.account WHERE id = 1")).isEqualTo("2");
     }
   }
 

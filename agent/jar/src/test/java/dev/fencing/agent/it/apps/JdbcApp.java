@@ -17,7 +17,8 @@ import java.sql.Statement;
  * (a statement whose getConnection() throws), {@code CHURN <connections> <statements> <sql>} (short-lived connections
  * and statements), {@code GC}, {@code BEGIN}, {@code COMMIT}, {@code AUTOCOMMIT}, {@code ROLLBACK} (the main
  * connection's transaction), {@code TIMED <sql>} (prints the time taken), {@code BG <auto|txn> <ms> <sql>} and
- * {@code STOP} (a background writer). Prints {@code OK <n>}, {@code ROW <value>} or {@code ERR <sqlstate> <message>} per command.
+ * {@code STOP} (a background writer), {@code SCHEMA <name>} and {@code CATALOG <name>} (Connection.setSchema,
+ * setCatalog). Prints {@code OK <n>}, {@code ROW <value>} or {@code ERR <sqlstate> <message>} per command.
  */
 public final class JdbcApp {
   private JdbcApp() {}
@@ -179,6 +180,14 @@ public final class JdbcApp {
           case "BEGIN":
             c.setAutoCommit(false);
             System.out.println("OK begun");
+            break;
+          case "SCHEMA":
+            c.setSchema(arg);
+            System.out.println("OK schema");
+            break;
+          case "CATALOG":
+            c.setCatalog(arg);
+            System.out.println("OK catalog");
             break;
           case "COMMIT":
             c.commit();

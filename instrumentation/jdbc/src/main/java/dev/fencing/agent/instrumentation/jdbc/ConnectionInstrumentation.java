@@ -39,6 +39,8 @@ final class ConnectionInstrumentation implements TypeInstrumentation {
     t.applyAdvice(isPublic().and(not(isAbstract())).and(namedOneOf("prepareStatement", "prepareCall"))
         .and(takesArgument(0, String.class)), PrepareAdvice.class);
     t.applyAdvice(isPublic().and(not(isAbstract())).and(named("rollback")), RollbackAdvice.class);
+    t.applyAdvice(isPublic().and(not(isAbstract())).and(named("setSchema").or(named("setCatalog")))
+        .and(takesArguments(String.class)), SchemaAdvice.class);
     t.applyAdvice(isPublic().and(not(isAbstract())).and(named("commit")).and(takesArguments(0)), CommitAdvice.class);
     t.applyAdvice(isPublic().and(not(isAbstract())).and(named("setAutoCommit")).and(takesArguments(boolean.class)),
         AutoCommitAdvice.class);

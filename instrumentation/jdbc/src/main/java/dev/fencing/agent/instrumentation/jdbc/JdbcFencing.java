@@ -76,11 +76,14 @@ final class JdbcFencing implements JdbcHook {
     final boolean write;
     final String sql;
     final long target;
+    /** A session statement that may change where unqualified names resolve ({@link SqlClassifier#switchesSchema}). */
+    final boolean switchesSchema;
 
     Prepared(boolean write, String sql, long target) {
       this.write = write;
       this.sql = sql;
       this.target = target;
+      this.switchesSchema = !write && SqlClassifier.switchesSchema(sql);
     }
   }
 
@@ -90,8 +93,13 @@ final class JdbcFencing implements JdbcHook {
     final DatabaseFences fences;
     /** The pair is set per transaction (a transaction pooler), not per session. */
     final boolean perTransaction;
-    /** Schema (or database) unqualified names resolve in, read once; null when no table is fenced. */
-    final String schema;
+    /**
+     * Schema (or database) unqualified names resolve in, read when the session is met and again after a statement or
+     * call that may switch it ({@link #schemaStale}); null when no table is fenced.
+     */
+    volatile String schema;
+    /** setSchema/setCatalog, SET search_path, USE, or a rollback that may undo one ran: read the schema again. */
+    volatile boolean schemaStale;
     /** The lock last set (per session, or in the open transaction); null while it carries no pair. */
     volatile String carriedLock;
     /** The token last set; {@link #UNKNOWN_TOKEN} after a failure or rollback may have undone it. */
@@ -297,6 +305,7 @@ final class JdbcFencing implements JdbcHook {
       String text = sql;
       long target = SqlTarget.NONE;
       boolean targetFound = false;
+      boolean switchesSchema = false;
       if (kind == COPY) {
         write = true; // COPY ... FROM STDIN: rows into the table it names, through its INSERT triggers
       } else if (kind == SQL) {
@@ -314,10 +323,14 @@ final class JdbcFencing implements JdbcHook {
           text = p.sql;
           target = p.target;
           targetFound = true;
+          switchesSchema = p.switchesSchema;
         }
       }
       Connection physical = physical(connectionOf(statement, kind));
       SessionState session = session(physical);
+      if (switchesSchema) {
+        session.schemaStale = true; // a prepared SET search_path / USE: read the schema again before the next write
+      }
       if (session.exempt) {
         // fencing.exempt.jdbc: untagged, never blocked, its commits unjudged; decided once, when the session was met.
         if (write) {
@@ -337,6 +350,10 @@ final class JdbcFencing implements JdbcHook {
         } else if (target != SqlTarget.NONE && !session.dialect.truncateFenced()
             && SqlClassifier.startsWithWord(text, "TRUNCATE")) {
           target = SqlTarget.NONE;
+        }
+        if (session.schemaStale) {
+          session.schemaStale = false; // before the read: a switch during it marks it stale again
+          session.schema = currentSchema(physical, session.dialect);
         }
         fenced = fences.judges(text, target, session.schema);
       }
@@ -468,16 +485,23 @@ final class JdbcFencing implements JdbcHook {
   /** COMMIT / END / ROLLBACK as statement text: decided like Connection.commit() and rollback(). */
   private int control(Statement statement, String sql) throws SQLException {
     boolean commit = SqlClassifier.isCommit(sql);
-    if (!commit && !SqlClassifier.isRollback(sql)) {
+    boolean rollback = !commit && SqlClassifier.isRollback(sql);
+    boolean switches = !commit && !rollback && SqlClassifier.switchesSchema(sql);
+    if (!commit && !rollback && !switches) {
       return OUTERMOST;
     }
     SessionState s = sessions.get(physical(statement.getConnection()));
     if (s == null) {
       return OUTERMOST;
     }
+    if (switches) {
+      s.schemaStale = true;
+      return OUTERMOST;
+    }
     if (!commit) {
       s.endTransaction();
       s.carriedToken = UNKNOWN_TOKEN;
+      s.schemaStale = true; // a SET search_path made in the transaction is undone with it (PostgreSQL)
       return OUTERMOST;
     }
     checkCommit(statement.getConnection(), s);
@@ -703,6 +727,18 @@ final class JdbcFencing implements JdbcHook {
   }
 
   @Override
+  public void schemaChanged(Object connection) {
+    try {
+      SessionState s = connection instanceof Connection ? sessions.get(physical((Connection) connection)) : null;
+      if (s != null) {
+        s.schemaStale = true;
+      }
+    } catch (SQLException | RuntimeException ignored) {
+      // a connection the hook cannot unwrap: its session, if any, keeps the schema it read
+    }
+  }
+
+  @Override
   public void rolledBack(Object connection, boolean wholeTransaction) {
     try {
       SessionState s = sessions.get(physical((Connection) connection));
@@ -711,6 +747,7 @@ final class JdbcFencing implements JdbcHook {
           s.endTransaction();
         }
         s.carriedToken = UNKNOWN_TOKEN;
+        s.schemaStale = true; // a SET search_path made in the transaction is undone with it (PostgreSQL)
       }
     } catch (SQLException | RuntimeException ignored) {
       // nothing to forget

@@ -82,6 +82,32 @@ public final class SqlClassifier {
         || word(sql, next, "UNIQUE") && word(sql, skipNoise(sql, next + 6), "INDEX"));
   }
 
+  /**
+   * A session statement that may change where unqualified table names resolve: PostgreSQL's
+   * {@code SET [SESSION|LOCAL] search_path}, {@code SET SCHEMA}, {@code RESET search_path|ALL}; MySQL/MariaDB's
+   * {@code USE db}; H2's {@code SET SCHEMA}.
+   */
+  static boolean switchesSchema(String sql) {
+    if (sql == null) {
+      return false;
+    }
+    int i = skipNoise(sql, 0);
+    if (word(sql, i, "USE")) {
+      return true;
+    }
+    if (word(sql, i, "RESET")) {
+      return containsWord(sql, i, "search_path") || containsWord(sql, i, "ALL");
+    }
+    if (!word(sql, i, "SET")) {
+      return false;
+    }
+    int next = skipNoise(sql, i + 3);
+    if (word(sql, next, "SESSION") || word(sql, next, "LOCAL")) {
+      next = skipNoise(sql, next + (word(sql, next, "LOCAL") ? 5 : 7));
+    }
+    return word(sql, next, "SCHEMA") || word(sql, next, "search_path");
+  }
+
   /** ROLLBACK [WORK|TRANSACTION] (not ROLLBACK TO SAVEPOINT, which keeps the transaction). */
   static boolean isRollback(String sql) {
     int i = skipNoise(sql, 0);

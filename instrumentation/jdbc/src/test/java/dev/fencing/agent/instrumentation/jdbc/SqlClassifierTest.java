@@ -102,6 +102,19 @@ class SqlClassifierTest {
   }
 
   @org.junit.jupiter.api.Test
+  void statementsThatMaySwitchTheSchemaAreKnown() {
+    for (String sql : new String[] {"SET search_path TO tenant_b", "set search_path = a, public",
+        "SET SESSION search_path TO x", "SET LOCAL search_path TO x", "SET SCHEMA 'tenant_b'", "USE tenant_b",
+        "RESET search_path", "RESET ALL", "/* tenant */ USE `b`"}) {
+      assertThat(SqlClassifier.switchesSchema(sql)).as(sql).isTrue();
+    }
+    for (String sql : new String[] {"SET statement_timeout = 0", "SET LOCAL lock_timeout = '1s'", "RESET lock_timeout",
+        "UPDATE users SET schema = 1", "SELECT 1", "SET @fencing_token = 3", null}) {
+      assertThat(SqlClassifier.switchesSchema(sql)).as(String.valueOf(sql)).isFalse();
+    }
+  }
+
+  @org.junit.jupiter.api.Test
   void nullSqlIsAWrite() {
     assertThat(SqlClassifier.classify(null)).isEqualTo(Kind.WRITE);
   }
