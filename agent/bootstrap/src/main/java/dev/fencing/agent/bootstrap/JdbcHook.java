@@ -51,10 +51,11 @@ public interface JdbcHook {
   void rolledBack(Object connection, boolean wholeTransaction);
 
   /**
-   * Connection.setSchema or setCatalog ran on {@code connection}: unqualified table names may now resolve elsewhere
-   * (the session's current schema is read again before the next write is judged).
+   * Connection.setSchema or setCatalog({@code name}) ran on {@code connection}: unqualified table names may now
+   * resolve elsewhere (unless {@code name} is the schema already known, the session's current schema is read again
+   * before the next write is judged; a pool that sets the same schema on every checkout costs nothing).
    */
-  default void schemaChanged(Object connection) {}
+  default void schemaChanged(Object connection, String name) {}
 
   /** Kinds of call, for {@link #beforeExecute}. */
   int SQL = 0;

@@ -727,10 +727,10 @@ final class JdbcFencing implements JdbcHook {
   }
 
   @Override
-  public void schemaChanged(Object connection) {
+  public void schemaChanged(Object connection, String name) {
     try {
       SessionState s = connection instanceof Connection ? sessions.get(physical((Connection) connection)) : null;
-      if (s != null) {
+      if (s != null && (name == null || !name.equals(s.schema))) {
         s.schemaStale = true;
       }
     } catch (SQLException | RuntimeException ignored) {

@@ -8,7 +8,7 @@ public final class SchemaAdvice {
   private SchemaAdvice() {}
 
   @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
-  public static void exit(@Advice.This Object connection) {
-    Fencing.jdbc().schemaChanged(connection);
+  public static void exit(@Advice.This Object connection, @Advice.Argument(0) String name) {
+    Fencing.jdbc().schemaChanged(connection, name);
   }
 }
