@@ -80,6 +80,21 @@ class KafkaProducerIT {
     return jar;
   }
 
+  /**
+   * KafkaApp on kafka-clients {@code version} with the agent holding lock {@code orders} (TTL 3 s) on {@code etcd},
+   * topics {@code fenced-*} fenced, /status on {@code port}; started.
+   */
+  private static AgentJvm ordersApp(String version, Path javaHome, String name, EtcdCluster etcd, int port) {
+    String classpath = AgentProcesses.appClasspath() + File.pathSeparator + clientsJar(version) + File.pathSeparator
+        + System.getProperty("fencing.it.slf4j.jar");
+    AgentJvm app = AgentJvm.builder().javaHome(javaHome).name(name)
+        .agentArgs("lock=orders,lease.ttl=3s,lease.safety-margin=500ms,http.port=" + port
+            + ",fenced.kafka=fenced-*,etcd.endpoints=" + etcd.endpoints())
+        .classpath(classpath).mainClass(KafkaApp.class.getName()).args(broker.bootstrapServers()).start();
+    app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+    return app;
+  }
+
   /** With fencing.signing.key-file, each record also carries fencing-signature, which verifies for (lock, token). */
   @ParameterizedTest(name = "kafka-clients {0} on {1}")
   @MethodSource("matrix")
@@ -133,16 +148,11 @@ class KafkaProducerIT {
     broker.createTopic(open, 1);
     broker.createTopic(fenced, 1);
     int port = Ports.freePort();
-    String classpath = AgentProcesses.appClasspath() + File.pathSeparator + clientsJar(version) + File.pathSeparator
-        + System.getProperty("fencing.it.slf4j.jar");
     try (EtcdCluster etcd = EtcdCluster.single();
-        AgentJvm app = AgentJvm.builder().javaHome(javaHome).name("kafka-txn-" + run)
-            .agentArgs("lock=orders,lease.ttl=3s,lease.safety-margin=500ms,http.port=" + port
-                + ",fenced.kafka=fenced-*,etcd.endpoints=" + etcd.endpoints())
-            .classpath(classpath).mainClass(KafkaApp.class.getName()).args(broker.bootstrapServers()).start()) {
-      app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+        AgentJvm app = ordersApp(version, javaHome, "kafka-txn-" + run, etcd, port)) {
       AppStdin stdin = AppStdin.marked(app, "> ");
-      String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
+      String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)),
+          "token");
       assertThat(stdin.run("TXN-OPEN " + open + ":held")).isEqualTo("TXN-OPEN sends=[OK]");
       assertThat(stdin.run("TXN-COMMIT")).as("while held").isEqualTo("TXN COMMITTED");
 
@@ -176,14 +186,8 @@ class KafkaProducerIT {
       broker.createTopic(topic, 1);
     }
     int port = Ports.freePort();
-    String classpath = AgentProcesses.appClasspath() + File.pathSeparator + clientsJar(version) + File.pathSeparator
-        + System.getProperty("fencing.it.slf4j.jar");
     try (EtcdCluster etcd = EtcdCluster.single();
-        AgentJvm app = AgentJvm.builder().javaHome(javaHome).name("kafka-" + run)
-            .agentArgs("lock=orders,lease.ttl=3s,lease.safety-margin=500ms,http.port=" + port
-                + ",fenced.kafka=fenced-*,etcd.endpoints=" + etcd.endpoints())
-            .classpath(classpath).mainClass(KafkaApp.class.getName()).args(broker.bootstrapServers()).start()) {
-      app.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+        AgentJvm app = ordersApp(version, javaHome, "kafka-" + run, etcd, port)) {
       AppStdin stdin = AppStdin.marked(app, "> ");
       String status = Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
       String token = Http.jsonField(status, "token");
