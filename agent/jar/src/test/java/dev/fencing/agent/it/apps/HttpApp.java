@@ -10,13 +10,15 @@ import java.net.http.HttpResponse;
 /**
  * An ordinary JDK HttpClient application (no fencing code) driven over stdin: {@code SEND <method> <url>} (send) or
  * {@code ASYNC <method> <url>} (sendAsync), or {@code URLC <method> <url>} (HttpURLConnection), or {@code CHURN <n> <url>} (n POSTs, then GC), or {@code ONEXIT <delayMs> <method> <url>} (a shutdown hook that
- * makes that request; prints {@code EXIT STATUS <code>} or {@code EXIT ERR ...}). Prints {@code STATUS <code>} or {@code ERR <exception>: <message>}.
+ * makes that request; prints {@code EXIT STATUS <code>} or {@code EXIT ERR ...}), or {@code BG <tag> <command>} (a
+ * SEND, ASYNC or URLC command on a thread of its own, for a request a server holds: answers {@code STATUS started} at
+ * once and prints {@code LATE <tag> <answer>} when it is done). Prints {@code STATUS <code>} or {@code ERR <exception>: <message>}.
  */
 public final class HttpApp {
   private HttpApp() {}
 
   /** URLC <method> <url>: the same through HttpURLConnection. */
-  private static void urlConnection(String method, String url) {
+  private static String urlConnection(String method, String url) {
     try {
       java.net.HttpURLConnection c = (java.net.HttpURLConnection) URI.create(url).toURL().openConnection();
       c.setRequestMethod(method);
@@ -27,11 +29,37 @@ public final class HttpApp {
           out.write('x');
         }
       }
-      System.out.println("STATUS " + c.getResponseCode());
+      return "STATUS " + c.getResponseCode();
     } catch (Exception e) {
-      System.out.println("ERR " + e.getClass().getName() + ": " + e.getMessage());
+      return "ERR " + e.getClass().getName() + ": " + e.getMessage();
     }
-    System.out.flush();
+  }
+
+  /** The answer to a SEND, ASYNC or URLC command. */
+  private static String request(String[] p, HttpClient client) {
+    if (p[0].equals("URLC")) {
+      return urlConnection(p[1], p[2]);
+    }
+    HttpRequest.BodyPublisher body = p[1].equals("GET")
+        ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString("x");
+    HttpRequest request = HttpRequest.newBuilder(URI.create(p[2])).method(p[1], body).header("X-App", "1").build();
+    try {
+      HttpResponse<String> r = p[0].equals("ASYNC")
+          ? client.sendAsync(request, HttpResponse.BodyHandlers.ofString()).join()
+          : client.send(request, HttpResponse.BodyHandlers.ofString());
+      // The caller's request object is never changed by the agent.
+      return "STATUS " + r.statusCode() + " callerHeaders=" + request.headers().map().keySet();
+    } catch (Exception e) {
+      Throwable t = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+      return "ERR " + t.getClass().getName() + ": " + t.getMessage();
+    }
+  }
+
+  private static void print(String line) {
+    synchronized (System.out) {
+      System.out.println(line);
+      System.out.flush();
+    }
   }
 
   public static void main(String[] args) throws Exception {
@@ -80,24 +108,14 @@ public final class HttpApp {
         System.out.flush();
         continue;
       }
-      if (p[0].equals("URLC")) {
-        urlConnection(p[1], p[2]);
+      if (p[0].equals("BG")) {
+        String tag = p[1];
+        String[] command = java.util.Arrays.copyOfRange(p, 2, p.length);
+        new Thread(() -> print("LATE " + tag + " " + request(command, client)), "app-bg-" + tag).start();
+        print("STATUS started");
         continue;
       }
-      HttpRequest request = HttpRequest.newBuilder(URI.create(p[2]))
-          .method(p[1], p[1].equals("GET") ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString("x"))
-          .header("X-App", "1").build();
-      try {
-        HttpResponse<String> r = p[0].equals("ASYNC")
-            ? client.sendAsync(request, HttpResponse.BodyHandlers.ofString()).join()
-            : client.send(request, HttpResponse.BodyHandlers.ofString());
-        // The caller's request object is never changed by the agent.
-        System.out.println("STATUS " + r.statusCode() + " callerHeaders=" + request.headers().map().keySet());
-      } catch (Exception e) {
-        Throwable t = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
-        System.out.println("ERR " + t.getClass().getName() + ": " + t.getMessage());
-      }
-      System.out.flush();
+      print(request(p, client));
     }
   }
 }

@@ -18,7 +18,7 @@ public final class HttpUrlConnectionInstrumentationModule implements Instrumenta
 
   @Override
   public List<TypeInstrumentation> typeInstrumentations() {
-    return List.of(new HttpUrlConnectionInstrumentation(), new ResponseCodeInstrumentation());
+    return List.of(new WriteRequestsInstrumentation(), new ResponseCodeInstrumentation());
   }
 
   @Override

@@ -18,7 +18,7 @@ public final class JavaHttpClientInstrumentationModule implements Instrumentatio
 
   @Override
   public List<TypeInstrumentation> typeInstrumentations() {
-    return List.of(new HttpClientImplInstrumentation());
+    return List.of(new HttpClientImplInstrumentation(), new MultiExchangeInstrumentation());
   }
 
   @Override
