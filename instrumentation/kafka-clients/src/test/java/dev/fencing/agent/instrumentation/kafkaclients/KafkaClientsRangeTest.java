@@ -20,11 +20,12 @@ class KafkaClientsRangeTest {
   void everyHookFindsItsMethodsAndItsAdviceWeaves(String end) throws Exception {
     List<Path> jars = LibraryCheck.jars(Path.of(System.getProperty("fencing.test.kafka-clients.jars")), end);
     Map<String, Integer> advised = LibraryCheck.advised(new KafkaClientsInstrumentationModule(), jars);
+    // KafkaProducer: send, beginTransaction and commitTransaction (a commit is judged by its records' grants).
     // poll(long) and poll(Duration) in 3.x; 4.0 removed poll(long). RecordAccumulator: ready, shouldBackoff and
     // the delivery-timeout sweep; ProducerBatch: its delivery-timeout check, its failure path, the append that notes
     // the grant of each record, its end and its split.
     assertThat(advised).isEqualTo(Map.of(
-        "org.apache.kafka.clients.producer.KafkaProducer", 1,
+        "org.apache.kafka.clients.producer.KafkaProducer", 3,
         "org.apache.kafka.clients.consumer.KafkaConsumer", end.equals("oldest") ? 2 : 1,
         "org.apache.kafka.clients.consumer.ConsumerRecords", 1,
         "org.apache.kafka.clients.producer.internals.RecordAccumulator", 3,
