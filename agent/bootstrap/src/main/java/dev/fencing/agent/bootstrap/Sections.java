@@ -65,6 +65,6 @@ public final class Sections {
     if (entered == null || entered == SKIP) {
       return;
     }
-    TokenContext.exit(entered);
+    TokenContext.exitScope(entered);
   }
 }

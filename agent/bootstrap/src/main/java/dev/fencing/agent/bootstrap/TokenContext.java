@@ -18,8 +18,19 @@ public final class TokenContext {
   /** Longest lock name accepted (the agent's own lock names are limited the same way). */
   static final int MAX_LOCK_LENGTH = TokenGrammar.MAX_LOCK_LENGTH;
 
-  /** The inbound {@link Decision} or the section {@link LockScope} current on the thread; null for neither. */
-  private static final ThreadLocal<Object> CURRENT = new ThreadLocal<>();
+  /**
+   * The inbound {@link Decision} or the section {@link LockScope} current on the thread, or a scope the thread
+   * inherited from the thread that started it ({@link ScopeEntries.Inherited}, see {@link #now}); null for none. A
+   * thread started inside a scope inherits it bounded by that scope's entry; an inbound token is not inherited.
+   */
+  private static final ThreadLocal<Object> CURRENT = new InheritableThreadLocal<>() {
+    @Override
+    protected Object childValue(Object parent) {
+      return inherit(parent);
+    }
+  };
+  /** The scope entries of threads that entered a scope, for the threads they start ({@link ScopeEntries}). */
+  private static final ThreadLocal<ScopeEntries> ENTRIES = new ThreadLocal<>();
   /** {@link #enter} set a context on a thread that had none: {@link #exit} removes it. */
   private static final Object NONE = new Object();
   /**
@@ -48,7 +59,7 @@ public final class TokenContext {
 
   /** The section scope current on this thread (a declared section, or a task handed off from one), or null. */
   public static LockScope scope() {
-    Object c = CURRENT.get();
+    Object c = now();
     return c instanceof LockScope ? (LockScope) c : null;
   }
 
@@ -57,9 +68,36 @@ public final class TokenContext {
    * for the gate that routes a side effect to its lock.
    */
   public static Object carried() {
-    return CURRENT.get();
+    return now();
   }
 
+  /**
+   * What is current on this thread, an inherited scope resolved: the scope while the entry of the thread that started
+   * this one lasts, nothing after (the thread is then outside every scope, for good).
+   */
+  private static Object now() {
+    Object c = CURRENT.get();
+    if (c instanceof ScopeEntries.Inherited) {
+      LockScope s = ((ScopeEntries.Inherited) c).scopeIfLive();
+      if (s == null) {
+        CURRENT.set(null);
+      }
+      return s;
+    }
+    return c;
+  }
+
+  /** What a thread started now inherits from this one ({@code parent}: what is current here). */
+  static Object inherit(Object parent) {
+    if (parent instanceof LockScope) {
+      ScopeEntries e = ENTRIES.get();
+      return e == null ? null : e.inherit((LockScope) parent);
+    }
+    if (parent instanceof ScopeEntries.Inherited) {
+      return ((ScopeEntries.Inherited) parent).again();
+    }
+    return null; // an inbound request's token stays with the request
+  }
   /**
    * Makes {@code scope} current on this thread (entry into a declared section or a captured lock), and a database
    * transaction this thread has open join it ({@link JdbcHook#scopeEntered}); returns what {@link #exit} must be given
@@ -70,6 +108,12 @@ public final class TokenContext {
       scopesEntered = true;
     }
     Object previous = install(scope);
+    ScopeEntries e = ENTRIES.get();
+    if (e == null) {
+      e = new ScopeEntries();
+      ENTRIES.set(e);
+    }
+    e.push();
     try {
       Fencing.jdbc().scopeEntered(scope); // a transaction open on this thread joins the scope (a proxy's, around it)
     } catch (Throwable ignored) {
@@ -109,7 +153,7 @@ public final class TokenContext {
     }
     String s = wellFormedSignature(signature) ? signature : null;
     String g = wellFormedGrant(grant) ? grant : null;
-    Object current = CURRENT.get();
+    Object current = now();
     if (current instanceof LockScope) {
       return null; // inside a section the section's lock decides: an inbound token is never adopted there
     }
@@ -123,12 +167,24 @@ public final class TokenContext {
     return previous == null ? NONE : previous;
   }
 
+  /**
+   * Leaves the scope entered by the matching {@link #enterScope}, restoring what was current before; threads started
+   * in that entry are outside every scope from now on.
+   */
+  public static void exitScope(Object previous) {
+    ScopeEntries e = ENTRIES.get();
+    if (e != null) {
+      e.pop();
+    }
+    exit(previous);
+  }
+
   /** Restores what was current before the matching {@link #enter}. */
   public static void exit(Object scope) {
     if (scope == null) {
       return;
     }
-    if (scope instanceof Decision || scope instanceof LockScope) {
+    if (scope instanceof Decision || scope instanceof LockScope || scope instanceof ScopeEntries.Inherited) {
       CURRENT.set(scope);
     } else {
       // NONE: there was nothing before. Set to null rather than removed, so the next entry on this thread (a section
@@ -200,7 +256,7 @@ public final class TokenContext {
    * when none.
    */
   public static Runnable wrap(Runnable task) {
-    Object d = CURRENT.get();
+    Object d = now();
     if (d == null || task == null || task instanceof PropagatingRunnable) {
       return task;
     }
@@ -215,7 +271,7 @@ public final class TokenContext {
    * untagged; nothing breaks).
    */
   public static Runnable wrap(Runnable task, Object executor) {
-    Object d = CURRENT.get();
+    Object d = now();
     if (d == null || task == null || task instanceof PropagatingRunnable || task instanceof Comparable
         || ordersTasks(executor)) {
       return task;
@@ -239,7 +295,7 @@ public final class TokenContext {
 
   /** The callable, carrying this thread's inbound token or section scope; the callable itself when none. */
   public static <T> Callable<T> wrap(Callable<T> task) {
-    Object d = CURRENT.get();
+    Object d = now();
     if (d == null || task == null || task instanceof PropagatingCallable) {
       return task;
     }
@@ -253,7 +309,7 @@ public final class TokenContext {
    * the request in a job that runs forever. The task itself otherwise.
    */
   public static Runnable wrapPeriodic(Runnable task) {
-    Object d = CURRENT.get();
+    Object d = now();
     if (!(d instanceof LockScope) || task == null || task instanceof PropagatingRunnable) {
       return task;
     }
@@ -267,6 +323,10 @@ public final class TokenContext {
   public static void taskStarting() {
     if (CURRENT.get() != null) {
       CURRENT.set(null);
+      ScopeEntries e = ENTRIES.get();
+      if (e != null) {
+        e.clear();
+      }
     }
   }
 
@@ -275,7 +335,7 @@ public final class TokenContext {
    * inbound token or lock scope on whichever thread completes the future (a library's I/O thread); itself when none.
    */
   public static <T, R> java.util.function.Function<T, R> wrap(java.util.function.Function<T, R> fn) {
-    Object d = CURRENT.get();
+    Object d = now();
     if (d == null || fn == null || fn instanceof PropagatingFunction) {
       return fn;
     }
@@ -284,7 +344,7 @@ public final class TokenContext {
 
   /** As {@link #wrap(java.util.function.Function)}, for thenAccept. */
   public static <T> java.util.function.Consumer<T> wrap(java.util.function.Consumer<T> fn) {
-    Object d = CURRENT.get();
+    Object d = now();
     if (d == null || fn == null || fn instanceof PropagatingConsumer) {
       return fn;
     }
@@ -293,7 +353,7 @@ public final class TokenContext {
 
   /** As {@link #wrap(java.util.function.Function)}, for handle. */
   public static <T, U, R> java.util.function.BiFunction<T, U, R> wrap(java.util.function.BiFunction<T, U, R> fn) {
-    Object d = CURRENT.get();
+    Object d = now();
     if (d == null || fn == null || fn instanceof PropagatingBiFunction) {
       return fn;
     }
@@ -302,7 +362,7 @@ public final class TokenContext {
 
   /** As {@link #wrap(java.util.function.Function)}, for whenComplete. */
   public static <T, U> java.util.function.BiConsumer<T, U> wrap(java.util.function.BiConsumer<T, U> fn) {
-    Object d = CURRENT.get();
+    Object d = now();
     if (d == null || fn == null || fn instanceof PropagatingBiConsumer) {
       return fn;
     }
@@ -317,7 +377,7 @@ public final class TokenContext {
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
   public static Object wrapStageFunction(Object fn) {
-    if (fn == null || CURRENT.get() == null) {
+    if (fn == null || now() == null) {
       return fn;
     }
     int kinds = (fn instanceof java.util.function.Function ? 1 : 0) + (fn instanceof java.util.function.Consumer ? 1 : 0)

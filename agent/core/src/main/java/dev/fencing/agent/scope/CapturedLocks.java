@@ -318,7 +318,7 @@ public final class CapturedLocks implements CaptureHook {
     // The acquiring thread leaves the scope; a release on another thread (a semaphore lease, a leader latch closed
     // elsewhere) ends the grant, and the acquirer's side effects in the scope are refused until it leaves it.
     if (Thread.currentThread() == h.thread && TokenContext.carried() == h.lock.scope) {
-      TokenContext.exit(h.previous);
+      TokenContext.exitScope(h.previous);
     }
   }
 

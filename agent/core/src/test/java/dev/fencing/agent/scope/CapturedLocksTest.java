@@ -254,7 +254,23 @@ class CapturedLocksTest {
   }
 
   /** The decision of a side effect made on a new thread, in no scope. */
+  /** A thread started before any scope was entered (a thread started in one would inherit it). */
+  private static final java.util.concurrent.ThreadPoolExecutor OTHER = new java.util.concurrent.ThreadPoolExecutor(1,
+      1, 0, TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+        Thread t = new Thread(r, "another-thread");
+        t.setDaemon(true);
+        return t;
+      });
+
+  static {
+    OTHER.prestartAllCoreThreads();
+  }
+
   private static Decision onAnotherThread(boolean fenced) throws Exception {
+    return OTHER.submit(() -> Fencing.decide(Channel.JDBC, true, fenced)).get(5, TimeUnit.SECONDS);
+  }
+
+  private static Decision onAThreadStartedHere(boolean fenced) throws Exception {
     Decision[] d = new Decision[1];
     Thread t = new Thread(() -> d[0] = Fencing.decide(Channel.JDBC, true, fenced));
     t.start();
@@ -299,6 +315,8 @@ class CapturedLocksTest {
     CapturedLocks c = s.captured();
     c.acquired("curator", ZK, "/app/elect", "/app/elect/_c_1-lock-0000000001", 42, 7, System.nanoTime(), 3000);
     assertThat(onAnotherThread(true).isTag()).as("a mutex: its acquiring thread only").isFalse();
+    assertThat(onAThreadStartedHere(true).token()).as("and the threads it starts while it holds the mutex")
+        .isEqualTo(42);
     c.leads("curator", ZK, "/app/elect");
     assertThat(onAnotherThread(true).token()).as("the leadership: every thread outside a scope").isEqualTo(42);
     c.released("curator", "/app/elect/_c_1-lock-0000000001"); // takeLeadership returned, or the session was lost

@@ -28,10 +28,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Work a declared section starts that finishes on a library's thread: a Kafka send callback (run by the producer's
- * I/O thread) and a {@code CompletableFuture} stage of the JDK HttpClient's {@code sendAsync} (run by the client's
- * executor) each write to PostgreSQL, to a table fenced for the section's lock and to an unfenced one. They run in
- * the section's scope: the holder's writes carry its token (the fenced table takes them), and after the holder is
+ * Work a declared section starts that finishes on another thread: a Kafka send callback (run by the producer's I/O
+ * thread), a {@code CompletableFuture} stage of the JDK HttpClient's {@code sendAsync} (run by the client's executor)
+ * and a thread the section starts with {@code new Thread} and joins each write to PostgreSQL, to a table fenced for
+ * the section's lock and to an unfenced one. They run in the section's scope: the holder's writes carry its token (the fenced table takes them), and after the holder is
  * frozen past its TTL and a successor took over, the frozen holder's late callbacks (its buffered records fail, its
  * request completes) write nothing to the unfenced table after the successor's first write.
  */
@@ -70,13 +70,13 @@ class ScopeContinuationsIT {
       try (AgentJvm a = app(javaHome, "a", agentArgs, portA, broker, url, httpUrl);
           Connection c = DriverManager.getConnection(url)) {
         long tokenA = awaitLock(portA, "cont", "HOLDING", Duration.ofSeconds(15));
-        for (String kind : new String[] {"kafka", "http", "combined"}) {
+        for (String kind : new String[] {"kafka", "http", "combined", "thread"}) {
           awaitCount(c, "SELECT count(*) FROM cont_fenced WHERE kind = '" + kind + "'", 3,
               Duration.ofSeconds(20));
         }
         assertThat(strings(c, "SELECT DISTINCT kind || ':' || coalesce(token::text, 'untagged') FROM cont_fenced"))
             .as("the callbacks' and stages' writes carry the section's token")
-            .containsExactlyInAnyOrder("kafka:" + tokenA, "http:" + tokenA, "combined:" + tokenA);
+            .containsExactlyInAnyOrder("kafka:" + tokenA, "http:" + tokenA, "combined:" + tokenA, "thread:" + tokenA);
         assertThat(a.output()).doesNotContain("WRITE-ERR");
 
         int portB = Ports.freePort();

@@ -19,7 +19,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
 /**
  * An application (no fencing code) whose leader-only work continues on library threads: {@link #tick} sends a Kafka
  * record whose callback writes, an HTTP request whose {@code thenApply} stage writes (the JDK HttpClient completes
- * it on its own executor), and a {@code thenCombine} stage that writes, run by a thread of the application's own. Every write goes to two tables, {@code cont_fenced} and {@code cont_log}, one statement
+ * it on its own executor), a {@code thenCombine} stage that writes, run by a thread of the application's own, and a
+ * {@code new Thread} it starts and joins that writes. Every write goes to two tables, {@code cont_fenced} and {@code cont_log}, one statement
  * each; a refused one prints {@code WRITE-ERR <kind> <table> <SQLSTATE>}. Arguments: writer name, bootstrap servers,
  * topic, JDBC URL, HTTP URL. {@code tick} runs every 200 ms; the agent makes it a section (outside
  * {@code dev.fencing.agent}, which the agent never instruments).
@@ -65,6 +66,31 @@ public final class ContinuationsApp {
     });
     toComplete.add(first);
     toComplete.add(second);
+    // A thread of its own the section starts and waits for (fork and join, no executor).
+    Thread own = new Thread(() -> writeOnce("thread", "ok"), "tick-thread");
+    own.start();
+    try {
+      own.join();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** As {@link #write}, on a connection of its own, closed after. */
+  private void writeOnce(String kind, String outcome) {
+    try {
+      write(kind, outcome);
+    } finally {
+      Connection c = connections.get();
+      connections.remove();
+      if (c != null) {
+        try {
+          c.close();
+        } catch (SQLException ignored) {
+          // closing a connection the write left broken
+        }
+      }
+    }
   }
 
   /** Futures the completer thread completes, 50 ms after they were handed to it. */
