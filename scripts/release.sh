@@ -95,7 +95,7 @@ last_tag=$(cd "$root" && git describe --tags --abbrev=0 --match 'v[0-9]*' 2>/dev
   if [[ -n "$last_tag" ]]; then
     (cd "$root" && git log --no-merges --format='- %s' "$last_tag..HEAD")
   else
-    echo "- First release: what it covers is README.md's \"What works today\"."
+    echo "- First release: what it covers is listed under \"Unreleased\" below."
   fi
   echo
   echo "Artifacts (SHA-256):"

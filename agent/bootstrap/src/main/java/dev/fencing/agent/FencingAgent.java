@@ -72,7 +72,7 @@ public final class FencingAgent {
    * fencing.token): extracts {@code otel/fencing-otel-extension.jar} from this jar to a temporary file and adds it to
    * {@code otel.javaagent.extensions}. Only effective when this premain runs first ({@code -javaagent:fencing-agent.jar}
    * before the OpenTelemetry agent), since that agent reads the setting in its own premain; in the other order users
-   * name the extension themselves (README).
+   * name the extension themselves (docs/reference/metrics.md).
    */
   static void offerOtelExtension(JarFile jar) {
     try {

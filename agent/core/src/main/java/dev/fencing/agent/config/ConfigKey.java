@@ -5,8 +5,8 @@ import java.time.Duration;
 /**
  * Every configuration key, defined once: its name (without the {@code fencing.} prefix), expected form, default, one
  * line of documentation and its {@link ValueType} (parser, check, typed default). This table is the single source of
- * the README's configuration reference ({@code java -jar fencing-agent.jar config} prints it) and of what
- * {@link ConfigLoader} reads.
+ * the configuration reference, docs/reference/configuration.md ({@code java -jar fencing-agent.jar config} prints
+ * it), and of what {@link ConfigLoader} reads.
  */
 public enum ConfigKey {
   LOCK("lock", "name", "(required unless fencing.sections)", "Name of the JVM-wide lock: every side effect of the JVM outside a section is fenced by it; every JVM with the same name contends for one lease (not needed with fencing.lease.enabled=false, optional with fencing.sections).",
@@ -174,7 +174,7 @@ public enum ConfigKey {
     return "FENCING_" + key.toUpperCase(java.util.Locale.ROOT).replace('.', '_').replace('-', '_');
   }
 
-  /** The reference table in Markdown, as in the README. */
+  /** The reference table in Markdown, as in docs/reference/configuration.md. */
   public static String markdownTable() {
     StringBuilder sb = new StringBuilder();
     sb.append("| key | environment | form | default | meaning |\n|---|---|---|---|---|\n");

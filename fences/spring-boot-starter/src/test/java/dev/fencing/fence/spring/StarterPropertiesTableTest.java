@@ -20,17 +20,19 @@ import org.springframework.boot.context.properties.bind.handler.NoUnboundElement
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 
 /**
- * The properties table is the same in the starter's README and the main README, and names exactly the properties
- * {@link FencingProperties} binds: every key of the table binds (no unknown one), and every property has a row.
+ * The properties table is the same in the starter's README and docs/reference/fences.md, and names exactly the
+ * properties {@link FencingProperties} binds: every key of the table binds (no unknown one), and every property has a
+ * row.
  */
 class StarterPropertiesTableTest {
 
   private static final Pattern KEY = Pattern.compile("^\\| `(fencing\\.fence\\.[^`]+)` \\|", Pattern.MULTILINE);
 
   @Test
-  void bothReadmesHoldTheSameTableAndItNamesEveryPropertyThatBinds() throws IOException {
+  void readmeAndReferencePageHoldTheSameTableAndItNamesEveryPropertyThatBinds() throws IOException {
     String table = table(Path.of("README.md"));
-    assertThat(table(Path.of("../../README.md"))).as("the main README's table").isEqualTo(table);
+    assertThat(table(Path.of("../../docs/reference/fences.md"))).as("docs/reference/fences.md's table")
+        .isEqualTo(table);
 
     Set<String> keys = new TreeSet<>();
     Matcher m = KEY.matcher(table);
