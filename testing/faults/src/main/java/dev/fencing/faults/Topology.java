@@ -147,7 +147,7 @@ public record Topology(Coordinator coordinator, int locks, int partitions, Work 
 
   /**
    * The lease TTL the workers ask for: 2 s; 3 s on ZooKeeper, whose session timeout must leave two thirds of it
-   * minus the margin for a leader election (README, "Choosing a coordinator").
+   * minus the margin for a leader election (docs/reference/coordinators.md).
    */
   public long ttlMs() {
     return coordinator == Coordinator.ZOOKEEPER ? 3_000 : 2_000;

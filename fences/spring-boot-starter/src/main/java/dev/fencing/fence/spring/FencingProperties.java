@@ -10,8 +10,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.core.Ordered;
 
 /**
- * The starter's settings, {@code fencing.fence.*} in {@code application.yml} (README.md, "Spring Boot starter", has
- * the table). The fences themselves validate names and values and fail the start naming the key.
+ * The starter's settings, {@code fencing.fence.*} in {@code application.yml} (this module's README.md and
+ * docs/reference/fences.md have the table). The fences themselves validate names and values and fail the start naming the key.
  */
 @ConfigurationProperties(prefix = FencingProperties.PREFIX)
 public class FencingProperties {
