@@ -7,8 +7,8 @@ import java.time.Duration;
 import java.util.Random;
 
 /**
- * A kind of fault with a class of its own (the faults at the resources and the clocks; the five faults at etcd and
- * the workers are built into {@link FaultRun}). Its random parameters come from the run's seeded {@link Random}.
+ * A kind of fault ({@link FaultRun.Fault}): at the workers, the coordinator, the resources or the clocks. A run has
+ * an instance of each. Its random parameters come from the run's seeded {@link Random}.
  */
 interface FaultKind {
 
@@ -27,10 +27,22 @@ interface FaultKind {
     WorkerSlot.Status holder();
 
     /**
+     * The valid holder of the lock a pause or partition hits (the only one, or one drawn from the seed), waited for
+     * (30 s); null if none.
+     */
+    WorkerSlot.Status targetHolder();
+
+    /**
      * The valid holder of the first lock with a token above {@code aboveToken} (the others' with any valid holder),
      * waited for up to {@code timeout}; null if none.
      */
     WorkerSlot.Status holder(Duration timeout, long aboveToken);
+
+    /**
+     * Once every lock has a valid holder with a token above {@code aboveToken}, the first lock's, waited for up to
+     * {@code timeout}; null if some lock has none by then.
+     */
+    WorkerSlot.Status holderOfEveryLock(Duration timeout, long aboveToken);
 
     /** Every worker slot. */
     java.util.List<WorkerSlot> slots();
@@ -46,6 +58,20 @@ interface FaultKind {
     MariaDbServer maria();
 
     KafkaBroker kafka();
+
+    FaultCoordinator coordinator();
+
+    /** The run's coordinator, locks, partitions and work mode. */
+    Topology topology();
+
+    /** Records that {@code worker} was frozen at {@code atMs} (epoch ms), for the freezes that landed mid-call. */
+    void froze(String worker, long atMs);
+
+    /** Records that a wipe of the coordinator begins at {@code atMs} (epoch ms): it separates the unfenced holders. */
+    void wipeBegins(long atMs);
+
+    /** Ends every worker's incarnation and starts a fresh one (which remembers nothing). */
+    void restartWorkers();
 
     /** Records that the bytes of a worker's writes to a resource were held, for {@link DelayedWrites}. */
     void held(DelayedWrites.Hold hold);

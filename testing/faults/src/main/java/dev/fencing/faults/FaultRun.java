@@ -2,61 +2,52 @@ package dev.fencing.faults;
 
 import dev.fencing.faults.History.Accepted;
 import dev.fencing.faults.History.Attempt;
-import dev.fencing.fence.sql.SqlFence;
-import dev.fencing.fence.sql.SqlFenceInstaller;
-import dev.fencing.fence.sql.TableName;
-import dev.fencing.protocol.SessionVariables;
 import dev.fencing.testing.KafkaBroker;
 import dev.fencing.testing.MariaDbServer;
-import dev.fencing.testing.PgBouncer;
-import dev.fencing.testing.Ports;
 import dev.fencing.testing.PostgresServer;
-import dev.fencing.testing.TcpProxy;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
 import java.util.stream.Collectors;
-import org.apache.kafka.clients.admin.OffsetSpec;
+import java.util.stream.Stream;
 import org.apache.kafka.common.TopicPartition;
 
 /**
  * The fault harness ({@code scripts/faults.sh [trials]}): 2-3 agent-attached {@link FaultWorker}s contend for one
  * lock and write through fenced PostgreSQL, MariaDB, an HTTP fence and the Kafka consumer fence, while each trial
- * injects one fault, round-robin:
+ * injects one fault ({@link FaultKind}, one class each), round-robin:
  * <ul>
- *   <li>{@code pause}: SIGSTOP of the holder past its TTL, at a random point of its loop (often mid-call);</li>
- *   <li>{@code partition}: the holder's TCP proxies to etcd blackhole past the TTL, then heal;</li>
- *   <li>{@code leader-kill}: SIGKILL of the etcd leader (3-node cluster), restarted a moment later;</li>
- *   <li>{@code etcd-restart}: every etcd node stopped, then started again;</li>
+ *   <li>{@code pause}: SIGSTOP of the holder past its TTL, at a random point of its loop (often mid-call)
+ *       ({@link PauseFault});</li>
+ *   <li>{@code partition}: the holder's TCP proxies to etcd blackhole past the TTL, then heal
+ *       ({@link CoordinatorPartitionFault});</li>
+ *   <li>{@code leader-kill}: SIGKILL of the etcd leader (3-node cluster), restarted a moment later
+ *       ({@link LeaderKillFault});</li>
+ *   <li>{@code etcd-restart}: every etcd node stopped, then started again ({@link CoordinatorRestartFault});</li>
  *   <li>{@code etcd-wipe}: coordinator data loss: a brand-new cluster on the same ports. The running agents meet it
  *       (token reuse: they must block); on every tenth wipe fresh workers are started against it (low tokens: the
  *       fences must reject); then the operator's remedy from the runbook: etcd's revision is bumped above every
- *       token issued and the holders made to acquire the lock again (leases revoked).</li>
- *   <li>at the resources and the clocks, one class each ({@link FaultKind}): {@code delay} ({@link DelayFault}),
- *       {@code data-partition}, {@code db-restart}, {@code broker-kill}, {@code clock-jump}.</li>
+ *       token issued and the holders made to acquire the lock again (leases revoked) ({@link CoordinatorWipeFault});
+ *       </li>
+ *   <li>at the resources and the clocks: {@code delay} ({@link DelayFault}), {@code data-partition},
+ *       {@code db-restart}, {@code broker-kill}, {@code clock-jump}.</li>
  * </ul>
  * With {@code --coordinator=zookeeper} a 3-server ZooKeeper ensemble takes etcd's place and the same faults hit it
- * ({@link FaultCoordinator}); {@code --locks=N} and {@code --partitions=N} shape the locks and the Kafka topic
- * ({@link Topology}).
- * The infrastructure and the workers live for the whole run; fresh workers only on every tenth wipe. At the end the
+ * ({@link FaultCoordinator}), named {@code zk-restart} and {@code zk-wipe}; {@code --locks=N} and
+ * {@code --partitions=N} shape the locks and the Kafka topic ({@link Topology}).
+ * The {@link Infrastructure} and the workers live for the whole run; fresh workers only on every tenth wipe. At the end the
  * workers are drained and scraped, the resources read, and {@link HistoryChecker} judges the whole history; the last
  * line printed is its summary.
  */
@@ -70,37 +61,50 @@ public final class FaultRun implements FaultKind.Trial {
   static final String KINDS = "fencing.faults.kinds";
   private static final List<Fault> ROTATION = Fault.rotation(System.getProperty(KINDS));
 
-  /** The kinds of fault, injected round-robin; those at the resources and the clocks have a class each. */
+  /**
+   * The kinds of fault, injected round-robin. The two whose name says the coordinator are named for etcd here and in
+   * RELIABILITY.md ({@code etcd-restart}, {@code etcd-wipe}), for ZooKeeper on its runs ({@link Topology#label}).
+   */
   enum Fault {
-    PAUSE("pause"), PARTITION("partition"), LEADER_KILL("leader-kill"), ETCD_RESTART("etcd-restart"),
-    ETCD_WIPE("etcd-wipe"), DELAY("delay", new DelayFault()), DATA_PARTITION("data-partition",
-        new DataPartitionFault()), DB_RESTART("db-restart", new DbRestartFault()), BROKER_KILL("broker-kill",
-        new BrokerKillFault()), CLOCK_JUMP("clock-jump", new ClockJumpFault());
+    PAUSE("pause", PauseFault::new), PARTITION("partition", CoordinatorPartitionFault::new),
+    LEADER_KILL("leader-kill", LeaderKillFault::new),
+    COORDINATOR_RESTART("etcd-restart", CoordinatorRestartFault::new, "zk-restart", "coordinator-restart"),
+    COORDINATOR_WIPE("etcd-wipe", CoordinatorWipeFault::new, "zk-wipe", "coordinator-wipe"),
+    DELAY("delay", DelayFault::new), DATA_PARTITION("data-partition", DataPartitionFault::new),
+    DB_RESTART("db-restart", DbRestartFault::new), BROKER_KILL("broker-kill", BrokerKillFault::new),
+    CLOCK_JUMP("clock-jump", ClockJumpFault::new);
 
     final String label;
-    final FaultKind kind;
+    /** A new instance for each run (a kind may keep count of its faults). */
+    final Supplier<FaultKind> kind;
+    /** Other names {@code -Dfencing.faults.kinds} accepts for it. */
+    final List<String> aliases;
 
-    /** {@code -Dfencing.faults.kinds=delay,clock-jump}: only these kinds, round-robin (default: every kind). */
+    /**
+     * {@code -Dfencing.faults.kinds=delay,clock-jump}: only these kinds, round-robin (default: every kind). The
+     * coordinator's restart and wipe go by either coordinator's name ({@code zk-restart} is {@code etcd-restart}).
+     */
     static List<Fault> rotation(String labels) {
       if (labels == null || labels.isBlank()) {
         return List.of(values());
       }
       List<Fault> kinds = new ArrayList<>();
       for (String label : labels.split(",")) {
-        kinds.add(java.util.Arrays.stream(values()).filter(f -> f.label.equals(label.strip())).findFirst()
+        kinds.add(Arrays.stream(values()).filter(f -> f.named(label.strip())).findFirst()
             .orElseThrow(() -> new IllegalArgumentException("unknown fault kind '" + label + "' in -D" + KINDS
-                + ", expected some of " + java.util.Arrays.stream(values()).map(f -> f.label).toList())));
+                + ", expected some of " + Arrays.stream(values()).map(f -> f.label).toList())));
       }
       return List.copyOf(kinds);
     }
 
-    Fault(String label) {
-      this(label, null);
-    }
-
-    Fault(String label, FaultKind kind) {
+    Fault(String label, Supplier<FaultKind> kind, String... aliases) {
       this.label = label;
       this.kind = kind;
+      this.aliases = List.of(aliases);
+    }
+
+    private boolean named(String name) {
+      return label.equals(name) || aliases.contains(name);
     }
   }
 
@@ -223,42 +227,35 @@ public final class FaultRun implements FaultKind.Trial {
     }
   }
 
+  /** A freeze of {@code worker} at {@code at} (epoch ms). */
+  private record Freeze(String worker, long at) {
+  }
+
   private final Options options;
   private final PrintStream out;
   private final Random random;
-  private final Deque<AutoCloseable> open = new ArrayDeque<>();
   private final long started = System.currentTimeMillis();
   private final List<String> notes = new ArrayList<>();
   private final List<String> trialLog = new ArrayList<>();
-  private final List<long[]> freezes = new ArrayList<>();
-  private final List<String> frozenWorkers = new ArrayList<>();
+  private final List<Freeze> freezes = new ArrayList<>();
   private final Topology topology;
-  private FaultCoordinator coordinator;
-  private PostgresServer postgres;
-  private MariaDbServer maria;
-  private PgBouncer bouncer;
-  private int maxServers;
-  private int maxClients;
-  /** The backend pids of PgBouncer's server connections (SHOW SERVERS' remote_pid), as sampled. */
-  private final java.util.Set<String> bouncerBackends = new java.util.TreeSet<>();
-  private KafkaBroker kafka;
-  private HttpWriteServer http;
-  private KafkaSink sink;
+  private final Infrastructure infra;
+  private final Map<Fault, FaultKind> kinds = new EnumMap<>(Fault.class);
   private final List<WorkerSlot> slots = new ArrayList<>();
   private Path outDir;
-  private int wipes;
   /** When each wipe began (epoch ms): the unfenced destinations' holders are ordered within one history. */
   private final List<Long> wipeTimes = new ArrayList<>();
   private final Map<Fault, List<Long>> recovery = new EnumMap<>(Fault.class);
   private final List<DelayedWrites.Hold> holds = new ArrayList<>();
   private final List<String> faultViolations = new ArrayList<>();
-  private DataPath.Plan dataPaths;
 
   private FaultRun(Options options, PrintStream out) {
     this.options = options;
     this.out = out;
     this.random = new Random(options.seed());
     this.topology = options.topology();
+    this.infra = new Infrastructure(topology, options.workers(), options.poolSize(), out);
+    Stream.of(Fault.values()).forEach(f -> kinds.put(f, f.kind.get()));
   }
 
   public static void main(String[] args) {
@@ -281,7 +278,7 @@ public final class FaultRun implements FaultKind.Trial {
     try {
       return run.execute();
     } finally {
-      run.closeAll();
+      run.infra.close(run.outDir);
     }
   }
 
@@ -296,14 +293,10 @@ public final class FaultRun implements FaultKind.Trial {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    startInfrastructure();
-    // Only the workers go through the pooler; the harness's own reads (the checker's view) go straight to PostgreSQL.
-    String workerPgUrl = bouncer != null ? bouncer.jdbcUrl("postgres", postgres.user()) : postgres.jdbcUrl();
-    Setup setup = new Setup(options.agentJar(), System.getProperty("java.class.path"),
-        workerPgUrl + "&socketTimeout=30", maria.jdbcUrl() + "&socketTimeout=30000", http.url(), topology,
-        coordinator, http.unfencedUrl(), kafka.bootstrapServers());
+    infra.start(notes::add);
+    Setup setup = infra.workerSetup(options.agentJar());
     for (int i = 1; i <= options.workers(); i++) {
-      slots.add(add(new WorkerSlot("w" + i, setup, dataPaths.open(i, setup))));
+      slots.add(infra.add(new WorkerSlot("w" + i, setup, infra.dataPaths().open(i, setup))));
     }
     slots.forEach(WorkerSlot::launch);
     slots.forEach(WorkerSlot::awaitStarted);
@@ -314,7 +307,7 @@ public final class FaultRun implements FaultKind.Trial {
     // A wiped etcd is another cluster (a new cluster id): the agent captures the application's jetcd lock there under
     // a new name (<name>-<hash>) whose fences an operator installs, which no run of the harness does.
     List<Fault> rotation = topology.work() == Topology.Work.JETCD && ROTATION.size() > 1
-        ? ROTATION.stream().filter(f -> f != Fault.ETCD_WIPE).toList() : ROTATION;
+        ? ROTATION.stream().filter(f -> f != Fault.COORDINATOR_WIPE).toList() : ROTATION;
     Map<Fault, Integer> counts = new EnumMap<>(Fault.class);
     int done = 0;
     for (int trial = 1; trial <= options.trials(); trial++) {
@@ -323,7 +316,7 @@ public final class FaultRun implements FaultKind.Trial {
       long t0 = System.currentTimeMillis();
       String what;
       try {
-        what = inject(fault);
+        what = kinds.get(fault).inject(this);
       } catch (RuntimeException e) {
         // The harness itself failed (not the system under test): stop injecting, but still check the history so far.
         String line = at() + " trial " + trial + "/" + options.trials() + " " + label(fault) + ": HARNESS ERROR " + e;
@@ -386,92 +379,8 @@ public final class FaultRun implements FaultKind.Trial {
     return locks.size() == 1 ? locks.get(0) : locks.get(random.nextInt(locks.size()));
   }
 
-  private String inject(Fault fault) {
-    long ttl = topology.ttlMs();
-    switch (fault) {
-      case PAUSE -> {
-        WorkerSlot.Status h = awaitHolder(HOLDER_TIMEOUT, 0, targetLock());
-        if (h == null) {
-          return "no holder to freeze";
-        }
-        WorkerSlot slot = slotOf(h);
-        sleep(random.nextInt(150));
-        long pause = ttl + 300 + random.nextInt(1_200);
-        long at = System.currentTimeMillis();
-        slot.current().jvm().suspend();
-        sleep(pause);
-        slot.current().jvm().resume();
-        freezes.add(new long[] {at, pause});
-        frozenWorkers.add(h.worker());
-        return "froze " + h.worker() + " (token " + h.token() + ") for " + pause + " ms";
-      }
-      case PARTITION -> {
-        WorkerSlot.Status h = awaitHolder(HOLDER_TIMEOUT, 0, targetLock());
-        if (h == null) {
-          return "no holder to partition";
-        }
-        WorkerSlot slot = slotOf(h);
-        long cut = ttl + 500 + random.nextInt(1_500);
-        slot.proxies().forEach(TcpProxy::partition);
-        sleep(cut);
-        slot.proxies().forEach(TcpProxy::heal);
-        return "cut " + h.worker() + " (token " + h.token() + ") off " + topology.coordinator().label + " for " + cut
-            + " ms";
-      }
-      case LEADER_KILL -> {
-        return coordinator.killLeader(random);
-      }
-      case ETCD_RESTART -> {
-        return coordinator.restartAll(random);
-      }
-      case ETCD_WIPE -> {
-        return wipe();
-      }
-      default -> {
-        return fault.kind.inject(this);
-      }
-    }
-  }
-
-  /**
-   * Coordinator data loss and the runbook's remedy. The running agents meet the new cluster (they knew a higher
-   * token and another cluster id: token reuse, they must block). On every tenth wipe (the first included), fresh
-   * workers that know nothing are then started against it: they get low tokens, which the fences, keeping the
-   * highest token they accepted, must reject. Then etcd's revision is bumped above every token issued, and every
-   * lease is revoked until a valid holder appears: an agent that holds a reused grant (or waits with a key created
-   * before the bump) campaigns again and gets a token above every one issued. That is the runbook's "let the holder
-   * acquire the lock again" without restarting the JVMs.
-   */
-  private String wipe() {
-    boolean freshPhase = wipes++ % 10 == 0;
-    long before = coordinator.revision();
-    wipeTimes.add(System.currentTimeMillis());
-    coordinator.wipeAndRestart();
-    sleep(2_000);
-    List<String> reused = slots.stream().flatMap(s -> s.statuses().values().stream()).filter(s -> s.reused())
-        .map(s -> s.worker() + "@" + s.token()).toList();
-    String fresh = "";
-    if (freshPhase) {
-      restartWorkers();
-      sleep(1_500);
-      fresh = "; fresh workers' holder " + slots.stream().map(WorkerSlot::status)
-          .filter(s -> "HOLDING".equals(s.state())).map(s -> s.worker() + "@" + s.token()).findFirst()
-          .orElse("none");
-    }
-    long after = coordinator.bumpAbove(before);
-    int rounds = 0;
-    // A holder below the bump (a fresh agent's low token) is no holder: every write of it is rejected.
-    while (rounds < 8 && awaitHolder(Duration.ofMillis(rounds == 0 ? 0 : 3_000), before) == null) {
-      coordinator.revokeAll();
-      rounds++;
-    }
-    return "wiped " + topology.coordinator().label + " at revision " + before + "; reuse detected by "
-        + (reused.isEmpty() ? "none" : reused) + fresh + "; revision bumped to " + after + ", "
-        + (topology.coordinator() == Topology.Coordinator.ETCD ? "leases revoked " + rounds + "x"
-            : "waited " + rounds + "x");
-  }
-
-  private void restartWorkers() {
+  @Override
+  public void restartWorkers() {
     slots.forEach(WorkerSlot::requestStop);
     slots.forEach(slot -> slot.retire(outDir));
     slots.forEach(WorkerSlot::launch);
@@ -480,12 +389,14 @@ public final class FaultRun implements FaultKind.Trial {
 
   private Outcome finish(Map<Fault, Integer> counts, int trials) {
     sampleBouncer();
+    KafkaSink sink = infra.sink();
+    HttpWriteServer http = infra.http();
     slots.forEach(WorkerSlot::requestStop);
     slots.forEach(slot -> slot.retire(outDir));
     List<TopicPartition> partitions = new ArrayList<>(sink.mainPartitions());
     partitions.add(sink.deadLetterPartition());
     partitions.add(sink.unfencedPartition());
-    Map<TopicPartition, Long> ends = endOffsets(partitions);
+    Map<TopicPartition, Long> ends = infra.endOffsets(partitions);
     if (!sink.awaitCaughtUp(ends, Duration.ofSeconds(60))) {
       notes.add("the Kafka consumer did not reach the end of the topics " + ends + " within 60 s");
     }
@@ -498,24 +409,14 @@ public final class FaultRun implements FaultKind.Trial {
       grants.putAll(slot.grants());
       checkDataPath(slot);
     }
-    List<Accepted> accepted = new ArrayList<>();
-    for (int i = 1; i <= topology.locks(); i++) {
-      String lock = topology.lockNames().get(i - 1);
-      accepted.addAll(readAccepted("pg", lock, postgres.jdbcUrl(), "SELECT id, write_id, token,"
-          + " (extract(epoch FROM accepted_at) * 1000)::bigint FROM " + topology.table("pg_write", i) + " ORDER BY id"));
-      accepted.addAll(readAccepted("mariadb", lock, maria.jdbcUrl(), "SELECT id, write_id, token,"
-          + " CAST(UNIX_TIMESTAMP(accepted_at) * 1000 AS SIGNED) FROM " + topology.table("maria_write", i)
-          + " ORDER BY id"));
-    }
+    List<Accepted> accepted = new ArrayList<>(infra.acceptedByTheDatabases());
     accepted.addAll(http.accepted());
     accepted.addAll(sink.accepted());
-    List<Accepted> unfenced = new ArrayList<>(readAccepted("pg-unfenced", LOCK, postgres.jdbcUrl(), "SELECT arrival,"
-        + " write_id, coalesce(token, 0), (extract(epoch FROM accepted_at) * 1000)::bigint FROM pg_unfenced WHERE"
-        + " arrival IS NOT NULL ORDER BY arrival"));
+    List<Accepted> unfenced = new ArrayList<>(infra.pgUnfencedArrivals());
     unfenced.addAll(http.unfencedArrivals());
     unfenced.addAll(sink.unfencedArrivals());
     History history = new History(trials, attempts, accepted, sink.quarantined(), metrics,
-        Map.of("http", http.fenceRejections(), "kafka", sink.fenceRejections()), pgCounter(), grants, unfenced,
+        Map.of("http", http.fenceRejections(), "kafka", sink.fenceRejections()), infra.pgCounter(), grants, unfenced,
         List.copyOf(wipeTimes));
     HistoryChecker.Result checked = HistoryChecker.check(history);
     DelayedWrites.Verdict delayed = DelayedWrites.check(holds, history);
@@ -523,7 +424,7 @@ public final class FaultRun implements FaultKind.Trial {
     violations.addAll(faultViolations);
     HistoryChecker.Result result = checked.with(violations);
     HistoryFiles.write(outDir, history, trialLog, result.violations());
-    PoolerReport pooler = poolerReport();
+    PoolerReport pooler = infra.pooler() == null ? null : infra.pooler().report();
 
     out.println();
     out.println("faults: " + counts.entrySet().stream().map(e -> label(e.getKey()) + "=" + e.getValue())
@@ -563,9 +464,9 @@ public final class FaultRun implements FaultKind.Trial {
   /** How many freezes caught the frozen worker between an ATTEMPT line and its OUTCOME. */
   private long midCallFreezes(List<Attempt> attempts) {
     long n = 0;
-    for (int i = 0; i < freezes.size(); i++) {
-      long at = freezes.get(i)[0];
-      String worker = frozenWorkers.get(i);
+    for (Freeze freeze : freezes) {
+      long at = freeze.at();
+      String worker = freeze.worker();
       boolean inFlight = attempts.stream().anyMatch(a -> a.worker().equals(worker) && a.startMs() <= at
           && (a.endMs() > at || a.endMs() < 0));
       n += inFlight ? 1 : 0;
@@ -627,233 +528,10 @@ public final class FaultRun implements FaultKind.Trial {
     return slots.stream().filter(s -> s.current().name().equals(status.worker())).findFirst().orElseThrow();
   }
 
-  private void startInfrastructure() {
-    dataPaths = add(new DataPath.Plan(options.workers()));
-    CompletableFuture<KafkaBroker> k = CompletableFuture.supplyAsync(() -> add(KafkaBroker.start(
-        dataPaths.brokerProperties())));
-    CompletableFuture<PostgresServer> pg = CompletableFuture.supplyAsync(() -> add(PostgresServer.start()));
-    CompletableFuture<MariaDbServer> m = CompletableFuture.supplyAsync(() -> add(MariaDbServer.start()));
-    coordinator = add(FaultCoordinator.start(topology.coordinator()));
-    postgres = pg.join();
-    if (options.pooler()) {
-      // Over PostgreSQL's Unix socket, as when both run on one host: PostgreSQL sees no port the agent could read.
-      bouncer = add(PgBouncer.start(postgres, "transaction", PgBouncer.Backend.UNIX_SOCKET, options.poolSize(),
-          postgres.user()));
-      add(startBouncerSampler());
-    }
-    maria = m.join();
-    kafka = k.join();
-    prepareDatabases();
-    kafka.createTopic(TOPIC, topology.partitions());
-    kafka.createTopic(DEAD_LETTER_TOPIC, 1);
-    kafka.createTopic(UNFENCED_TOPIC, 1);
-    http = add(new HttpWriteServer(Ports.freePort(), topology.lockNames()));
-    sink = add(new KafkaSink(kafka.bootstrapServers(), TOPIC, topology.partitions(), DEAD_LETTER_TOPIC,
-        UNFENCED_TOPIC, topology.lockNames()));
-  }
-
-  /**
-   * The tables and their fences, installed as a DBA would (table mode: every write of a stale token fails). Each
-   * accepted row records the token its session carried and gets its id from a sequence after the fence's check
-   * passed, under the fence's lock, so id order is the order the fence admitted the writes. With several locks
-   * each lock has its own tables ({@code pg_total_<i>}, {@code pg_write_<i>}, {@code maria_write_<i>}), fenced by
-   * it, and the view {@code pg_write_all} unites the pg rows for the pooler's report.
-   */
-  private void prepareDatabases() {
-    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement()) {
-      // The server runs with synchronous_commit=off (fast tests); a crash (db-restart) would then lose commits it
-      // had acknowledged. The run's database commits synchronously, as a production one does.
-      s.execute("ALTER DATABASE postgres SET synchronous_commit = on");
-      SqlFenceInstaller installer = new SqlFenceInstaller(c);
-      List<String> all = new ArrayList<>();
-      for (int i = 1; i <= topology.locks(); i++) {
-        String lock = topology.lockNames().get(i - 1);
-        String total = topology.table("pg_total", i);
-        String write = topology.table("pg_write", i);
-        all.add("SELECT backend, worker FROM " + write);
-        s.execute("CREATE TABLE " + total + " (id int PRIMARY KEY, n bigint NOT NULL)");
-        s.execute("INSERT INTO " + total + " VALUES (1, 0)");
-        s.execute("CREATE TABLE " + write + " (id bigserial PRIMARY KEY, write_id text NOT NULL UNIQUE, worker text"
-            + " NOT NULL, token bigint DEFAULT nullif(current_setting('" + SessionVariables.PG_TOKEN + "', true),"
-            + " '')::bigint,"
-            + " accepted_at timestamptz NOT NULL DEFAULT clock_timestamp(),"
-            + " backend int NOT NULL DEFAULT pg_backend_pid())");
-        installer.install(new SqlFence(TableName.parse(total), lock, false, false));
-        installer.install(new SqlFence(TableName.parse(write), lock, false, false));
-      }
-      s.execute("CREATE VIEW pg_write_all AS " + String.join(" UNION ALL ", all));
-      // The unfenced table: no fence trigger. Its arrival order is its commit order: a deferred constraint trigger
-      // numbers each row when its transaction commits (an insert's id would order a transaction committed late by
-      // when it began).
-      s.execute("CREATE TABLE pg_unfenced (id bigserial PRIMARY KEY, write_id text NOT NULL UNIQUE, worker text NOT"
-          + " NULL, token bigint DEFAULT nullif(current_setting('" + SessionVariables.PG_TOKEN + "', true), '')::bigint,"
-          + " arrival bigint, accepted_at timestamptz NOT NULL DEFAULT clock_timestamp())");
-      s.execute("CREATE SEQUENCE pg_unfenced_arrival");
-      s.execute("CREATE FUNCTION pg_unfenced_arrived() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN UPDATE pg_unfenced"
-          + " SET arrival = nextval('pg_unfenced_arrival'), accepted_at = clock_timestamp() WHERE id = NEW.id;"
-          + " RETURN NULL; END $$");
-      s.execute("CREATE CONSTRAINT TRIGGER pg_unfenced_arrival AFTER INSERT ON pg_unfenced DEFERRABLE INITIALLY"
-          + " DEFERRED FOR EACH ROW EXECUTE FUNCTION pg_unfenced_arrived()");
-    } catch (SQLException e) {
-      throw new IllegalStateException("cannot prepare PostgreSQL: " + e.getMessage(), e);
-    }
-    try (Connection c = DriverManager.getConnection(maria.jdbcUrl()); Statement s = c.createStatement()) {
-      for (int i = 1; i <= topology.locks(); i++) {
-        String write = topology.table("maria_write", i);
-        s.execute("CREATE TABLE " + write + " (id bigint AUTO_INCREMENT PRIMARY KEY, write_id varchar(64) NOT NULL"
-            + " UNIQUE, worker varchar(32) NOT NULL, token bigint NULL,"
-            + " accepted_at DATETIME(6) NOT NULL DEFAULT NOW(6)) ENGINE=InnoDB");
-        // MariaDB assigns the AUTO_INCREMENT value after the BEFORE triggers, the fence's included.
-        s.execute("CREATE TRIGGER " + topology.table("faults_record_token", i) + " BEFORE INSERT ON " + write
-            + " FOR EACH ROW SET NEW.token = CAST(" + SessionVariables.USER_TOKEN + " AS SIGNED)");
-        new SqlFenceInstaller(c).install(new SqlFence(TableName.parse(write), topology.lockNames().get(i - 1), false,
-            false));
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException("cannot prepare MariaDB: " + e.getMessage(), e);
-    }
-  }
-
-  /** Null without the pooler. */
-  private PoolerReport poolerReport() {
-    if (bouncer == null) {
-      return null;
-    }
-    long transactions = 0;
-    long queries = 0;
-    try {
-      for (Map<String, String> row : bouncer.show("SHOW STATS")) {
-        if ("postgres".equals(row.get("database"))) {
-          transactions += Long.parseLong(row.get("total_xact_count"));
-          queries += Long.parseLong(row.get("total_query_count"));
-        }
-      }
-    } catch (RuntimeException e) {
-      notes.add("cannot read PgBouncer's counters: " + e.getMessage());
-    }
-    long backends = 0;
-    long shared = 0;
-    int most = 0;
-    long viaPooler = 0;
-    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement();
-        ResultSet r = s.executeQuery("SELECT count(*), count(*) FILTER (WHERE n > 1), coalesce(max(n), 0) FROM"
-            + " (SELECT backend, count(DISTINCT worker) AS n FROM pg_write_all GROUP BY backend) b")) {
-      if (r.next()) {
-        backends = r.getLong(1);
-        shared = r.getLong(2);
-        most = r.getInt(3);
-      }
-    } catch (SQLException e) {
-      notes.add("cannot read pg_write's backends: " + e.getMessage());
-    }
-    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement();
-        ResultSet r = s.executeQuery("SELECT DISTINCT backend FROM pg_write_all")) {
-      while (r.next()) {
-        String backend = Integer.toString(r.getInt(1));
-        synchronized (this) {
-          viaPooler += bouncerBackends.contains(backend) ? 1 : 0;
-        }
-      }
-    } catch (SQLException e) {
-      notes.add("cannot read pg_write's backends: " + e.getMessage());
-    }
-    synchronized (this) {
-      return new PoolerReport(bouncer.mode(), bouncer.poolSize(), transactions, queries, maxServers, maxClients,
-          backends, viaPooler, shared, most);
-    }
-  }
-
-  /**
-   * Samples PgBouncer's connections every 200 ms while the run lasts, beside the sample after each trial: a server
-   * connection can live and end within one trial (PostgreSQL ends the backend of a frozen holder's open transaction
-   * after {@code idle_in_transaction_session_timeout}, which the agent sets to the TTL, and PgBouncer opens another),
-   * and a backend that wrote rows must still be known as one of PgBouncer's. A failed background sample is not
-   * noted (the admin console may be briefly busy); the per-trial samples note theirs.
-   */
-  private AutoCloseable startBouncerSampler() {
-    java.util.concurrent.ScheduledExecutorService sampler =
-        java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-          Thread t = new Thread(r, "faults-pgbouncer-sampler");
-          t.setDaemon(true);
-          return t;
-        });
-    sampler.scheduleWithFixedDelay(() -> sampleBouncer(false), 200, 200, java.util.concurrent.TimeUnit.MILLISECONDS);
-    return new AutoCloseable() {
-      @Override
-      public void close() throws InterruptedException {
-        sampler.shutdownNow();
-        sampler.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
-      }
-
-      @Override
-      public String toString() {
-        return "the PgBouncer sampler";
-      }
-    };
-  }
-
-  /** The most client and server connections PgBouncer had to database postgres, and its server backends' pids. */
+  /** After each trial and at the end, with the pooler: its connections ({@link PoolerSampler}). */
   private void sampleBouncer() {
-    sampleBouncer(true);
-  }
-
-  private synchronized void sampleBouncer(boolean noteFailure) {
-    if (bouncer == null) {
-      return;
-    }
-    try {
-      List<Map<String, String>> servers = bouncer.show("SHOW SERVERS").stream()
-          .filter(row -> "postgres".equals(row.get("database"))).toList();
-      maxServers = Math.max(maxServers, servers.size());
-      servers.forEach(row -> bouncerBackends.add(row.get("remote_pid")));
-      maxClients = Math.max(maxClients, countRows("SHOW CLIENTS"));
-    } catch (RuntimeException e) {
-      if (noteFailure) {
-        notes.add("cannot sample PgBouncer's connections: " + e.getMessage());
-      }
-    }
-  }
-
-  private int countRows(String show) {
-    return (int) bouncer.show(show).stream().filter(row -> "postgres".equals(row.get("database"))).count();
-  }
-
-  private static List<Accepted> readAccepted(String resource, String lock, String url, String query) {
-    List<Accepted> rows = new ArrayList<>();
-    try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
-        ResultSet r = s.executeQuery(query)) {
-      while (r.next()) {
-        rows.add(new Accepted(resource, r.getLong(1), r.getString(2), r.getLong(3), r.getLong(4), lock, -1));
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException("cannot read " + resource + "'s accepted writes: " + e.getMessage(), e);
-    }
-    return rows;
-  }
-
-  /** The pg counters of all locks, summed (each counts its lock's accepted pg rows). */
-  private long pgCounter() {
-    List<String> counters = new ArrayList<>();
-    for (int i = 1; i <= topology.locks(); i++) {
-      counters.add("(SELECT n FROM " + topology.table("pg_total", i) + " WHERE id = 1)");
-    }
-    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement();
-        ResultSet r = s.executeQuery("SELECT " + String.join(" + ", counters))) {
-      return r.next() ? r.getLong(1) : -1;
-    } catch (SQLException e) {
-      throw new IllegalStateException("cannot read the pg counter: " + e.getMessage(), e);
-    }
-  }
-
-  private Map<TopicPartition, Long> endOffsets(List<TopicPartition> partitions) {
-    try {
-      Map<TopicPartition, OffsetSpec> request = new HashMap<>();
-      partitions.forEach(p -> request.put(p, OffsetSpec.latest()));
-      Map<TopicPartition, Long> ends = new HashMap<>();
-      kafka.admin().listOffsets(request).all().get().forEach((p, info) -> ends.put(p, info.offset()));
-      return ends;
-    } catch (Exception e) {
-      throw new IllegalStateException("cannot read the topics' end offsets: " + e, e);
+    if (infra.pooler() != null) {
+      infra.pooler().sample();
     }
   }
 
@@ -863,36 +541,6 @@ public final class FaultRun implements FaultKind.Trial {
 
   private String at() {
     return String.format("%7.1fs", (System.currentTimeMillis() - started) / 1000.0);
-  }
-
-  private synchronized <T extends AutoCloseable> T add(T resource) {
-    open.push(resource);
-    return resource;
-  }
-
-  private void closeAll() {
-    // The broker's log dir is deleted with it: keep its log beside the workers' (broker-kill is judged from it).
-    if (kafka != null && outDir != null) {
-      try {
-        Files.copy(kafka.logFile(), outDir.resolve("kafka-broker.log"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-      } catch (IOException e) {
-        out.println("could not keep the Kafka broker's log: " + e);
-      }
-    }
-    while (true) {
-      AutoCloseable next;
-      synchronized (this) {
-        next = open.poll();
-      }
-      if (next == null) {
-        return;
-      }
-      try {
-        next.close();
-      } catch (Exception | AssertionError e) {
-        out.println("could not stop " + next + ": " + e);
-      }
-    }
   }
 
   @Override
@@ -924,6 +572,16 @@ public final class FaultRun implements FaultKind.Trial {
   }
 
   @Override
+  public WorkerSlot.Status targetHolder() {
+    return awaitHolder(HOLDER_TIMEOUT, 0, targetLock());
+  }
+
+  @Override
+  public WorkerSlot.Status holderOfEveryLock(Duration timeout, long aboveToken) {
+    return awaitHolder(timeout, aboveToken);
+  }
+
+  @Override
   public WorkerSlot slot(WorkerSlot.Status status) {
     return slotOf(status);
   }
@@ -940,17 +598,37 @@ public final class FaultRun implements FaultKind.Trial {
 
   @Override
   public PostgresServer postgres() {
-    return postgres;
+    return infra.postgres();
   }
 
   @Override
   public MariaDbServer maria() {
-    return maria;
+    return infra.maria();
   }
 
   @Override
   public KafkaBroker kafka() {
-    return kafka;
+    return infra.kafka();
+  }
+
+  @Override
+  public FaultCoordinator coordinator() {
+    return infra.coordinator();
+  }
+
+  @Override
+  public Topology topology() {
+    return topology;
+  }
+
+  @Override
+  public void froze(String worker, long atMs) {
+    freezes.add(new Freeze(worker, atMs));
+  }
+
+  @Override
+  public void wipeBegins(long atMs) {
+    wipeTimes.add(atMs);
   }
 
   @Override

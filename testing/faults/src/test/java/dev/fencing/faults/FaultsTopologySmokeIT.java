@@ -17,7 +17,7 @@ class FaultsTopologySmokeIT {
   @Test
   void onZooKeeperWithTwoLocksAndThreePartitionsNoStaleWriteIsAcceptedAndNothingIsLost() {
     Topology topology = new Topology(Topology.Coordinator.ZOOKEEPER, 2, 3);
-    FaultRun.Options options = new FaultRun.Options(FaultRun.Fault.ETCD_RESTART.ordinal() + 1,
+    FaultRun.Options options = new FaultRun.Options(FaultRun.Fault.COORDINATOR_RESTART.ordinal() + 1,
         Long.getLong("fencing.faults.seed", 20261202L), 3, FaultRun.Options.defaultAgentJar(), null, 0, topology);
     FaultRun.Outcome outcome = FaultRun.run(options, System.out);
     HistoryChecker.Result result = outcome.result();
@@ -25,7 +25,7 @@ class FaultsTopologySmokeIT {
         .contains("stale_accepted=0 lost=0").contains(" unfenced_stale=0 ").endsWith(" coordinator=zookeeper locks=2");
     assertThat(result.violations()).as("history in " + outcome.outDir()).isEmpty();
     assertThat(outcome.faults().keySet()).contains(FaultRun.Fault.PAUSE, FaultRun.Fault.PARTITION,
-        FaultRun.Fault.LEADER_KILL, FaultRun.Fault.ETCD_RESTART);
+        FaultRun.Fault.LEADER_KILL, FaultRun.Fault.COORDINATOR_RESTART);
     assertThat(result.blocked()).isPositive();
     assertThat(result.rejected()).isPositive();
     assertThat(outcome.notes()).as("liveness, harness").noneMatch(n -> n.startsWith("liveness")
