@@ -14,8 +14,9 @@ import org.junit.jupiter.api.Test;
 /** The Prometheus alert rules: promtool accepts them, their unit tests pass, and they follow the mixin conventions. */
 class AlertRulesTest {
   /**
-   * The alerts issue 6 asks for, issue 8's (forged and unsigned tokens at a fence, failing hooks), and issue 22's (a
-   * FAILED agent, headroom near the end, a slow coordinator; the fences' view of stale writes under a name of its own).
+   * Every alert: stale writes, token reuse and overflow, no holder or two, flapping, blocked side effects; forged and
+   * unsigned tokens at a fence, failing hooks; a FAILED agent, headroom near the end, a slow coordinator; the fences'
+   * view of stale writes under a name of its own.
    */
   static final List<String> ALERTS = List.of("FencingStaleWriteRejected", "FencingStaleWriteRejectedAtFence",
       "FencingTokenReuseDetected", "FencingTokenOverflow", "FencingTokenHeadroomLow", "FencingTokenHeadroomCritical",

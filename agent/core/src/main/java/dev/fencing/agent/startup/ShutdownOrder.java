@@ -19,7 +19,7 @@ import java.util.Set;
  * that are blocked from the moment of the release.
  *
  * <p>The slot table is JDK-internal (present from 9 to 25); if it cannot be used, an ordinary shutdown hook does the
- * work, as before, and a debug line says so.
+ * work instead, beside the application's, and a debug line says so.
  */
 final class ShutdownOrder {
   private static final AgentLog LOG = AgentLog.get(ShutdownOrder.class);

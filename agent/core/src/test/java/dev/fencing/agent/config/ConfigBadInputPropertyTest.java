@@ -18,7 +18,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Malformed configuration (issue 8): generated bad values for each kind of key (durations, port, booleans, lock name,
+ * Malformed configuration: generated bad values for each kind of key (durations, port, booleans, lock name,
  * URLs, token.max, lists, choices), from system properties or the environment. Loading never throws, gives exactly one
  * problem naming the key, the value as given and the expected form, and the key keeps its default. Cases come from a
  * seeded {@link Gen} (same cases every run) plus the hand-picked values each kind lists.

@@ -130,7 +130,7 @@ class EtcdFailureIT {
   /**
    * fail-mode=open lets side effects pass untagged when the agent cannot work at all. A standby that has reached etcd
    * and is campaigning while another JVM holds the lock is not broken: an etcd outage must leave it blocking, never
-   * make it an untagged writer beside the holder (issue 16).
+   * make it an untagged writer beside the holder.
    */
   @ParameterizedTest
   @MethodSource("newestJava")

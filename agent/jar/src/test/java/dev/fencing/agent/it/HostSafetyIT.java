@@ -66,8 +66,8 @@ class HostSafetyIT {
       assertThat(closed.run("FAULTY error INSERT INTO t VALUES (2)")).startsWith("ERR FN003");
       assertThat(closed.run("FAULTY error SELECT count(*) FROM t")).isEqualTo("OK -1");
       // The same thread's next statements are decided, tagged and counted as ever: nothing of the failure stayed
-      // behind (an Error escaping the hook used to leave its re-entry guard entered, and every later statement on
-      // the thread passed unseen, even with the lease lost).
+      // behind (a re-entry guard left entered by an Error escaping the hook would let every later statement on the
+      // thread pass unseen, even with the lease lost).
       assertThat(closed.run("SQL INSERT INTO t VALUES (3)")).isEqualTo("OK 1");
       assertThat(closed.run("QUERY SELECT count(*) FROM t")).isEqualTo("ROW 1");
       String metrics = Http.get("http://127.0.0.1:" + closed.port + "/metrics");

@@ -44,7 +44,7 @@ class LeaseLossIT {
   /**
    * jetcd ends a watch for good when it cannot resume it (here: etcd restarted after a compaction took the revision
    * the watch would resume from). The holder must keep watching its key: deleted afterwards, the lock is lost at once,
-   * not held on a live lease beside the next holder (issue 16).
+   * not held on a live lease beside the next holder.
    */
   @ParameterizedTest
   @MethodSource("javaHomes")

@@ -32,8 +32,7 @@ class MisconfigurationIT {
 
   /**
    * An unknown key, and the variables Kubernetes injects for a Service named fencing-etcd, are warnings: the agent
-   * ignores them and holds its lease as configured. (Before, each was "invalid configuration" and the agent FAILED,
-   * blocking every side effect of the pod.)
+   * ignores them and holds its lease as configured, rather than turn FAILED and block every side effect of the pod.
    */
   @ParameterizedTest
   @MethodSource("javaHomes")

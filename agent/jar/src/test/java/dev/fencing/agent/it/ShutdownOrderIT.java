@@ -15,8 +15,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The order of shutdown: the application's own shutdown hooks run while the JVM still holds its lease, and the lease
- * is given back only after the last of them (issue 16). Before, the agent's hook revoked the lease at once, beside
- * the application's: a hook's last write was blocked, while the successor already held the lock.
+ * is given back only after the last of them: a hook's last write carries the live lease's token, and the successor
+ * takes over after it, not while it runs.
  */
 class ShutdownOrderIT {
   static List<Path> javaHomes() {

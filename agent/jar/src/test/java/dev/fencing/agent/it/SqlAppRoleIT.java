@@ -15,7 +15,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Issue 15: the fence as a DBA installs it and an application runs against it. The DBA runs {@code sql install} as the
+ * The fence as a DBA installs it and an application runs against it. The DBA runs {@code sql install} as the
  * database's superuser through the agent jar; the application, with the agent attached, connects as its own role
  * with DML rights on its table only. Its writes land (the fence runs as its owner), the agent detects the database as
  * fenced while connected as that role (the fence and registry tables are readable by PUBLIC), the role cannot move the

@@ -18,7 +18,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Bad input against the fence's decision (issue 8): generated malformed tokens, duplicated token headers, missing
+ * Bad input against the fence's decision: generated malformed tokens, duplicated token headers, missing
  * tokens and bad lock headers each get the documented answer (400 malformed-token or unknown-lock, 428 missing-token)
  * and never move the fence, even when the bad request carries a higher token than the fence's. Cases come from a
  * seeded {@link Gen} (same cases every run) plus hand-picked edge cases. The real servers get a sample of the same

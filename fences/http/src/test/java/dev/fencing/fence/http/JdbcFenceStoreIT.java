@@ -211,7 +211,7 @@ abstract class JdbcFenceStoreIT {
   }
 
   /**
-   * One fence row, one grant rule (issue 34 item 7): a token a SQL write advanced is the grant's of that session for
+   * One fence row, one grant rule: a token a SQL write advanced is the grant's of that session for
    * the store too. Through a real HTTP fence, an equal token from another grant (or none) is a replayed token (409),
    * the same grant passes; so on the store, whether the SQL write came first or after a store advance.
    */

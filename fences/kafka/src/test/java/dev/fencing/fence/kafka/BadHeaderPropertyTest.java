@@ -24,7 +24,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Bad input against the consumer fence's record-level decision (issue 8), on real ConsumerRecords: generated
+ * Bad input against the consumer fence's record-level decision, on real ConsumerRecords: generated
  * malformed {@code fencing-token} values (as raw bytes, also invalid UTF-8 and oversized), duplicated token headers,
  * and bad {@code fencing-lock} values beside a valid higher token are quarantined with the documented reason and
  * counted; the good record of the same batch is still delivered, and the fence never moves. The real-broker IT covers

@@ -82,7 +82,7 @@ class KafkaPartitionFenceIT {
   }
 
   /**
-   * Issue 16's measurement: A sent 50 records to partition 1 and stopped; B, with a higher token, sent 50 to
+   * The measured case: A sent 50 records to partition 1 and stopped; B, with a higher token, sent 50 to
    * partition 0; a consumer reading partition 0 and then partition 1 got only B's 50 (A's were dropped as stale).
    */
   @Test

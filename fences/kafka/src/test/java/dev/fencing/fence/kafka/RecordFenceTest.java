@@ -320,7 +320,7 @@ class RecordFenceTest {
     }
   }
 
-  /** Issue 16's measured case: the fence keeps no order across partitions, since Kafka has none. */
+  /** The measured case: the fence keeps no order across partitions, since Kafka has none. */
   @Test
   void aValidHoldersRecordsOnAnotherPartitionPassWhateverTheReadOrder() {
     RecordFence fence = fence();

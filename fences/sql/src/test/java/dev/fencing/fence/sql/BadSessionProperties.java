@@ -18,7 +18,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Bad session values against a real database's fence (issue 8): generated malformed {@code fencing.token} values
+ * Bad session values against a real database's fence: generated malformed {@code fencing.token} values
  * (PostgreSQL settings, MariaDB and H2 user variables, always set as strings) and lock values that are not the
  * table's lock beside a valid higher token. Every INSERT, UPDATE or DELETE fails with {@code FN002}, the row stays as
  * it was and the fence row stays at 50. Subclasses bring the database, one table fenced for {@link #LOCK} with the

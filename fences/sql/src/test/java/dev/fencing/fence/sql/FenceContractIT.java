@@ -393,7 +393,7 @@ abstract class FenceContractIT {
   }
 
   /**
-   * Issue 15 item 7: after an etcd restore a new holder can get exactly the old holder's token. The grant id beside
+   * After an etcd restore a new holder can get exactly the old holder's token. The grant id beside
    * the token tells them apart: the advancing write stores its grant, an equal token of another grant (or of none)
    * is rejected with FN001, the same grant passes, and a higher token of any grant advances and stores its own.
    */
@@ -605,7 +605,7 @@ abstract class FenceContractIT {
   }
 
   /**
-   * Issue 15 item 2: the registry of fenced tables, one row per (table, lock), names as the database reports them;
+   * The registry of fenced tables, one row per (table, lock), names as the database reports them;
    * other options update the row, another lock replaces it, uninstall deletes it.
    */
   @Test

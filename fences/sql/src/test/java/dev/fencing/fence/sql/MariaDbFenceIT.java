@@ -218,7 +218,7 @@ class MariaDbFenceIT extends FenceContractIT {
   }
 
   /**
-   * Issue 15 item 1: root installs the fence; the application's own user has DML rights on its table only. Its
+   * Root installs the fence; the application's own user has DML rights on its table only. Its
    * writes pass the fence (triggers and procedures run as their definer), stale and missing tokens are rejected, it
    * cannot move the fence by hand, and it can find the fenced tables through the registry (GRANT SELECT TO PUBLIC).
    */

@@ -210,7 +210,7 @@ class PostgresFenceIT extends FenceContractIT {
   }
 
   /**
-   * Issue 15 item 1: the DBA installs the fence as a superuser; the application connects as its own role with DML
+   * The DBA installs the fence as a superuser; the application connects as its own role with DML
    * rights on its table only. Its writes pass the fence (the functions run as their owner), stale and missing tokens
    * are still rejected, it cannot move the fence by hand, and it can find the fenced tables through the registry.
    */
