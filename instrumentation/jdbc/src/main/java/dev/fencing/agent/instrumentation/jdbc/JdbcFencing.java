@@ -14,13 +14,10 @@ import dev.fencing.agent.policy.RejectionCounters;
 import dev.fencing.agent.policy.SideEffectCounters;
 import dev.fencing.protocol.SqlStates;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The JDBC side of the policy. Per statement: classify (cached per prepared statement), find whether a fence judges
@@ -46,18 +43,14 @@ import java.util.concurrent.ConcurrentHashMap;
  *       ({@code fencing.jdbc.idle-in-transaction-timeout}), so that a frozen holder's open transaction cannot hold
  *       its successor back for longer than about one TTL.
  * </ul>
+ * Each connection's {@link JdbcSession} comes from {@link JdbcSessions}; {@link SessionTagger} makes it carry the
+ * pair, {@link CommitJudge} judges its commits.
  */
 final class JdbcFencing implements JdbcHook {
-  /** No token equals it: the next tagged write sets the pair again, the next untagged one clears it. */
-  private static final long UNKNOWN_TOKEN = -1;
-
   /** SQLSTATE of a write the agent blocked before it reached the database. */
   static final String BLOCKED_SQLSTATE = SqlStates.BLOCKED_BY_AGENT;
   static final String STALE_SQLSTATE = SqlStates.STALE_TOKEN;
   static final String MISSING_SQLSTATE = SqlStates.MISSING_TOKEN;
-
-  /** Fence detection results kept per JDBC URL, at most. */
-  static final int MAX_REMEMBERED_URLS = 256;
 
   private static final AgentLog LOG = AgentLog.get(JdbcFencing.class);
 
@@ -87,138 +80,18 @@ final class JdbcFencing implements JdbcHook {
     }
   }
 
-  /** What the agent knows about one physical connection. */
-  private static final class SessionState {
-    final SessionDialect dialect;
-    final DatabaseFences fences;
-    /** The pair is set per transaction (a transaction pooler), not per session. */
-    final boolean perTransaction;
-    /**
-     * Schema (or database) unqualified names resolve in, read when the session is met and again after a statement or
-     * call that may switch it ({@link #schemaStale}); null when no table is fenced.
-     */
-    volatile String schema;
-    /** setSchema/setCatalog, SET search_path, USE, or a rollback that may undo one ran: read the schema again. */
-    volatile boolean schemaStale;
-    /** The lock last set (per session, or in the open transaction); null while it carries no pair. */
-    volatile String carriedLock;
-    /** The token last set; {@link #UNKNOWN_TOKEN} after a failure or rollback may have undone it. */
-    volatile long carriedToken;
-    volatile String carriedSignature;
-    volatile String carriedGrant;
-    /**
-     * The open transaction wrote where no fence judges, decided outside every lock scope: its commit is a side effect
-     * of its own, judged by the thread's gate.
-     */
-    volatile boolean unjudged;
-    /**
-     * The lock scope the open transaction carries: the one current when it began or when one of its statements ran,
-     * or the one its thread entered while it was open. Its statements made outside every scope are decided by it.
-     */
-    volatile LockScope txScope;
-    /** The thread that opened the transaction (setAutoCommit(false)), until it ends. */
-    volatile Thread openedBy;
-    /**
-     * Unjudged writes of the open transaction made in a lock scope: the scope and the decision of each (distinct
-     * pairs), judged again at the commit by that scope's gate and grant. Used by the connection's one thread at a time.
-     */
-    private LockScope[] scopedUnjudged = NO_SCOPES;
-    private Decision[] scopedDecisions = NO_DECISIONS;
-    private int scopedCount;
-    /** A database of fencing.exempt.jdbc: nothing on this session is a lock-protected side effect. */
-    final boolean exempt;
-
-    SessionState(SessionDialect dialect, DatabaseFences fences, boolean perTransaction, String schema) {
-      this(dialect, fences, perTransaction, schema, false);
-    }
-
-    SessionState(SessionDialect dialect, DatabaseFences fences, boolean perTransaction, String schema,
-        boolean exempt) {
-      this.exempt = exempt;
-      this.dialect = dialect;
-      this.fences = fences;
-      this.perTransaction = perTransaction;
-      this.schema = schema;
-    }
-
-    boolean carries(Decision d) {
-      return carriedToken == d.token() && d.lock().equals(carriedLock)
-          && Objects.equals(carriedSignature, d.signature()) && Objects.equals(carriedGrant, d.grant());
-    }
-
-    void carry(Decision d) {
-      carriedLock = d.lock();
-      carriedToken = d.token();
-      carriedSignature = d.signature();
-      carriedGrant = d.grant();
-    }
-
-    void carryNothing() {
-      carriedLock = null;
-      carriedToken = 0;
-      carriedSignature = null;
-      carriedGrant = null;
-    }
-
-    /** An unjudged write made in {@code scope} under {@code d}, unless one with the same pair is known already. */
-    void unjudgedIn(LockScope scope, Decision d) {
-      for (int i = 0; i < scopedCount; i++) {
-        if (scopedUnjudged[i] == scope && scopedDecisions[i] == d) {
-          return;
-        }
-      }
-      if (scopedCount == scopedUnjudged.length) {
-        int n = Math.max(2, scopedCount * 2); // once per connection, and again only for a transaction of many scopes
-        scopedUnjudged = java.util.Arrays.copyOf(scopedUnjudged, n);
-        scopedDecisions = java.util.Arrays.copyOf(scopedDecisions, n);
-      }
-      scopedUnjudged[scopedCount] = scope;
-      scopedDecisions[scopedCount] = d;
-      scopedCount++;
-    }
-
-    boolean anyUnjudged() {
-      return unjudged || scopedCount > 0;
-    }
-
-    /** The transaction ended (commit, rollback): what it carried or wrote is over. */
-    void endTransaction() {
-      unjudged = false;
-      txScope = null;
-      openedBy = null;
-      for (int i = 0; i < scopedCount; i++) {
-        scopedUnjudged[i] = null;
-        scopedDecisions[i] = null;
-      }
-      scopedCount = 0;
-      if (perTransaction) {
-        carryNothing();
-      }
-    }
-  }
-
-  private static final LockScope[] NO_SCOPES = new LockScope[0];
-  private static final Decision[] NO_DECISIONS = new Decision[0];
-
   private final WeakIdentityCache<Object, Prepared> preparedStatements = new WeakIdentityCache<>();
   /**
    * The session whose transaction the thread opened last, so that a lock scope the thread enters while it is open
-   * joins it ({@link #scopeEntered}). Checked against {@link SessionState#openedBy} before use, so a stale entry
+   * joins it ({@link #scopeEntered}). Checked against {@link JdbcSession#openedBy} before use, so a stale entry
    * (the transaction ended) changes nothing.
    */
-  private final ThreadLocal<SessionState> openedOnThread = new ThreadLocal<>();
-  private final WeakIdentityCache<Object, SessionState> sessions = new WeakIdentityCache<>();
+  private final ThreadLocal<JdbcSession> openedOnThread = new ThreadLocal<>();
+  private final JdbcSessions sessions;
+  private final SessionTagger tagger;
   private final WeakIdentityCache<Object, Connection> copyManagers = new WeakIdentityCache<>();
-  private final ConcurrentHashMap<String, DatabaseFences> fencesByUrl = new ConcurrentHashMap<>();
-  private final ConcurrentHashMap<String, Boolean> pooledByUrl = new ConcurrentHashMap<>();
-  private final List<String> fencedUrlPrefixes;
-  private final AgentConfig.JdbcPooler pooler;
   private final String[] writeFunctions;
-  /** Milliseconds, or -1: leave the database's setting. */
-  private final long idleTimeoutMillis;
   private final RejectionCounters rejections;
-  /** fencing.exempt.jdbc: URL prefixes of databases whose statements are never a lock-protected side effect. */
-  private final List<String> exemptUrlPrefixes;
   private final SideEffectCounters sideEffects;
 
   JdbcFencing(List<String> fencedUrlPrefixes, RejectionCounters rejections) {
@@ -234,12 +107,12 @@ final class JdbcFencing implements JdbcHook {
   JdbcFencing(List<String> fencedUrlPrefixes, AgentConfig.JdbcPooler pooler, List<String> writeFunctions,
       Duration idleInTransactionTimeout, RejectionCounters rejections, List<String> exemptUrlPrefixes,
       SideEffectCounters sideEffects) {
-    this.exemptUrlPrefixes = exemptUrlPrefixes;
     this.sideEffects = sideEffects;
-    this.fencedUrlPrefixes = fencedUrlPrefixes;
-    this.pooler = pooler;
     this.writeFunctions = writeFunctions.toArray(new String[0]);
-    this.idleTimeoutMillis = idleInTransactionTimeout.isZero() ? -1 : idleInTransactionTimeout.toMillis();
+    // Milliseconds, or -1: leave the database's setting.
+    long idleTimeoutMillis = idleInTransactionTimeout.isZero() ? -1 : idleInTransactionTimeout.toMillis();
+    this.sessions = new JdbcSessions(fencedUrlPrefixes, pooler, idleTimeoutMillis, exemptUrlPrefixes);
+    this.tagger = new SessionTagger(idleTimeoutMillis);
     this.rejections = rejections;
   }
 
@@ -327,7 +200,7 @@ final class JdbcFencing implements JdbcHook {
         }
       }
       Connection physical = physical(connectionOf(statement, kind));
-      SessionState session = session(physical);
+      JdbcSession session = sessions.of(physical);
       if (switchesSchema) {
         session.schemaStale = true; // a prepared SET search_path / USE: read the schema again before the next write
       }
@@ -353,7 +226,7 @@ final class JdbcFencing implements JdbcHook {
         }
         if (session.schemaStale) {
           session.schemaStale = false; // before the read: a switch during it marks it stale again
-          session.schema = currentSchema(physical, session.dialect);
+          session.schema = JdbcSession.currentSchema(physical, session.dialect);
         }
         fenced = fences.judges(text, target, session.schema);
       }
@@ -374,8 +247,7 @@ final class JdbcFencing implements JdbcHook {
       if (!write && !fences.anyFence()) {
         return OUTERMOST; // a read where no fence is: nothing it could carry matters
       }
-      return session.perTransaction ? tagTransaction(physical, session, d, write, text)
-          : tagSession(physical, session, d);
+      return tagger.tag(physical, session, d, write, text) ? WRAPPED : OUTERMOST;
     } catch (SQLException e) {
       if (BLOCKED_SQLSTATE.equals(e.getSQLState())) {
         throw e;
@@ -398,7 +270,7 @@ final class JdbcFencing implements JdbcHook {
    * statement made after the section returned, before the commit); null for neither. A transaction is known to be open
    * from the driver's autocommit flag, read only when a scope is involved.
    */
-  private static LockScope decidingScope(Connection physical, SessionState s) throws SQLException {
+  private static LockScope decidingScope(Connection physical, JdbcSession s) throws SQLException {
     if (!TokenContext.scopesEntered()) {
       return null; // no section or captured lock entered yet in this JVM: the hot path pays one volatile read
     }
@@ -420,68 +292,6 @@ final class JdbcFencing implements JdbcHook {
     return tx;
   }
 
-  /** Session scope: set the pair when the session does not carry it yet, clear it when the call must carry none. */
-  private int tagSession(Connection physical, SessionState s, Decision d) throws SQLException {
-    if (d.isTag()) {
-      if (!s.carries(d)) {
-        s.dialect.setPair(physical, d.lock(), d.token(), d.signature(), d.grant(), false, idleBound(s));
-        s.carry(d);
-      }
-    } else if (s.carriedLock != null) {
-      // An untagged call (standby read, no lease of our own, fail-mode open) after a tagged one on this session: the
-      // session must not still vouch for the earlier token (an inbound request's, or a lost lease's).
-      s.dialect.clearPair(physical, false);
-      s.carryNothing();
-    }
-    return OUTERMOST;
-  }
-
-  /**
-   * Transaction scope (behind a transaction pooler): the pair goes with the transaction, which the pooler runs on one
-   * server session from its first statement to its end. An autocommit write gets a transaction of its own (the hook
-   * commits it when the statement returns), except on a database with no fence (nothing there reads the pair) and for
-   * a statement that cannot run in a transaction ({@code VACUUM}, {@code CREATE INDEX CONCURRENTLY}, ...), which go as
-   * they are, without the pair; an autocommit read carries nothing, so a function it calls that writes a fenced table
-   * fails with FN002 rather than borrow whatever another client left in the server session.
-   */
-  private int tagTransaction(Connection physical, SessionState s, Decision d, boolean write, String text)
-      throws SQLException {
-    boolean autoCommit = physical.getAutoCommit();
-    if (d.isTag()) {
-      if (autoCommit) {
-        if (!write || !s.fences.anyFence() || SqlClassifier.runsOutsideTransactions(text)) {
-          return OUTERMOST;
-        }
-        physical.setAutoCommit(false);
-        try {
-          s.dialect.setPair(physical, d.lock(), d.token(), d.signature(), d.grant(), true, idleBound(s));
-        } catch (SQLException | RuntimeException e) {
-          // The statement must not run in a transaction nobody commits: autocommit back, then as any failure.
-          try {
-            physical.rollback();
-          } finally {
-            physical.setAutoCommit(true);
-          }
-          throw e;
-        }
-        s.carry(d);
-        return WRAPPED;
-      }
-      if (!s.carries(d)) {
-        s.dialect.setPair(physical, d.lock(), d.token(), d.signature(), d.grant(), true, idleBound(s));
-        s.carry(d);
-      }
-    } else if (!autoCommit && s.carriedLock != null) {
-      s.dialect.clearPair(physical, true);
-      s.carryNothing();
-    }
-    return OUTERMOST;
-  }
-
-  private long idleBound(SessionState s) {
-    return s.fences.anyFence() ? idleTimeoutMillis : -1;
-  }
-
   /** COMMIT / END / ROLLBACK as statement text: decided like Connection.commit() and rollback(). */
   private int control(Statement statement, String sql) throws SQLException {
     boolean commit = SqlClassifier.isCommit(sql);
@@ -490,7 +300,7 @@ final class JdbcFencing implements JdbcHook {
     if (!commit && !rollback && !switches) {
       return OUTERMOST;
     }
-    SessionState s = sessions.get(physical(statement.getConnection()));
+    JdbcSession s = sessions.get(physical(statement.getConnection()));
     if (s == null) {
       return OUTERMOST;
     }
@@ -500,61 +310,12 @@ final class JdbcFencing implements JdbcHook {
     }
     if (!commit) {
       s.endTransaction();
-      s.carriedToken = UNKNOWN_TOKEN;
+      s.carriedToken = JdbcSession.UNKNOWN_TOKEN;
       s.schemaStale = true; // a SET search_path made in the transaction is undone with it (PostgreSQL)
       return OUTERMOST;
     }
-    checkCommit(statement.getConnection(), s);
+    CommitJudge.check(statement.getConnection(), s);
     return COMMITTING;
-  }
-
-  /**
-   * Blocks the commit of a transaction that wrote where no fence judges when a write would be blocked now (the
-   * lease's deadline passed): rolls it back and throws FN003. The guard is held by the caller.
-   */
-  private void checkCommit(Connection connection, SessionState s) throws SQLException {
-    if (!s.anyUnjudged()) {
-      return;
-    }
-    Decision d = commitBlock(s);
-    if (d == null) {
-      return;
-    }
-    try {
-      connection.rollback();
-    } catch (SQLException | RuntimeException e) {
-      LOG.debug("rollback of a blocked commit failed: " + AgentLog.describe(e));
-    }
-    s.endTransaction();
-    s.carriedToken = UNKNOWN_TOKEN;
-    ReentryGuard.exit();
-    throw new SQLException("Fencing Agent blocked the commit of a transaction that wrote where no fence judges"
-        + " (rolled back): lock '" + d.lock() + "', token " + (d.token() > 0 ? Long.toString(d.token()) : "none")
-        + ": " + (d.reason() == null ? "blocked" : d.reason().description()), BLOCKED_SQLSTATE);
-  }
-
-  /**
-   * Why the open transaction's unjudged writes must not be committed now, or null: those made outside every scope are
-   * judged by the thread's gate now; those made in a lock scope by that scope's gate, and a write that was tagged only
-   * while the grant it was tagged under is still held (a later grant must not vouch for it).
-   */
-  private static Decision commitBlock(SessionState s) {
-    if (s.unjudged) {
-      Decision d = Fencing.checkNow(Channel.JDBC, false);
-      if (d.isBlock()) {
-        return d;
-      }
-    }
-    for (int i = 0; i < s.scopedCount; i++) {
-      Decision tagged = s.scopedDecisions[i];
-      LockScope scope = s.scopedUnjudged[i];
-      Decision d = tagged.isTag() ? scope.gate().recheck(Channel.JDBC, false, tagged, 1)
-          : scope.gate().checkNow(Channel.JDBC, false);
-      if (d != null && d.isBlock()) {
-        return d;
-      }
-    }
-    return null;
   }
 
   @Override
@@ -566,14 +327,14 @@ final class JdbcFencing implements JdbcHook {
       return NESTED; // a pool's proxy calling the driver, or the hook's own commit of a transaction it opened
     }
     try {
-      SessionState s = sessions.get(physical((Connection) connection));
+      JdbcSession s = sessions.get(physical((Connection) connection));
       if (s != null) {
-        checkCommit((Connection) connection, s);
+        CommitJudge.check((Connection) connection, s);
       }
       return OUTERMOST;
     } catch (SQLException e) {
       if (BLOCKED_SQLSTATE.equals(e.getSQLState())) {
-        throw e; // the guard was left by checkCommit
+        throw e; // the guard was left by CommitJudge.check
       }
       return OUTERMOST;
     } catch (Throwable t) {
@@ -610,7 +371,7 @@ final class JdbcFencing implements JdbcHook {
       if (!physical.getAutoCommit()) {
         return; // already in a transaction: setAutoCommit(false) changes nothing
       }
-      SessionState s = session(physical);
+      JdbcSession s = sessions.of(physical);
       s.endTransaction();
       if (!s.exempt) {
         s.openedBy = Thread.currentThread();
@@ -626,7 +387,7 @@ final class JdbcFencing implements JdbcHook {
 
   @Override
   public void scopeEntered(LockScope scope) {
-    SessionState s = openedOnThread.get();
+    JdbcSession s = openedOnThread.get();
     if (s != null && s.txScope == null && s.openedBy == Thread.currentThread()) {
       s.txScope = scope; // a transaction opened around the section (a @Transactional proxy): it carries the scope
     }
@@ -634,7 +395,7 @@ final class JdbcFencing implements JdbcHook {
 
   private void endTransactionOf(Object connection) {
     try {
-      SessionState s = sessions.get(physical((Connection) connection));
+      JdbcSession s = sessions.get(physical((Connection) connection));
       if (s != null) {
         s.endTransaction();
       }
@@ -677,9 +438,9 @@ final class JdbcFencing implements JdbcHook {
       countRejection((SQLException) error);
       try {
         // A failed statement may abort the transaction and, with it, the session pair set inside it.
-        SessionState s = sessions.get(physical(connectionOf(statement, kind(statement))));
+        JdbcSession s = sessions.get(physical(connectionOf(statement, kind(statement))));
         if (s != null) {
-          s.carriedToken = UNKNOWN_TOKEN;
+          s.carriedToken = JdbcSession.UNKNOWN_TOKEN;
         }
       } catch (Throwable ignored) {
         // closed statement, or a driver failing oddly: nothing to forget, and the application's call is over
@@ -697,7 +458,7 @@ final class JdbcFencing implements JdbcHook {
    */
   private SQLException finishWrapped(Connection connection, Throwable error) throws SQLException {
     Connection physical = physical(connection);
-    SessionState s = sessions.get(physical);
+    JdbcSession s = sessions.get(physical);
     SQLException failure = null;
     try {
       if (error == null) {
@@ -729,7 +490,7 @@ final class JdbcFencing implements JdbcHook {
   @Override
   public void schemaChanged(Object connection, String name) {
     try {
-      SessionState s = connection instanceof Connection ? sessions.get(physical((Connection) connection)) : null;
+      JdbcSession s = connection instanceof Connection ? sessions.get(physical((Connection) connection)) : null;
       if (s != null && (name == null || !name.equals(s.schema))) {
         s.schemaStale = true;
       }
@@ -741,12 +502,12 @@ final class JdbcFencing implements JdbcHook {
   @Override
   public void rolledBack(Object connection, boolean wholeTransaction) {
     try {
-      SessionState s = sessions.get(physical((Connection) connection));
+      JdbcSession s = sessions.get(physical((Connection) connection));
       if (s != null) {
         if (wholeTransaction) {
           s.endTransaction();
         }
-        s.carriedToken = UNKNOWN_TOKEN;
+        s.carriedToken = JdbcSession.UNKNOWN_TOKEN;
         s.schemaStale = true; // a SET search_path made in the transaction is undone with it (PostgreSQL)
       }
     } catch (SQLException | RuntimeException ignored) {
@@ -767,133 +528,8 @@ final class JdbcFencing implements JdbcHook {
     }
   }
 
-  /** The driver's own connection behind any pool proxies, so the session pair is cached per database session. */
+  /** The driver's own connection behind any pool proxies ({@link JdbcSessions#physical}). */
   static Connection physical(Connection c) throws SQLException {
-    Connection current = c;
-    for (int i = 0; i < 4; i++) {
-      Connection inner = current.isWrapperFor(Connection.class) ? current.unwrap(Connection.class) : current;
-      if (inner == null || inner == current) {
-        return current;
-      }
-      current = inner;
-    }
-    return current;
-  }
-
-  private SessionState session(Connection physical) throws SQLException {
-    SessionState s = sessions.get(physical);
-    if (s == null) {
-      String url = physical.getMetaData().getURL();
-      SessionDialect dialect = SessionDialect.of(url);
-      if (exempt(url)) {
-        // No catalog query, no session setting: the agent leaves this database alone.
-        s = new SessionState(dialect, DatabaseFences.NONE, false, null, true);
-        sessions.put(physical, s);
-        return s;
-      }
-      DatabaseFences fences = fences(url, physical, dialect);
-      boolean perTransaction = dialect == SessionDialect.POSTGRESQL && pooled(url, physical);
-      String schema = fences.tableCount() > 0 ? currentSchema(physical, dialect) : null;
-      if (fences.anyFence() && idleTimeoutMillis > 0) {
-        try {
-          dialect.boundIdleTransactions(physical, idleTimeoutMillis);
-        } catch (SQLException e) {
-          LOG.debug("cannot bound idle transactions on " + url + ": " + AgentLog.describe(e));
-        }
-      }
-      s = new SessionState(dialect, fences, perTransaction, schema);
-      sessions.put(physical, s);
-    }
-    return s;
-  }
-
-  /** Whether the URL starts with one of fencing.exempt.jdbc's prefixes. */
-  boolean exempt(String url) {
-    if (url == null) {
-      return false;
-    }
-    for (String prefix : exemptUrlPrefixes) {
-      if (url.startsWith(prefix)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** Configured as fenced as a whole (fencing.fenced.jdbc), or read once per URL from the database's catalogs. */
-  private DatabaseFences fences(String url, Connection physical, SessionDialect dialect) {
-    for (String prefix : fencedUrlPrefixes) {
-      if (url != null && url.startsWith(prefix)) {
-        return DatabaseFences.declared(dialect);
-      }
-    }
-    if (url == null || dialect == SessionDialect.UNKNOWN) {
-      return DatabaseFences.NONE;
-    }
-    DatabaseFences known = fencesByUrl.get(url);
-    if (known != null) {
-      return known;
-    }
-    DatabaseFences detected = DatabaseFences.detect(physical, dialect, url);
-    if (fencesByUrl.size() < MAX_REMEMBERED_URLS) {
-      fencesByUrl.put(url, detected); // bounded: an application making up URLs (per-tenant, per-test) costs one query per new session, not memory
-    }
-    LOG.info("JDBC destination " + url + ": fenced tables: " + detected.describe());
-    return detected;
-  }
-
-  /**
-   * fencing.jdbc.pooler: transaction or session as configured. auto: per connection unless the connection is proven
-   * direct, once per URL: the server process that runs its statements ({@code pg_backend_pid()}) is the one the driver
-   * was told of when it connected (the BackendKeyData, pgjdbc's {@code getBackendPID()}). A pooler hands its clients
-   * a key of its own (PgBouncer, over TCP or its Unix socket, on whatever port), so its clients get the
-   * per-transaction pair; so does a connection that cannot be proven direct (the probe failed, a driver without
-   * {@code getBackendPID}): correct everywhere, only dearer.
-   */
-  private boolean pooled(String url, Connection physical) {
-    if (pooler != AgentConfig.JdbcPooler.AUTO) {
-      return pooler == AgentConfig.JdbcPooler.TRANSACTION;
-    }
-    Boolean known = pooledByUrl.get(url);
-    if (known != null) {
-      return known;
-    }
-    String why;
-    boolean pooled = true;
-    try (Statement st = physical.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
-      int told = driverBackendPid(physical);
-      int runs = rs.next() ? rs.getInt(1) : -1;
-      pooled = told != runs;
-      why = "the driver was told of server process " + told + " when it connected, and process " + runs
-          + " runs its statements";
-    } catch (ReflectiveOperationException | SQLException | RuntimeException e) {
-      why = "cannot compare the server process the driver was told of with the one that runs its statements ("
-          + AgentLog.describe(e) + ")";
-    }
-    if (pooledByUrl.size() < MAX_REMEMBERED_URLS) {
-      pooledByUrl.put(url, pooled);
-    }
-    if (pooled) {
-      LOG.info("JDBC destination " + url + ": " + why + ": not proven direct (a pooler may sit between), so the"
-          + " token is set per transaction (fencing.jdbc.pooler=session keeps it per connection)");
-    }
-    return pooled;
-  }
-
-  /** pgjdbc's {@code PGConnection.getBackendPID()} of {@code physical}: the process of its start-up BackendKeyData. */
-  private static int driverBackendPid(Connection physical) throws ReflectiveOperationException {
-    return (Integer) physical.getClass().getMethod("getBackendPID").invoke(physical);
-  }
-
-  private static String currentSchema(Connection physical, SessionDialect dialect) {
-    String query = dialect.currentSchemaQuery();
-    if (query == null) {
-      return null;
-    }
-    try (Statement st = physical.createStatement(); ResultSet rs = st.executeQuery(query)) {
-      return rs.next() ? rs.getString(1) : null;
-    } catch (SQLException e) {
-      return null; // unqualified names then match no fenced table: their writes count as unjudged
-    }
+    return JdbcSessions.physical(c);
   }
 }
