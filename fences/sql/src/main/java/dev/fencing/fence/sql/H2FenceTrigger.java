@@ -14,7 +14,7 @@ import org.h2.api.Trigger;
 /**
  * The H2 fence: a Java trigger, since H2 has no procedural SQL. It runs inside H2 (the class must be on the
  * database's classpath: this module's jar) and reads the session's {@code @fencing_lock} and {@code @fencing_token}.
- * Its configuration comes from its name (see {@link SqlFenceDdl#h2TriggerName}).
+ * Its configuration comes from its name (see {@link H2FenceDialect#triggerName}).
  *
  * <p>H2 has no shared row locks, so the shared lock of the other dialects is striped: a same-token writer locks one of
  * {@value SqlFenceDdl#H2_STRIPES} rows of {@code fencing_fence_stripe} (chosen by session id) FOR UPDATE until its

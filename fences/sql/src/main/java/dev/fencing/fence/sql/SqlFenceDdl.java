@@ -3,20 +3,17 @@ package dev.fencing.fence.sql;
 import dev.fencing.fence.store.FenceSchema;
 import dev.fencing.fence.store.SqlDialect;
 import dev.fencing.protocol.SessionVariables;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
  * Generates the DDL that installs and removes a fence (README.md in this module explains the design). The SQL itself
  * lives in resource files a DBA can review, one per dialect and purpose ({@code dev/fencing/fence/sql/<dialect>/
- * fence.sql} and {@code uninstall.sql}, see {@link SqlTemplate}); this class chooses the statements, quotes the names
- * and literals, and fills them in. The fence's own
+ * fence.sql} and {@code uninstall.sql}, see {@link SqlTemplate}); this class and the dialect's {@link FenceDialect}
+ * ({@link PostgresFenceDialect}, {@link MariaDbFenceDialect}, {@link H2FenceDialect}) choose the statements, quote
+ * the names and literals, and fill them in. The fence's own
  * objects (the {@code fencing_fence} table, the {@code fencing_fenced_table} registry, functions or procedures) live
  * in the protected table's schema, qualified
  * when the table name is; triggers are named after what they enforce, so that a re-install with other options creates
@@ -95,9 +92,6 @@ public final class SqlFenceDdl {
    */
   static final String MYSQL_CHECK = "fencing_check_v3";
 
-  private static final List<String> PG_FUNCTIONS =
-      List.of("fencing_check", "fencing_check_row", "fencing_check_truncate");
-
   /**
    * What may appear inside a SQL literal here: anything but a single quote, a backslash (an escape in MariaDB/MySQL)
    * and control characters. Schema names the database reports may hold any letters.
@@ -105,15 +99,11 @@ public final class SqlFenceDdl {
   private static final Pattern LITERAL_SAFE = Pattern.compile("[^'\\\\\\p{Cntrl}]*");
 
   private final SqlDialect dialect;
-  /** {@code <dialect>/fence.sql}: what install creates. */
-  private final SqlTemplate fenceSql;
-  /** {@code <dialect>/uninstall.sql}: what uninstall drops. */
-  private final SqlTemplate uninstallSql;
+  private final FenceDialect fence;
 
   public SqlFenceDdl(SqlDialect dialect) {
     this.dialect = Objects.requireNonNull(dialect, "dialect");
-    this.fenceSql = SqlTemplate.load(dialect.cliName() + "/fence.sql");
-    this.uninstallSql = SqlTemplate.load(dialect.cliName() + "/uninstall.sql");
+    this.fence = FenceDialect.of(dialect);
   }
 
   public SqlDialect dialect() {
@@ -140,11 +130,12 @@ public final class SqlFenceDdl {
    */
   public String forPrint(SqlFence fence) {
     List<Statement> statements = new ArrayList<>();
+    String note = this.fence.printNote();
     boolean first = true;
     for (Statement st : install(fence.withTable(fence.table().folded(dialect)), fence.perRow())) {
-      if (st.kind() == Kind.PRIVILEGE && dialect == SqlDialect.MYSQL && first) {
+      if (st.kind() == Kind.PRIVILEGE && note != null && first) {
         first = false;
-        st = new Statement(st.kind(), st.object(), fenceSql.render("public_grant_note") + "\n" + st.sql());
+        st = new Statement(st.kind(), st.object(), note + "\n" + st.sql());
       }
       statements.add(st);
     }
@@ -160,17 +151,7 @@ public final class SqlFenceDdl {
    */
   public List<Statement> install(SqlFence fence, boolean addTokenColumn) {
     List<Statement> out = new ArrayList<>();
-    switch (dialect) {
-      case POSTGRESQL:
-        postgresInstall(fence, addTokenColumn, out);
-        break;
-      case MYSQL:
-        mysqlInstall(fence, addTokenColumn, out);
-        break;
-      default:
-        h2Install(fence, addTokenColumn, out);
-        break;
-    }
+    this.fence.install(fence, addTokenColumn, out);
     return out;
   }
 
@@ -185,98 +166,24 @@ public final class SqlFenceDdl {
     String t = table.sql(dialect);
     String s = table.schemaPrefix(dialect);
     for (String trigger : triggers) {
-      String sql = dialect == SqlDialect.POSTGRESQL
-          ? uninstallSql.render("drop_trigger", "trigger", dialect.quote(trigger), "table", t)
-          : uninstallSql.render("drop_trigger", "schema", s, "trigger", dialect.quote(trigger));
-      out.add(new Statement(Kind.DROP_TRIGGER, trigger, sql));
+      out.add(new Statement(Kind.DROP_TRIGGER, trigger, fence.dropTrigger(dialect.quote(trigger), t, s)));
     }
     if (dropTokenColumn) {
-      out.add(new Statement(Kind.DROP_TOKEN_COLUMN, TOKEN_COLUMN, uninstallSql.render("drop_token_column", "table", t,
-          "column", dialect.quote(dialect.fold(TOKEN_COLUMN)))));
+      out.add(new Statement(Kind.DROP_TOKEN_COLUMN, TOKEN_COLUMN, fence.uninstallSql.render("drop_token_column",
+          "table", t, "column", dialect.quote(dialect.fold(TOKEN_COLUMN)))));
     }
     if (dropShared) {
-      out.add(dropTable(s, REGISTRY_TABLE));
-      if (dialect == SqlDialect.POSTGRESQL) {
-        for (String f : PG_FUNCTIONS) {
-          out.add(new Statement(Kind.DROP_ROUTINE, f, uninstallSql.render("drop_function", "schema", s, "name", f)));
-        }
-      } else {
-        if (dialect == SqlDialect.MYSQL) {
-          for (String p : MYSQL_PROCEDURES) {
-            out.add(new Statement(Kind.DROP_ROUTINE, p, uninstallSql.render("drop_procedure", "schema", s, "name", p)));
-          }
-        }
-        out.add(dropTable(s, STRIPE_TABLE));
-      }
-      out.add(dropTable(s, FENCE_TABLE));
+      out.add(fence.dropTable(s, REGISTRY_TABLE));
+      fence.dropShared(s, out);
+      out.add(fence.dropTable(s, FENCE_TABLE));
     }
     return out;
   }
 
-  private Statement dropTable(String s, String name) {
-    return new Statement(Kind.DROP_FENCE_TABLE, name, uninstallSql.render("drop_table", "schema", s, "name", name));
-  }
-
   /** Deletes the table's rows from the registry (uninstall; the installer runs it when the registry exists). */
   public Statement unregister(TableName table) {
-    return new Statement(Kind.REGISTER, REGISTRY_TABLE, uninstallSql.render("unregister", "schema",
-        table.schemaPrefix(dialect), "table_schema", schemaValue(table), "table_name", literal(table.name())));
-  }
-
-  /**
-   * The table's schema as a SQL value: the literal when the name is qualified (the installer always qualifies), else
-   * the session's current schema (PostgreSQL, H2) or database (MariaDB/MySQL), where the unqualified objects go.
-   */
-  private String schemaValue(TableName table) {
-    if (table.schema() != null) {
-      return literal(table.schema());
-    }
-    switch (dialect) {
-      case POSTGRESQL:
-        return "current_schema()";
-      case MYSQL:
-        return "DATABASE()";
-      default:
-        return "CURRENT_SCHEMA";
-    }
-  }
-
-  /**
-   * Upserts the table's registry row for this lock (an unchanged re-install leaves {@code installed_at}), and
-   * deletes rows for other locks (a table has one fence; another lock replaces the triggers).
-   */
-  private void register(SqlFence fence, List<Statement> out) {
-    TableName table = fence.table();
-    String s = table.schemaPrefix(dialect);
-    String schema = schemaValue(table);
-    String name = literal(table.name());
-    String lock = literal(fence.lock());
-    out.add(new Statement(Kind.REGISTER, REGISTRY_TABLE, fenceSql.render("unregister_other_locks", "schema", s,
-        "table_schema", schema, "table_name", name, "lock", lock)));
-    out.add(new Statement(Kind.REGISTER, REGISTRY_TABLE, fenceSql.render("register", "schema", s,
-        "table_schema", schema, "table_name", name, "lock", lock, "mode", literal(fence.perRow() ? "row" : "table"))));
-  }
-
-  /** The fence table, the stripe table (H2, MariaDB/MySQL) and the registry, with the grant columns. */
-  private void tables(String s, List<Statement> out) {
-    out.add(new Statement(Kind.FENCE_TABLE, FENCE_TABLE, fenceSql.render("fence_table", "schema", s)));
-    grantColumns(s, FENCE_TABLE, out);
-    if (dialect != SqlDialect.POSTGRESQL) {
-      out.add(new Statement(Kind.FENCE_TABLE, STRIPE_TABLE, fenceSql.render("stripe_table", "schema", s)));
-      if (dialect == SqlDialect.MYSQL) {
-        // H2's stripe rows carry no token (the trigger reads the fence row), hence no grant either.
-        grantColumns(s, STRIPE_TABLE, out);
-      }
-    }
-    out.add(new Statement(Kind.FENCE_TABLE, REGISTRY_TABLE, fenceSql.render("registry_table", "schema", s)));
-  }
-
-  /** The grant columns for a fence table an earlier release created (the installer skips those present). */
-  private void grantColumns(String s, String table, List<Statement> out) {
-    out.add(new Statement(Kind.FENCE_COLUMN, table + "." + GRANT_COLUMN,
-        fenceSql.render("add_grant_column", "schema", s, "name", table)));
-    out.add(new Statement(Kind.FENCE_COLUMN, table + "." + GRANT_TOKEN_COLUMN,
-        fenceSql.render("add_grant_token_column", "schema", s, "name", table)));
+    return new Statement(Kind.REGISTER, REGISTRY_TABLE, fence.uninstallSql.render("unregister", "schema",
+        table.schemaPrefix(dialect), "table_schema", fence.schemaValue(table), "table_name", literal(table.name())));
   }
 
   /**
@@ -286,33 +193,12 @@ public final class SqlFenceDdl {
    * installer leaves these out on MySQL and older MariaDB and says so.
    */
   public List<Statement> privileges(TableName table) {
-    String s = table.schemaPrefix(dialect);
-    List<Statement> out = new ArrayList<>();
-    if (dialect == SqlDialect.POSTGRESQL) {
-      out.add(new Statement(Kind.PRIVILEGE, FENCE_TABLE, fenceSql.render("revoke_tables", "schema", s)));
-      out.add(new Statement(Kind.PRIVILEGE, FENCE_TABLE, fenceSql.render("grant_select", "schema", s)));
-      out.add(new Statement(Kind.PRIVILEGE, "fencing_check", fenceSql.render("revoke_check", "schema", s)));
-    } else if (dialect == SqlDialect.MYSQL) {
-      // MariaDB/MySQL table grants need a database: db.table, or the current database's table.
-      for (String t : List.of(FENCE_TABLE, REGISTRY_TABLE)) {
-        out.add(new Statement(Kind.PRIVILEGE, t, fenceSql.render("grant_select", "schema", s, "name", t)));
-      }
-    }
-    return out;
+    return fence.privileges(table.schemaPrefix(dialect));
   }
 
   /** The triggers {@link #install} creates for {@code fence}, by name. */
   public List<String> triggerNames(SqlFence fence) {
-    switch (dialect) {
-      case POSTGRESQL:
-        return fence.perRow()
-            ? List.of(hashedName(fence, "row", 63), hashedName(fence, "truncate", 63))
-            : List.of(hashedName(fence, "stmt", 63));
-      case MYSQL:
-        return List.of(hashedName(fence, "bi", 63), hashedName(fence, "bu", 63), hashedName(fence, "bd", 63));
-      default:
-        return List.of(h2TriggerName(fence));
-    }
+    return this.fence.triggerNames(fence);
   }
 
   /**
@@ -321,174 +207,23 @@ public final class SqlFenceDdl {
    */
   public String script(List<Statement> statements) {
     StringBuilder b = new StringBuilder();
+    String delimiter = fence.scriptDelimiter();
     String terminator = ";";
-    if (dialect == SqlDialect.MYSQL) {
-      b.append("DELIMITER $$\n\n");
-      terminator = "$$";
+    if (delimiter != null) {
+      b.append("DELIMITER ").append(delimiter).append("\n\n");
+      terminator = delimiter;
     }
     for (Statement st : statements) {
       b.append(st.sql()).append(terminator).append("\n\n");
     }
-    if (dialect == SqlDialect.MYSQL) {
+    if (delimiter != null) {
       b.append("DELIMITER ;\n");
     }
     return b.toString();
   }
 
-  // ---------------------------------------------------------------------------------------------------- PostgreSQL
-
-  private void postgresInstall(SqlFence fence, boolean addTokenColumn, List<Statement> out) {
-    String s = fence.table().schemaPrefix(dialect);
-    String t = fence.table().sql(dialect);
-    String schema = fence.table().schema();
-    tables(s, out);
-    out.add(seed(fence));
-    // The table-mode check runs as its owner, with the search path pinned to its schema. When the schema is not
-    // known (sql print of an unqualified name), a DO block does both in the schema the function was created in.
-    String definer = schema == null ? "" : fenceSql.render("security_definer", "search_path", dialect.quote(schema));
-    String hint = "SELECT f.token FROM " + s + FENCE_TABLE + " f WHERE f.lock_name = v_lock";
-    String exitStatement = fenceSql.render("permissive_exit_statement");
-    out.add(new Statement(Kind.ROUTINE, "fencing_check", fenceSql.render("check", "schema", s,
-        "security_definer", definer, "validate_token", pgValidate(hint, exitStatement),
-        "validate_grant", fenceSql.render("validate_grant"))));
-    if (schema == null) {
-      out.add(new Statement(Kind.ROUTINE, "fencing_check", fenceSql.render("definer_in_current_schema")));
-    }
-    out.add(new Statement(Kind.ROUTINE, "fencing_check_row", fenceSql.render("check_row", "schema", s,
-        "validate_token", pgValidate("v_row", fenceSql.render("permissive_exit_row")))));
-    out.add(new Statement(Kind.ROUTINE, "fencing_check_truncate", fenceSql.render("check_truncate", "schema", s,
-        "validate_token", pgValidate("v_row", exitStatement))));
-    if (fence.perRow() && addTokenColumn) {
-      tokenColumn(t, out);
-    }
-    List<String> names = triggerNames(fence);
-    String lock = literal(fence.lock());
-    String strictness = literal(fence.permissive() ? "permissive" : "strict");
-    List<String> sections = fence.perRow() ? List.of("trigger_row", "trigger_truncate") : List.of("trigger_table");
-    for (int i = 0; i < names.size(); i++) {
-      out.add(new Statement(Kind.TRIGGER, names.get(i), fenceSql.render(sections.get(i), "trigger",
-          dialect.quote(names.get(i)), "table", t, "schema", s, "lock", lock, "strictness", strictness)));
-    }
-    register(fence, out);
-    out.addAll(privileges(fence.table()));
-  }
-
-  /**
-   * The token validation the three PostgreSQL functions share; {@code current} is an expression for the fence token
-   * the messages show, {@code permissiveExit} what a permissive function does without a token.
-   */
-  private String pgValidate(String current, String permissiveExit) {
-    return fenceSql.render("validate_token", "current", current, "permissive_exit", permissiveExit);
-  }
-
-  // --------------------------------------------------------------------------------------------------- MariaDB/MySQL
-
-  private void mysqlInstall(SqlFence fence, boolean addTokenColumn, List<Statement> out) {
-    String s = fence.table().schemaPrefix(dialect);
-    String t = fence.table().sql(dialect);
-    String lock = literal(fence.lock());
-    tables(s, out);
-    out.add(seed(fence));
-    StringBuilder numbers = new StringBuilder();
-    for (int i = 0; i < MYSQL_STRIPES; i++) {
-      numbers.append(i == 0 ? "SELECT 0 AS n" : " UNION ALL SELECT " + i);
-    }
-    out.add(new Statement(Kind.SEED, STRIPE_TABLE, fenceSql.render("seed_stripes", "schema", s,
-        "numbers", numbers.toString(), "lock", lock)));
-    out.add(new Statement(Kind.ROUTINE, "fencing_reject_stale_v1", fenceSql.render("reject_stale", "schema", s)));
-    out.add(new Statement(Kind.ROUTINE, "fencing_session_token_v1", fenceSql.render("session_token", "schema", s)));
-    out.add(new Statement(Kind.ROUTINE, MYSQL_CHECK, fenceSql.render("check", "schema", s)));
-    if (fence.perRow() && addTokenColumn) {
-      out.add(new Statement(Kind.TOKEN_COLUMN, TOKEN_COLUMN, fenceSql.render("add_token_column", "table", t)));
-    }
-    List<String> names = triggerNames(fence);
-    String permissive = fence.permissive() ? "TRUE" : "FALSE";
-    String tableName = literal(fence.table().toString());
-    String[] events = {"INSERT", "UPDATE", "DELETE"};
-    for (int i = 0; i < 3; i++) {
-      String trigger = dialect.quote(names.get(i));
-      String sql = fence.perRow()
-          ? fenceSql.render("trigger_row_" + events[i].toLowerCase(Locale.ROOT), "schema", s,
-              "trigger", trigger, "table", t, "lock", lock, "permissive", permissive, "table_name", tableName)
-          : fenceSql.render("trigger_table", "schema", s, "trigger", trigger, "event", events[i], "table", t,
-              "lock", lock, "permissive", permissive, "table_name", tableName);
-      out.add(new Statement(Kind.TRIGGER, names.get(i), sql));
-    }
-    register(fence, out);
-    out.addAll(privileges(fence.table()));
-  }
-
-  // -------------------------------------------------------------------------------------------------------------- H2
-
-  private void h2Install(SqlFence fence, boolean addTokenColumn, List<Statement> out) {
-    String s = fence.table().schemaPrefix(dialect);
-    String t = fence.table().sql(dialect);
-    String lock = literal(fence.lock());
-    tables(s, out);
-    out.add(seed(fence));
-    StringBuilder rows = new StringBuilder();
-    for (int i = 0; i < H2_STRIPES; i++) {
-      rows.append(i == 0 ? "" : ", ").append('(').append(lock).append(", ").append(i).append(')');
-    }
-    out.add(new Statement(Kind.SEED, STRIPE_TABLE, fenceSql.render("seed_stripes", "schema", s,
-        "rows", rows.toString())));
-    if (fence.perRow() && addTokenColumn) {
-      tokenColumn(t, out);
-    }
-    String name = h2TriggerName(fence);
-    out.add(new Statement(Kind.TRIGGER, name, fenceSql.render("trigger", "schema", s, "trigger",
-        dialect.quote(name), "table", t, "trigger_class", literal(H2_TRIGGER_CLASS))));
-    register(fence, out);
-  }
-
-  /**
-   * H2 hands a trigger class only its names, so the trigger name carries the configuration:
-   * {@code fencing:<table|row>[-permissive]:<lock>:<table>}. {@link H2FenceTrigger} parses it back.
-   */
-  static String h2TriggerName(SqlFence fence) {
-    return H2_TRIGGER_PREFIX + (fence.perRow() ? "row" : "table") + (fence.permissive() ? "-permissive" : "") + ":"
-        + fence.lock() + ":" + fence.table().name();
-  }
-
-  // ------------------------------------------------------------------------------------------------------------ both
-
-  /** The lock's fence row at token 0 (no write yet), so that writers find a row to lock from the first write on. */
-  private Statement seed(SqlFence fence) {
-    return new Statement(Kind.SEED, FENCE_TABLE, fenceSql.render("seed", "schema",
-        fence.table().schemaPrefix(dialect), "lock", literal(fence.lock())));
-  }
-
-  /** PostgreSQL and H2: the token column, then its comment that marks it as the installer's. */
-  private void tokenColumn(String t, List<Statement> out) {
-    out.add(new Statement(Kind.TOKEN_COLUMN, TOKEN_COLUMN, fenceSql.render("add_token_column", "table", t)));
-    out.add(new Statement(Kind.TOKEN_COLUMN, TOKEN_COLUMN, fenceSql.render("comment_token_column", "table", t)));
-  }
-
-  /**
-   * {@code fencing_<table>_<kind>_<hash>}: the hash covers lock, table and options, so changed options give new names;
-   * the table part is cut so that the name fits the database's limit.
-   */
-  private String hashedName(SqlFence fence, String kind, int limit) {
-    String hash = hash(dialect + "|" + fence.table() + "|" + fence.lock() + "|" + fence.perRow() + "|"
-        + fence.permissive() + (dialect == SqlDialect.MYSQL ? "|" + MYSQL_CHECK : ""));
-    String table = fence.table().name().toLowerCase(Locale.ROOT);
-    int room = limit - TRIGGER_PREFIX.length() - kind.length() - hash.length() - 2;
-    if (table.length() > room) {
-      table = table.substring(0, room);
-    }
-    return TRIGGER_PREFIX + table + "_" + kind + "_" + hash;
-  }
-
-  private static String hash(String text) {
-    try {
-      byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-      StringBuilder b = new StringBuilder();
-      for (int i = 0; i < 4; i++) {
-        b.append(Character.forDigit((digest[i] >> 4) & 0xf, 16)).append(Character.forDigit(digest[i] & 0xf, 16));
-      }
-      return b.toString();
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is missing from this JDK", e);
-    }
+  /** The dialect's part of the fence: its templates, DDL, privileges and catalog queries. */
+  FenceDialect fenceDialect() {
+    return fence;
   }
 }

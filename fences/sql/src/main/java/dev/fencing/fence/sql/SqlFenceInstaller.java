@@ -23,7 +23,8 @@ import java.util.Set;
  * <p>PostgreSQL installs and uninstalls in one transaction. MariaDB/MySQL and H2 commit each DDL statement, so the
  * installer checks what it can first, creates the new triggers before it drops the ones they replace (a table is
  * never unguarded, and an unchanged re-install creates nothing), and when a statement fails it drops again what this
- * run created. Nothing is left half-installed either way.
+ * run created. Nothing is left half-installed either way. What differs between the databases (the catalogs read, the
+ * privileges) is the dialect's {@link FenceDialect}.
  */
 public final class SqlFenceInstaller {
 
@@ -46,12 +47,14 @@ public final class SqlFenceInstaller {
   private final Connection connection;
   private final SqlDialect dialect;
   private final SqlFenceDdl ddl;
+  private final FenceDialect fence;
 
   /** Fails with a clear SQLException when the database is not one the fence supports. */
   public SqlFenceInstaller(Connection connection) throws SQLException {
     this.connection = Objects.requireNonNull(connection, "connection");
     this.dialect = SqlDialect.detect(connection);
     this.ddl = new SqlFenceDdl(dialect);
+    this.fence = ddl.fenceDialect();
   }
 
   public SqlDialect dialect() {
@@ -141,8 +144,7 @@ public final class SqlFenceInstaller {
         ? new Statement(st.kind(), st.object(), st.sql().replace(" ADD COLUMN IF NOT EXISTS ", " ADD COLUMN ")) : st);
     List<String> privileges = new ArrayList<>();
     List<Statement> grants = new ArrayList<>();
-    if (dialect == SqlDialect.MYSQL) {
-      // GRANT ... TO PUBLIC exists from MariaDB 10.11 on; the fence works without it, only detection needs it.
+    if (this.fence.privilegesMayFail()) {
       plan.removeIf(st -> st.kind() == Kind.PRIVILEGE && grants.add(st));
     }
     boolean unchanged = existing.containsAll(wanted) && existing.size() == wanted.size();
@@ -151,7 +153,7 @@ public final class SqlFenceInstaller {
       executed = inTransaction("install the SQL fence on " + table, plan);
     } else {
       Set<String> skip = new LinkedHashSet<>(existing);
-      skip.addAll(existingRoutines(table));
+      skip.addAll(this.fence.existingRoutines(connection, table));
       plan.removeIf(st -> (st.kind() == Kind.TRIGGER || st.kind() == Kind.ROUTINE) && skip.contains(st.object()));
       executed = withUndo(table, plan);
     }
@@ -160,101 +162,12 @@ public final class SqlFenceInstaller {
         privileges.add("privileges: " + st.sql());
       }
     }
-    privileges.addAll(dialect == SqlDialect.MYSQL ? mysqlPrivileges(table, grants, executed)
-        : dialect == SqlDialect.POSTGRESQL ? postgresPrivileges(table) : List.of());
+    privileges.addAll(this.fence.privilegeReport(connection, table, grants, executed));
     String what = "SQL fence on " + table + " for lock '" + fence.lock() + "' (" + fence.describe() + ")";
     return new Outcome((unchanged ? "already installed: " : "installed: ") + what
         + (addColumn ? "; added column " + SqlFenceDdl.TOKEN_COLUMN : "")
         + (missingColumns.isEmpty() ? "" : "; added column" + (missingColumns.size() > 1 ? "s " : " ")
             + String.join(", ", missingColumns.stream().map(Statement::object).toList())), executed, privileges);
-  }
-
-  /**
-   * PostgreSQL: who the fence runs as, and roles an earlier release's instructions made writers of the fence table
-   * (they need nothing but SELECT now; left alone, since a JDBC fence store may write the table as such a role).
-   */
-  private List<String> postgresPrivileges(TableName table) throws SQLException {
-    List<String> out = new ArrayList<>();
-    String fence = table.schemaPrefix(dialect) + SqlFenceDdl.FENCE_TABLE;
-    try (PreparedStatement ps = connection.prepareStatement("SELECT pg_get_userbyid(p.proowner) FROM pg_proc p"
-        + " JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = ? AND p.proname = 'fencing_check'")) {
-      ps.setString(1, table.schema());
-      try (ResultSet rs = ps.executeQuery()) {
-        if (rs.next()) {
-          out.add("runs as: " + table.schemaPrefix(dialect) + "fencing_check() is SECURITY DEFINER, owned by "
-              + rs.getString(1) + " (search_path pinned to " + dialect.quote(table.schema()) + ", pg_temp); writers "
-              + "need only their DML rights on their own tables, nothing on the fence tables");
-        }
-      }
-    }
-    try (PreparedStatement ps = connection.prepareStatement("SELECT pg_get_userbyid(a.grantee),"
-        + " string_agg(a.privilege_type, ', ' ORDER BY a.privilege_type) FROM pg_class c"
-        + " JOIN pg_namespace n ON n.oid = c.relnamespace, aclexplode(c.relacl) a"
-        + " WHERE n.nspname = ? AND c.relname = ? AND a.grantee <> 0 AND a.grantee <> c.relowner"
-        + " AND a.privilege_type <> 'SELECT' GROUP BY 1 ORDER BY 1")) {
-      ps.setString(1, table.schema());
-      ps.setString(2, SqlFenceDdl.FENCE_TABLE);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add("note: role " + rs.getString(1) + " still has " + rs.getString(2) + " on " + fence
-              + " (granted by hand; the SQL fence no longer needs it, and it lets that role move the fence: REVOKE "
-              + "it unless a JDBC fence store writes the table as that role)");
-        }
-      }
-    }
-    return out;
-  }
-
-  /**
-   * MariaDB/MySQL: GRANT SELECT ... TO PUBLIC where the server knows PUBLIC (MariaDB 10.11+), not fatal when it
-   * fails (the fence works; only detection by writers needs it); who the triggers run as.
-   */
-  private List<String> mysqlPrivileges(TableName table, List<Statement> grants, List<String> executed)
-      throws SQLException {
-    List<String> out = new ArrayList<>();
-    String version = scalar("SELECT VERSION()");
-    String tables = table.schema() + "." + SqlFenceDdl.FENCE_TABLE + ", " + table.schema() + "."
-        + SqlFenceDdl.REGISTRY_TABLE;
-    if (hasPublic(version)) {
-      for (Statement st : grants) {
-        try {
-          execute(st.sql());
-          executed.add(st.sql());
-          out.add("privileges: " + st.sql());
-        } catch (SQLException e) {
-          out.add("privileges: could not " + st.sql() + " (" + e.getMessage() + "): grant SELECT on " + tables
-              + " to the writers by hand, or the agent cannot detect the fence when it connects as them");
-          break;
-        }
-      }
-    } else {
-      out.add("privileges: " + version + " has no PUBLIC role: grant SELECT on " + tables + " to the writers by "
-          + "hand, or the agent cannot detect the fence when it connects as them");
-    }
-    out.add("runs as: the triggers and procedures run as their definer " + scalar("SELECT CURRENT_USER()")
-        + " (SQL SECURITY DEFINER; keep that account); writers need only their DML rights on their own tables, "
-        + "nothing on the fence tables");
-    return out;
-  }
-
-  /** MariaDB 10.11 and later have GRANT ... TO PUBLIC; MySQL has no PUBLIC. */
-  static boolean hasPublic(String version) {
-    if (version == null || !version.contains("MariaDB")) {
-      return false;
-    }
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("^(\\d+)\\.(\\d+)").matcher(version);
-    if (!m.find()) {
-      return false;
-    }
-    int major = Integer.parseInt(m.group(1));
-    int minor = Integer.parseInt(m.group(2));
-    return major > 10 || (major == 10 && minor >= 11);
-  }
-
-  private String scalar(String sql) throws SQLException {
-    try (java.sql.Statement st = connection.createStatement(); ResultSet rs = st.executeQuery(sql)) {
-      return rs.next() ? rs.getString(1) : null;
-    }
   }
 
   /**
@@ -393,6 +306,11 @@ public final class SqlFenceInstaller {
   }
 
   private void execute(String sql) throws SQLException {
+    execute(connection, sql);
+  }
+
+  /** Runs {@code sql}; a failure names the statement's first line. */
+  static void execute(Connection connection, String sql) throws SQLException {
     try (java.sql.Statement st = connection.createStatement()) {
       st.execute(sql);
     } catch (SQLException e) {
@@ -418,7 +336,7 @@ public final class SqlFenceInstaller {
       return "";
     }
     return " (missing privileges: the installing user must be able to create tables and "
-        + (dialect == SqlDialect.MYSQL ? "procedures" : "functions") + " in the table's schema, create triggers on "
+        + fence.routinesWord() + " in the table's schema, create triggers on "
         + "the table and, in per-row mode, alter it; run the install as the table's owner or an administrator)";
   }
 
@@ -536,27 +454,8 @@ public final class SqlFenceInstaller {
 
   /** Triggers on {@code table} whose names mark them as the fence's. */
   private List<String> fencingTriggers(TableName table) throws SQLException {
-    String sql;
-    switch (dialect) {
-      case POSTGRESQL:
-        sql = "SELECT DISTINCT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
-            + " JOIN pg_namespace n ON n.oid = c.relnamespace"
-            + " WHERE n.nspname = ? AND c.relname = ? AND NOT t.tgisinternal AND t.tgname LIKE 'fencing\\_%'"
-            + " ORDER BY 1";
-        break;
-      case MYSQL:
-        sql = "SELECT DISTINCT TRIGGER_NAME FROM information_schema.TRIGGERS"
-            + " WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ? AND TRIGGER_NAME LIKE 'fencing\\_%'"
-            + " ORDER BY 1";
-        break;
-      default:
-        sql = "SELECT DISTINCT TRIGGER_NAME FROM INFORMATION_SCHEMA.TRIGGERS"
-            + " WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ? AND TRIGGER_NAME LIKE 'fencing:%'"
-            + " ORDER BY 1";
-        break;
-    }
     List<String> names = new ArrayList<>();
-    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+    try (PreparedStatement ps = connection.prepareStatement(fence.triggersOnTableQuery())) {
       ps.setString(1, table.schema());
       ps.setString(2, table.name());
       try (ResultSet rs = ps.executeQuery()) {
@@ -569,47 +468,13 @@ public final class SqlFenceInstaller {
   }
 
   private int fencingTriggersInSchema(TableName table) throws SQLException {
-    String sql;
-    switch (dialect) {
-      case POSTGRESQL:
-        sql = "SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
-            + " JOIN pg_namespace n ON n.oid = c.relnamespace"
-            + " WHERE n.nspname = ? AND NOT t.tgisinternal AND t.tgname LIKE 'fencing\\_%'";
-        break;
-      case MYSQL:
-        sql = "SELECT COUNT(*) FROM information_schema.TRIGGERS"
-            + " WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME LIKE 'fencing\\_%'";
-        break;
-      default:
-        sql = "SELECT COUNT(DISTINCT TRIGGER_NAME) FROM INFORMATION_SCHEMA.TRIGGERS"
-            + " WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME LIKE 'fencing:%'";
-        break;
-    }
-    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+    try (PreparedStatement ps = connection.prepareStatement(fence.triggersInSchemaQuery())) {
       ps.setString(1, table.schema());
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getInt(1);
       }
     }
-  }
-
-  /** MariaDB/MySQL procedures of the fence already in the table's database (never replaced: they are versioned). */
-  private List<String> existingRoutines(TableName table) throws SQLException {
-    if (dialect != SqlDialect.MYSQL) {
-      return List.of();
-    }
-    List<String> names = new ArrayList<>();
-    try (PreparedStatement ps = connection.prepareStatement("SELECT ROUTINE_NAME FROM information_schema.ROUTINES"
-        + " WHERE ROUTINE_SCHEMA = ? AND ROUTINE_NAME LIKE 'fencing\\_%'")) {
-      ps.setString(1, table.schema());
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          names.add(rs.getString(1));
-        }
-      }
-    }
-    return names;
   }
 
   /** A name as a metadata search pattern: {@code _} and {@code %} match only themselves. */

@@ -127,10 +127,10 @@ class SqlFenceDdlTest {
         .contains("DROP PROCEDURE IF EXISTS `shop`.fencing_check_v1", "DROP PROCEDURE IF EXISTS `shop`.fencing_check_v2",
             "DROP PROCEDURE IF EXISTS `shop`.fencing_check_v3",
             "DROP TABLE IF EXISTS `shop`.fencing_fenced_table");
-    assertThat(SqlFenceInstaller.hasPublic("10.11.19-MariaDB-0+deb12u1")).isTrue();
-    assertThat(SqlFenceInstaller.hasPublic("11.4.2-MariaDB")).isTrue();
-    assertThat(SqlFenceInstaller.hasPublic("10.6.18-MariaDB")).isFalse();
-    assertThat(SqlFenceInstaller.hasPublic("8.0.36")).isFalse();
+    assertThat(MariaDbFenceDialect.hasPublic("10.11.19-MariaDB-0+deb12u1")).isTrue();
+    assertThat(MariaDbFenceDialect.hasPublic("11.4.2-MariaDB")).isTrue();
+    assertThat(MariaDbFenceDialect.hasPublic("10.6.18-MariaDB")).isFalse();
+    assertThat(MariaDbFenceDialect.hasPublic("8.0.36")).isFalse();
   }
 
   @Test
