@@ -44,7 +44,7 @@ cd "$(dirname "$0")/.."
 what="${1:-all}"
 [ $# -gt 0 ] && shift
 lock="${FENCING_BENCH_LOCK:-/tmp/mvn.lock}"
-java25="${FENCING_IT_JAVA25:-/usr/lib/jvm/temurin-25-jdk-amd64}"
+java25="$(scripts/java25.sh)"
 java17="${FENCING_BENCH_JAVA17:-${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}}"
 # Short runs by default (a shared 2-core machine); override with e.g. JMH_OPTS="-f 3 -wi 5 -i 10".
 jmh_opts="${JMH_OPTS:--f 1 -wi 3 -i 5 -w 1s -r 1s}"

@@ -61,7 +61,7 @@ if [ "${#db_packages[@]}" -gt 0 ]; then
 fi
 
 $need_java25 || exit 0
-java25="${FENCING_IT_JAVA25:-/usr/lib/jvm/temurin-25-jdk-amd64}"
+java25="$("$(dirname "$0")"/java25.sh)"
 [ -x "$java25/bin/java" ] || fail "no JDK 25 at $java25 (no bin/java): the integration tests run on Java 17 and 25;" \
   "install a JDK 25 there (e.g. Temurin 25) or set FENCING_IT_JAVA25 to a JDK 25 home"
 "$java25/bin/java" -version 2>&1 | grep -Eq 'version "25([."]|$)' \

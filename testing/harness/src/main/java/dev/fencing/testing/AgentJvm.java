@@ -19,7 +19,6 @@ import java.util.concurrent.TimeUnit;
 public final class AgentJvm implements AutoCloseable {
 
   private static final String JAVA25_PROPERTY = "fencing.it.java25";
-  private static final String JAVA25_DEFAULT = "/usr/lib/jvm/temurin-25-jdk-amd64";
   private static final int MAX_OUTPUT_IN_MESSAGES = 64 * 1024;
 
   private final String name;
@@ -36,17 +35,33 @@ public final class AgentJvm implements AutoCloseable {
     return new Builder();
   }
 
+  /** The run's JDK axis: {@code all} (this build's JDK and the JDK 25) or {@code current} (this build's only). */
+  private static final String JDKS_PROPERTY = "fencing.it.jdks";
+
   /**
-   * The JDKs every integration test must pass on: this build's (17) and a Java 25 home from
-   * {@code -Dfencing.it.java25}. A missing JDK 25 fails loudly instead of skipping, so a green build always means
-   * both were tested.
+   * The JDKs the integration tests of this run pass on: this build's (17) and a Java 25 home from
+   * {@code -Dfencing.it.java25}, or this build's alone when the run says {@code -Dfencing.it.jdks=current} (the quick
+   * tier). A missing JDK 25 fails loudly instead of skipping, so a green full run always means both were tested.
    */
   public static List<Path> javaHomes() {
     Path current = Path.of(System.getProperty("java.home"));
-    Path java25 = Path.of(System.getProperty(JAVA25_PROPERTY, JAVA25_DEFAULT));
+    String jdks = System.getProperty(JDKS_PROPERTY, "all").trim();
+    if (jdks.equals("current")) {
+      return List.of(current);
+    }
+    if (!jdks.equals("all")) {
+      throw new IllegalStateException("-D" + JDKS_PROPERTY + "=" + jdks + " is not a JDK axis: expected 'all' (this"
+          + " build's JDK and the JDK 25) or 'current' (this build's only)");
+    }
+    String home = System.getProperty(JAVA25_PROPERTY);
+    if (home == null || home.isBlank()) {
+      throw new IllegalStateException("no JDK 25 for the integration tests: -D" + JAVA25_PROPERTY + " is unset (the"
+          + " build sets it from FENCING_IT_JAVA25 or the root pom.xml; run the tests through Maven or set it)");
+    }
+    Path java25 = Path.of(home);
     if (!Files.isExecutable(java25.resolve("bin/java"))) {
       throw new IllegalStateException("the JDK 25 the integration tests must run on is missing: " + java25
-          + " has no bin/java; install a JDK 25 there or run with -D" + JAVA25_PROPERTY + "=<path>");
+          + " has no bin/java; install a JDK 25 there or set FENCING_IT_JAVA25 to a JDK 25 home");
     }
     return List.of(current, java25).stream().distinct().toList();
   }

@@ -7,7 +7,6 @@ import dev.fencing.fence.kafka.PartitionFenceStore.Advance;
 import dev.fencing.fence.sql.FenceReset;
 import dev.fencing.fence.store.FenceStoreException;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.Statement;
 import java.util.UUID;
 import org.h2.jdbcx.JdbcDataSource;
