@@ -2,69 +2,47 @@ package dev.fencing.agent.scope;
 
 import dev.fencing.agent.bootstrap.CaptureHook;
 import dev.fencing.agent.bootstrap.Fencing;
-import dev.fencing.agent.bootstrap.LockLibraries;
 import dev.fencing.agent.bootstrap.LockScope;
 import dev.fencing.agent.bootstrap.SideEffectGate;
 import dev.fencing.agent.bootstrap.TokenContext;
 import dev.fencing.agent.config.AgentConfig;
-import dev.fencing.agent.events.FencingEvents;
 import dev.fencing.agent.log.AgentLog;
-import dev.fencing.agent.policy.SideEffectCounters;
-import dev.fencing.agent.policy.SideEffectPolicy;
-import dev.fencing.agent.threads.AgentThreads;
 import dev.fencing.agent.token.Grant;
 import dev.fencing.agent.token.LossReason;
-import dev.fencing.agent.token.TokenState;
 import dev.fencing.protocol.TokenGrammar;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 
 /**
  * The application's own locks the agent captured (docs/DESIGN.md section 4, "Captured locks"): a Curator lock or
  * leadership, a jetcd lock. Each distinct lock (path, key) gets, on its first acquisition, a lock runtime of its own
  * (token state, policy, counters, events) under a lock name derived from the path ({@link #lockName}), at most
- * {@code fencing.capture.max-locks} of them. While the application holds it, the acquiring thread (and the work it
- * hands off) is in the lock's scope: its side effects carry the lock's token (the czxid of the lock node, the create
+ * {@code fencing.capture.max-locks} of them ({@link CapturedLockRegistry}). While the application holds it, the
+ * acquiring thread (and the work it hands off) is in the lock's scope: its side effects carry the lock's token (the czxid of the lock node, the create
  * revision of the lock key), and are decided by the lock's policy once the lock can no longer be trusted.
  *
  * <p>Trust follows the application's coordinator session on the monotonic clock: the grant's deadline is the time the
  * coordinator last knew the session alive plus the session timeout or lease TTL, minus
  * {@code fencing.capture.safety-margin}. For ZooKeeper that is told by {@code sync}s the agent sends on the
  * application's own handle every third of the session timeout while a lock of the session is held
- * ({@link #syncLoop}): only the ensemble's leader answers a sync, so a follower cut from the quorum (which keeps
+ * ({@link CuratorSyncLoop}): only the ensemble's leader answers a sync, so a follower cut from the quorum (which keeps
  * answering pings for {@code syncLimit * tickTime}) renews nothing. For etcd, by the application's answered
- * keepalives. A process paused past it sees the
+ * keepalives ({@link JetcdLeaseTracker}). A process paused past it sees the
  * lock expired on its first side effect after resuming, before any of the application's threads ran.
  */
 public final class CapturedLocks implements CaptureHook {
   private static final AgentLog LOG = AgentLog.get(CapturedLocks.class);
 
-  private final AgentConfig config;
   private final Scopes scopes;
   private final long marginNanos;
-  private final int maxLocks;
-  /** Each captured lock by its identity (library, coordinator, path: {@link #identity}). */
-  private final Map<String, Captured> byIdentity = new ConcurrentHashMap<>();
-  /** The lock names in use (a name is each lock's own: two identities never share one). */
-  private final Map<String, Captured> byName = new ConcurrentHashMap<>();
+  private final CapturedLockRegistry registry;
+  /** The acquisitions the application holds, by hold id. */
   private final Map<String, Hold> holds = new ConcurrentHashMap<>();
-  private final Set<String> refused = ConcurrentHashMap.newKeySet();
-  /** Told of each lock captured, with its own counters (the metrics add its series); see {@link #onCapture}. */
-  private final List<java.util.function.Consumer<LockRuntime>> listeners =
-      new java.util.concurrent.CopyOnWriteArrayList<>();
-  /** Per ZooKeeper session: the send time of its last answered sync (the renewal after the next one uses it). */
-  private final Map<Long, Long> lastAnswered = new ConcurrentHashMap<>();
-  /** Per ZooKeeper session of a held Curator lock: when its next sync is due (System.nanoTime). */
-  private final Map<Long, long[]> syncDue = new ConcurrentHashMap<>();
-  /** Sends the syncs ({@link #syncLoop}); started with the first Curator lock captured. */
-  private Thread syncer; // guarded by this
-  /** Per etcd lease: {when it was last known alive, its TTL}, both in nanoseconds. */
-  private final Map<Long, long[]> leases = new ConcurrentHashMap<>();
+  private final CuratorSyncLoop curatorSyncs;
+  private final JetcdLeaseTracker jetcdLeases;
   /** The routing gate, once the first capture installed it (or the one of the JVM's declared sections). */
   private volatile ScopedGate scopedGate;
 
@@ -133,10 +111,11 @@ public final class CapturedLocks implements CaptureHook {
   }
 
   public CapturedLocks(AgentConfig config, Scopes scopes) {
-    this.config = config;
     this.scopes = scopes;
     this.marginNanos = config.captureSafetyMargin().toNanos();
-    this.maxLocks = config.captureMaxLocks();
+    this.registry = new CapturedLockRegistry(config, scopes, this::ensureScopedGate);
+    this.curatorSyncs = new CuratorSyncLoop(holds.values(), marginNanos);
+    this.jetcdLeases = new JetcdLeaseTracker(holds.values(), marginNanos);
   }
 
   /**
@@ -172,7 +151,7 @@ public final class CapturedLocks implements CaptureHook {
   @Override
   public void acquired(String library, String where, String path, String holdId, long token, long sessionId,
       long aliveAtNanos, long timeoutMillis) {
-    Captured c = captured(library, where, path);
+    Captured c = registry.captured(library, where, path);
     if (c == null) {
       return;
     }
@@ -199,7 +178,7 @@ public final class CapturedLocks implements CaptureHook {
   @Override
   public void leading(String library, String where, String path, String holdId, long token, long sessionId,
       long aliveAtNanos, long timeoutMillis) {
-    Captured c = captured(library, where, path);
+    Captured c = registry.captured(library, where, path);
     if (c == null) {
       return;
     }
@@ -218,7 +197,7 @@ public final class CapturedLocks implements CaptureHook {
    */
   @Override
   public void leads(String library, String where, String path) {
-    Captured c = byIdentity.get(identity(library, where, path));
+    Captured c = registry.get(library, where, path);
     if (c != null) {
       Grant g = c.runtime.state().view().grant();
       lead(ensureScopedGate(), c, library + " leader selector " + path, g == null ? "no token (not verified)"
@@ -241,7 +220,7 @@ public final class CapturedLocks implements CaptureHook {
 
   @Override
   public void closed(String library, String where, String path) {
-    Captured c = byIdentity.get(identity(library, where, path));
+    Captured c = registry.get(library, where, path);
     ScopedGate routing = scopedGate;
     if (c != null && routing != null) {
       routing.unlead(c.runtime.policy());
@@ -250,12 +229,12 @@ public final class CapturedLocks implements CaptureHook {
 
   @Override
   public void granted(String library, String where, String path, String holdId, long token, long sessionId) {
-    Captured c = captured(library, where, path);
+    Captured c = registry.captured(library, where, path);
     if (c == null) {
       return;
     }
     ensureScopedGate();
-    long[] lease = leases.get(sessionId);
+    long[] lease = jetcdLeases.lease(sessionId);
     // A lease this JVM never saw granted or kept alive has no known deadline: the lock is not trusted at all.
     long deadline = lease == null ? System.nanoTime() : lease[0] + lease[1] - marginNanos;
     Grant g = c.runtime.state().granted(token, sessionId, 0, deadline);
@@ -273,7 +252,7 @@ public final class CapturedLocks implements CaptureHook {
    */
   @Override
   public void unverified(String library, String where, String path, String holdId, String why) {
-    Captured c = captured(library, where, path);
+    Captured c = registry.captured(library, where, path);
     if (c == null) {
       return;
     }
@@ -296,14 +275,7 @@ public final class CapturedLocks implements CaptureHook {
 
   @Override
   public void renewed(long sessionId, long aliveAtNanos, long timeoutMillis) {
-    long timeout = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-    leases.merge(sessionId, new long[] {aliveAtNanos, timeout}, (a, b) -> b[0] - a[0] > 0 ? b : a);
-    for (Hold h : holds.values()) {
-      if (h.grant != null && h.sessionId == sessionId) {
-        h.timeoutNanos = timeout;
-        h.lock.runtime.state().renewed(h.grant, aliveAtNanos + timeout - marginNanos);
-      }
-    }
+    jetcdLeases.renewed(sessionId, aliveAtNanos, timeoutMillis);
   }
 
   @Override
@@ -322,89 +294,21 @@ public final class CapturedLocks implements CaptureHook {
     }
   }
 
-  /** A Curator lock of ZooKeeper session {@code sessionId} is held: syncs keep it trusted, the first one now. */
+  /** A Curator lock of ZooKeeper session {@code sessionId} is held: syncs keep it trusted ({@link CuratorSyncLoop}). */
   private void keepSyncing(Captured c, long sessionId) {
-    if (!"curator".equals(c.library)) {
-      return;
-    }
-    syncDue.putIfAbsent(sessionId, new long[] {System.nanoTime()});
-    Thread t;
-    synchronized (this) {
-      if (syncer == null) {
-        syncer = AgentThreads.newThread(this::syncLoop, "fencing-agent-capture-sync");
-        syncer.start();
-      }
-      t = syncer;
-    }
-    LockSupport.unpark(t);
-  }
-
-  /**
-   * Every third of the session timeout, for each ZooKeeper session of a held Curator lock: a {@code sync} on the
-   * application's handle ({@link LockLibraries#zooKeeperSync}), whose answer renews the session's locks
-   * ({@link #alive}). A session none of whose locks is held any more is dropped.
-   */
-  private void syncLoop() {
-    while (true) {
-      long now = System.nanoTime();
-      long next = now + TimeUnit.SECONDS.toNanos(1);
-      for (Map.Entry<Long, long[]> e : syncDue.entrySet()) {
-        long interval = syncInterval(e.getKey());
-        if (interval <= 0) {
-          syncDue.remove(e.getKey());
-          continue;
-        }
-        long[] due = e.getValue();
-        if (now - due[0] >= 0) {
-          LockLibraries.zooKeeperSync(e.getKey()); // not sent (handle gone): no answer, the lock runs out of trust
-          due[0] = now + interval;
-        }
-        next = due[0] - next < 0 ? due[0] : next;
-      }
-      LockSupport.parkNanos(Math.max(next - System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(1)));
+    if ("curator".equals(c.library)) {
+      curatorSyncs.keepSyncing(sessionId);
     }
   }
 
-  /** A third of the shortest session timeout of the locks held on {@code sessionId}; 0 when none is held. */
-  private long syncInterval(long sessionId) {
-    long shortest = 0;
-    for (Hold h : holds.values()) {
-      if (h.sessionId == sessionId && h.timeoutNanos > 0 && (shortest == 0 || h.timeoutNanos < shortest)) {
-        shortest = h.timeoutNanos;
-      }
-    }
-    return shortest / 3;
-  }
-
-  /**
-   * A ZooKeeper follower forwards its clients' syncs to the leader, but tells the leader (whose clock expires
-   * sessions) of its clients' activity only in its own next ping: what the leader surely heard of when a sync is
-   * answered is the previous answered one. The deadline moves to that one's send time plus the session timeout minus
-   * the margin, as for the agent's own ZooKeeper lease.
-   */
   @Override
   public void alive(long sessionId, long aliveAtNanos, long timeoutMillis) {
-    if (holds.isEmpty()) {
-      lastAnswered.clear();
-      return;
-    }
-    Long previous = lastAnswered.put(sessionId, aliveAtNanos);
-    if (previous == null) {
-      return;
-    }
-    for (Hold h : holds.values()) {
-      if (h.grant != null && h.sessionId == sessionId) {
-        if (timeoutMillis > 0) {
-          h.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        }
-        h.lock.runtime.state().renewed(h.grant, previous + h.timeoutNanos - marginNanos);
-      }
-    }
+    curatorSyncs.alive(sessionId, aliveAtNanos, timeoutMillis);
   }
 
   @Override
   public void sessionLost(long sessionId, String why) {
-    leases.remove(sessionId);
+    jetcdLeases.lost(sessionId);
     for (Hold h : holds.values()) {
       if (h.grant != null && h.sessionId == sessionId) {
         if (h.lock.runtime.state().lost(h.grant, LossReason.LEASE_REVOKED)) {
@@ -416,7 +320,7 @@ public final class CapturedLocks implements CaptureHook {
 
   /** The captured locks, in no particular order (for /status). */
   public List<Captured> locks() {
-    return new ArrayList<>(byIdentity.values());
+    return registry.locks();
   }
 
   /** A lock's identity: the library, the coordinator it lives on and its path or name there. */
@@ -435,91 +339,12 @@ public final class CapturedLocks implements CaptureHook {
     return name.substring(0, keep) + suffix;
   }
 
-  /** {@code pathName}, or when another captured lock has it already, {@link #disambiguated} (logged). */
-  private String uniqueName(String pathName, String id, String library, String where, String path) {
-    Captured other = byName.get(pathName);
-    if (other == null) {
-      return pathName;
-    }
-    String unique = disambiguated(pathName, id);
-    LOG.warn(library + " lock " + path + " on " + where + " has the lock name '" + pathName + "' of " + other.library
-        + " lock " + other.path + " on " + other.where + ": it is captured as lock '" + unique + "' (install its"
-        + " fences for that name)");
-    return unique;
-  }
-
-  private Captured captured(String library, String where, String path) {
-    String id = identity(library, where, path);
-    Captured known = byIdentity.get(id);
-    if (known != null) {
-      return known;
-    }
-    String pathName = lockName(path);
-    if (pathName == null) {
-      if (refused.add(String.valueOf(path))) {
-        LOG.warn(library + " lock '" + path + "' is not captured: its name must have 1 to " + TokenGrammar.MAX_LOCK_LENGTH
-            + " characters besides '/'");
-      }
-      return null;
-    }
-    synchronized (this) {
-      Captured c = byIdentity.get(id);
-      if (c != null) {
-        return c;
-      }
-      if (byIdentity.size() >= maxLocks) {
-        if (refused.add(id)) {
-          LOG.warn(library + " lock '" + path + "' is not captured: fencing.capture.max-locks=" + maxLocks
-              + " locks are captured already");
-        }
-        return null;
-      }
-      String name = uniqueName(pathName, id, library, where, path);
-      TokenState state = TokenState.captured(name, config.tokenMax(), config.signingKey());
-      // Counted under its own lock label (bounded by max-locks); a name that is also one of the configuration's
-      // locks shares that lock's counters, so no label is exposed twice.
-      boolean ownLabel = scopes.all().stream().noneMatch(r -> r.lock().equals(name));
-      SideEffectCounters counters = ownLabel ? new SideEffectCounters() : scopes.outside().counters();
-      FencingEvents events = new FencingEvents(name, config.logEventInterval());
-      if (ownLabel) {
-        scopes.rejections().addLock(name, events);
-      }
-      SideEffectPolicy policy = SideEffectPolicy.capturedLock(config, state, counters, events);
-      LockRuntime runtime = new LockRuntime(name, state, counters, events, policy, false, false, List.of(),
-          config.mode() == AgentConfig.Mode.OBSERVE);
-      c = new Captured(library, where, path, runtime);
-      byName.put(name, c);
-      byIdentity.put(id, c);
-      ensureScopedGate().addCaptured(name, policy); // its buffered Kafka records are judged by its own policy
-      LOG.info("capturing " + library + " lock " + path + " as lock '" + name + "'");
-      if (ownLabel) {
-        for (java.util.function.Consumer<LockRuntime> l : listeners) {
-          tell(l, runtime);
-        }
-      }
-      return c;
-    }
-  }
-
   /**
    * {@code listener} is told of every lock captured with a metrics label of its own: those captured so far at once,
    * each later one when it is captured (on the capturing thread, once per lock).
    */
-  public synchronized void onCapture(java.util.function.Consumer<LockRuntime> listener) {
-    listeners.add(listener);
-    for (Captured c : byName.values()) {
-      if (c.runtime().counters() != scopes.outside().counters()) {
-        tell(listener, c.runtime());
-      }
-    }
-  }
-
-  private static void tell(java.util.function.Consumer<LockRuntime> listener, LockRuntime runtime) {
-    try {
-      listener.accept(runtime);
-    } catch (Throwable t) {
-      LOG.warn("cannot expose the metrics of captured lock '" + runtime.lock() + "': " + AgentLog.describe(t));
-    }
+  public void onCapture(Consumer<LockRuntime> listener) {
+    registry.onCapture(listener);
   }
 
   /**
