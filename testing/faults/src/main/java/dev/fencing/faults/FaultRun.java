@@ -47,8 +47,8 @@ import org.apache.kafka.common.TopicPartition;
  * With {@code --coordinator=zookeeper} a 3-server ZooKeeper ensemble takes etcd's place and the same faults hit it
  * ({@link FaultCoordinator}), named {@code zk-restart} and {@code zk-wipe}; {@code --locks=N} and
  * {@code --partitions=N} shape the locks and the Kafka topic ({@link Topology}).
- * The {@link Infrastructure} and the workers live for the whole run; fresh workers only on every tenth wipe. At the end the
- * workers are drained and scraped, the resources read, and {@link HistoryChecker} judges the whole history; the last
+ * The {@link Infrastructure} and the workers live for the whole run; fresh workers only on every tenth wipe. At the
+ * end the workers are drained and scraped, the resources read, and {@link HistoryChecker} judges the whole history; the last
  * line printed is its summary.
  */
 public final class FaultRun implements FaultKind.Trial {

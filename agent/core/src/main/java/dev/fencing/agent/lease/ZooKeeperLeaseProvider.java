@@ -26,11 +26,12 @@ import org.apache.zookeeper.data.Stat;
  * deadline never outlives the leader's view of the session; revoked by closing the session (which deletes its
  * ephemeral nodes).
  *
- * <p>The lock is ZooKeeper's lock recipe ({@link ZooKeeperLockRecipe}): an ephemeral sequential node {@code <path>/<lock>/lock-<seq>} holding the
- * holder id; the lowest sequence holds, every other candidate watches only its predecessor (no herd). The token is
- * the lock node's czxid: a zxid, totally ordered across the ensemble and never reused by it (the sequence suffix is
- * per parent and restarts when the parent is re-created). The ensemble's identity for token-reuse detection is the
- * czxid of {@code <path>}, created once: a wiped ensemble re-creates it with another czxid.
+ * <p>The lock is ZooKeeper's lock recipe ({@link ZooKeeperLockRecipe}): an ephemeral sequential node
+ * {@code <path>/<lock>/lock-<seq>} holding the holder id; the lowest sequence holds, every other candidate watches
+ * only its predecessor (no herd). The token is the lock node's czxid: a zxid, totally ordered across the ensemble
+ * and never reused by it (the sequence suffix is per parent and restarts when the parent is re-created). The
+ * ensemble's identity for token-reuse detection is the czxid of {@code <path>}, created once: a wiped ensemble
+ * re-creates it with another czxid.
  *
  * <p>The client is configured by {@link ZooKeeperClientConfig}, never from the host's {@code zookeeper.*} system
  * properties (which belong to the application's own ZooKeeper client, whose classes are not ours): SASL off, the
