@@ -48,7 +48,9 @@ class ModuleGraphTest {
           "fencing-fence-kafka")),
       Map.entry("fencing-benchmarks", Set.of("fencing-agent-bootstrap", "fencing-agent-core",
           "fencing-instrumentation-jdbc", "fencing-test-harness", "fencing-fence-sql")),
-      Map.entry("fencing-dashboards", Set.of()));
+      Map.entry("fencing-dashboards", Set.of()),
+      // Test scope only: the agent-jar integration tests.
+      Map.entry("fencing-agent-it", Set.of()));
 
   /** The fences' Spring Boot starter: the one fence-named module that builds on fences (and stays off the agent). */
   private static final String STARTER = "fencing-fence-spring-boot-starter";
