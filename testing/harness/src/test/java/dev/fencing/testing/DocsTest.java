@@ -97,13 +97,10 @@ class DocsTest {
 
   @Test
   void designModuleMapNamesEveryModule() throws IOException {
-    String pom = Files.readString(ROOT.resolve("pom.xml")).replaceAll("(?s)<!--.*?-->", "");
     Set<String> modules = new LinkedHashSet<>();
-    Matcher m = MODULE.matcher(pom);
-    while (m.find()) {
-      modules.add(m.group(1).strip());
-    }
-    assertThat(modules).as("modules of the root pom.xml").contains("agent/core", "fences/sql");
+    addModules("", modules);
+    assertThat(modules).as("modules of the root pom.xml and its aggregators").contains("agent/core", "fences/sql",
+        "instrumentation", "instrumentation/jdbc");
 
     List<String> map = moduleMapRows();
     assertThat(map).as("docs/DESIGN.md section 3's module table").isNotEmpty();
@@ -114,6 +111,17 @@ class DocsTest {
       }
     }
     assertThat(missing).as("modules docs/DESIGN.md section 3 (the module map) does not name").isEmpty();
+  }
+
+  /** The modules of the pom in {@code dir} (relative to the root, "" for it) and of the aggregators among them. */
+  private static void addModules(String dir, Set<String> modules) throws IOException {
+    Path pom = ROOT.resolve(dir).resolve("pom.xml");
+    Matcher m = MODULE.matcher(Files.readString(pom).replaceAll("(?s)<!--.*?-->", ""));
+    while (m.find()) {
+      String module = (dir.isEmpty() ? "" : dir + "/") + m.group(1).strip();
+      modules.add(module);
+      addModules(module, modules);
+    }
   }
 
   /**
