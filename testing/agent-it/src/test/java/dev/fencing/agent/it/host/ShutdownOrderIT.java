@@ -2,11 +2,11 @@ package dev.fencing.agent.it.host;
 
 import dev.fencing.agent.it.AgentProcesses;
 import dev.fencing.agent.it.AppStdin;
-import dev.fencing.agent.it.http.JavaHttpClientIT;
+import dev.fencing.agent.it.http.HttpAppJvm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.agent.it.http.JavaHttpClientIT.RecordingServer;
+import dev.fencing.agent.it.http.RecordingServer;
 import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.EtcdCluster;
 import dev.fencing.testing.Http;
@@ -35,10 +35,10 @@ class ShutdownOrderIT {
     int portB = Ports.freePort();
     try (EtcdCluster etcd = EtcdCluster.single(); RecordingServer fenced = new RecordingServer();
         RecordingServer thirdParty = new RecordingServer();
-        AgentJvm a = JavaHttpClientIT.startApp(javaHome, "exit-a", "exit", portA, fenced, etcd)) {
+        AgentJvm a = HttpAppJvm.start(javaHome, "exit-a", "exit", portA, fenced, etcd)) {
       long tokenA = Long.parseLong(Http.jsonField(
           Http.awaitStatus(portA, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token"));
-      try (AgentJvm b = JavaHttpClientIT.startApp(javaHome, "exit-b", "exit", portB, fenced, etcd)) {
+      try (AgentJvm b = HttpAppJvm.start(javaHome, "exit-b", "exit", portB, fenced, etcd)) {
         Http.awaitStatus(portB, "\"state\":\"STANDBY\"", Duration.ofSeconds(15));
         AppStdin stdinA = AppStdin.http(a);
         // the third party is not fenced: after A's lease ends, A's requests to it are blocked

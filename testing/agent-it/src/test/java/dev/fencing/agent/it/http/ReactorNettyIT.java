@@ -1,13 +1,11 @@
 package dev.fencing.agent.it.http;
 
-import dev.fencing.agent.it.AgentProcesses;
-import dev.fencing.agent.it.AppStdin;
-import dev.fencing.agent.it.host.OtelAgentIT;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.agent.it.http.JavaHttpClientIT.RecordingServer;
+import dev.fencing.agent.it.AgentProcesses;
+import dev.fencing.agent.it.AppStdin;
 import dev.fencing.agent.it.apps.ReactorNettyApp;
+import dev.fencing.agent.it.host.OtelAgentIT;
 import dev.fencing.it.reactornetty.ReactorNettySection;
 import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.EtcdCluster;
@@ -26,56 +24,48 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The Reactor Netty HttpClient hook against real JDK HttpServers (one fenced, one not) and a real etcd, in a forked
- * application JVM per (JDK, Reactor Netty version): the oldest (1.2.16, Netty 4.1) and the latest (1.3.7, Netty 4.2)
- * supported release on Java 17 and 25, and Spring WebClient (Spring Framework 6.2) on the oldest. The requests are
- * assembled on the application's thread and sent from Netty's event loop; a declared section's scope must reach the
- * event loop with them.
+ * The Reactor Netty HttpClient hook, in a forked application JVM per (JDK, Reactor Netty version): the oldest (1.2.16,
+ * Netty 4.1) and the latest (1.3.7, Netty 4.2) supported release on Java 17 and 25, and Spring WebClient (Spring
+ * Framework 6.2) on the oldest. The requests are assembled on the application's thread and sent from Netty's event
+ * loop: a blocked one fails its Mono (block() rethrows it, a subscriber gets it on the event loop as onError), and a
+ * declared section's scope must reach the event loop with them.
  */
-class ReactorNettyIT {
+class ReactorNettyIT extends AbstractHttpClientIT {
   static final String SECTION = ReactorNettySection.class.getName() + "#send@rn-section";
 
   static List<String> versions() {
     String v = System.getProperty("fencing.it.reactor.netty.versions");
     if (v == null || v.isBlank()) {
       throw new IllegalStateException("fencing.it.reactor.netty.versions is not set: run through Maven "
-          + "(mvn verify -pl agent/jar -am), whose reactor-netty-range execution copies the jars");
+          + "(mvn verify -pl testing/agent-it -am), whose reactor-netty-range execution copies the jars");
     }
     return Arrays.asList(v.split(","));
-  }
-
-  static Stream<Arguments> matrix() {
-    List<Arguments> runs = new ArrayList<>();
-    for (Path home : AgentProcesses.javaHomes()) {
-      for (String v : versions()) {
-        runs.add(Arguments.of(home, v));
-      }
-    }
-    return runs.stream();
   }
 
   /** The jars of one version (target/reactor-netty/<version>), plus Spring WebClient's with the oldest. */
   static String classpath(String version) throws IOException {
     Path dir = Path.of(System.getProperty("fencing.it.reactor.netty", "target/reactor-netty")).resolve(version);
     List<Path> dirs = new ArrayList<>(List.of(dir));
-    if (version.equals(versions().get(0))) {
+    if (webClient(version)) {
       dirs.add(Path.of(System.getProperty("fencing.it.spring.webflux")));
     }
     List<String> jars = new ArrayList<>();
     for (Path d : dirs) {
       if (!Files.isDirectory(d)) {
-        throw new IllegalStateException(d + " is missing: the reactor-netty-range execution of agent/jar copies it");
+        throw new IllegalStateException(d + " is missing: the reactor-netty-range execution of testing/agent-it "
+            + "copies it");
       }
       try (Stream<Path> s = Files.list(d)) {
         s.filter(p -> p.toString().endsWith(".jar")).sorted().forEach(p -> jars.add(p.toString()));
       }
     }
     return AgentProcesses.appClasspath() + File.pathSeparator + String.join(File.pathSeparator, jars);
+  }
+
+  private static boolean webClient(String version) {
+    return version.equals(versions().get(0));
   }
 
   private static String sectionToken(int port, String state) {
@@ -87,90 +77,100 @@ class ReactorNettyIT {
     return m.group(1);
   }
 
-  @ParameterizedTest(name = "{1} on {0}")
-  @MethodSource("matrix")
-  void everyAttemptCarriesThePairOnceAndUnsafeRequestsFailTheirMonoAfterExpiryUnlessFencedOrExempt(Path javaHome,
-      String version) throws Exception {
-    boolean webClient = version.equals(versions().get(0));
-    int port = Ports.freePort();
-    try (EtcdCluster etcd = EtcdCluster.single(); RecordingServer open = new RecordingServer();
-        RecordingServer fenced = new RecordingServer();
-        AgentJvm app = AgentJvm.builder().javaHome(javaHome)
-            .name("reactor-netty-" + version + "-java" + AgentProcesses.javaVersion(javaHome))
-            .agentArgs("lock=rn,sections=" + SECTION + ",lease.ttl=3s,lease.safety-margin=500ms,http.port=" + port
-                + ",fenced.http=127.0.0.1:" + fenced.server.getAddress().getPort() + ",exempt.http=localhost"
-                + ",etcd.endpoints=" + etcd.endpoints())
-            .classpath(classpath(version)).mainClass(ReactorNettyApp.class.getName()).start()) {
-      app.awaitOutput("APP STARTED", Duration.ofSeconds(30));
-      assertThat(app.output()).contains("Reactor Netty " + version + " from ");
-      AppStdin stdin = AppStdin.http(app);
-      String token = Http.jsonField(Http.awaitStatus(port, "{\"lock\":\"rn\",\"state\":\"HOLDING\"",
-          Duration.ofSeconds(15)), "token");
-      String sectionToken = sectionToken(port, "HOLDING");
-      String pair = "token=[" + token + "] lock=[rn]";
-      String ok = "STATUS 200";
-      String exemptUrl = "http://localhost:" + open.server.getAddress().getPort();
+  @Override
+  protected String lock() {
+    return "rn";
+  }
 
-      // Holding: every attempt (first, redirected) carries the JVM-wide pair exactly once, whichever thread
-      // subscribes; inside the section, its own lock's pair, although the request leaves from the event loop.
-      assertThat(stdin.run("BLOCK POST " + open.base() + "/ok")).isEqualTo(ok);
-      assertThat(stdin.run("BLOCK PUT " + open.base() + "/ok")).isEqualTo(ok);
-      assertThat(stdin.run("SUBSCRIBE POST " + open.base() + "/ok")).isEqualTo(ok);
-      assertThat(stdin.run("BLOCK GET " + open.base() + "/redirect")).isEqualTo(ok);
-      assertThat(stdin.run("SECTION POST " + open.base() + "/ok")).isEqualTo(ok);
-      List<String> expected = new ArrayList<>(List.of("POST /ok " + pair, "PUT /ok " + pair, "POST /ok " + pair,
-          "GET /redirect " + pair, "GET /ok " + pair, "POST /ok token=[" + sectionToken + "] lock=[rn-section]"));
-      if (webClient) {
-        assertThat(stdin.run("WEBCLIENT POST " + open.base() + "/ok")).isEqualTo(ok);
-        expected.add("POST /ok " + pair);
+  @Override
+  protected List<Run> runs() {
+    List<Run> runs = new ArrayList<>();
+    for (Path home : AgentProcesses.javaHomes()) {
+      for (String v : versions()) {
+        runs.add(new Run(home, v, webClient(v) ? "with Spring WebClient" : null));
       }
-      assertThat(open.received).containsExactlyElementsOf(expected);
-
-      // Lease lost (etcd gone, local deadline passed), the section's lock as well.
-      for (EtcdNode n : etcd.nodes()) {
-        n.kill();
-      }
-      Http.awaitStatus(port, "\"lock\":\"rn\",\"state\":\"EXPIRED\"", Duration.ofSeconds(10));
-      sectionToken(port, "EXPIRED");
-      open.received.clear();
-      String blocked = "dev.fencing.agent.bootstrap.FencingBlockedException: Fencing Agent blocked a http side "
-          + "effect: lock 'rn', token " + token + ": the lease expired (local deadline passed)";
-
-      // Unfenced host: unsafe requests never leave the process, their Mono fails with the block (block() rethrows
-      // it, a subscriber gets it on the event loop as onError); reads go out untagged.
-      assertThat(stdin.run("BLOCK POST " + open.base() + "/ok")).isEqualTo("ERR " + blocked);
-      assertThat(stdin.run("SUBSCRIBE PUT " + open.base() + "/ok")).isEqualTo("ERR " + blocked + " on the event loop");
-      assertThat(stdin.run("SECTION POST " + open.base() + "/ok"))
-          .startsWith("ERR dev.fencing.agent.bootstrap.FencingBlockedException: Fencing Agent blocked a http side effect: lock 'rn-section', token "
-              + sectionToken + ":");
-      if (webClient) {
-        assertThat(stdin.run("WEBCLIENT POST " + open.base() + "/ok"))
-            .isEqualTo("ERR org.springframework.web.reactive.function.client.WebClientRequestException <- " + blocked);
-      }
-      assertThat(stdin.run("BLOCK GET " + open.base() + "/ok")).isEqualTo(ok);
-      // Exempt destination (fencing.exempt.http=localhost): sent, untagged.
-      assertThat(stdin.run("BLOCK POST " + exemptUrl + "/ok")).isEqualTo(ok);
-      assertThat(open.received).containsExactly("GET /ok token=null lock=null", "POST /ok token=null lock=null");
-
-      // Fenced service: the POST goes out with the last token and the fence's 409 reaches the application.
-      assertThat(stdin.run("BLOCK POST " + fenced.base() + "/stale")).isEqualTo("STATUS 409");
-      assertThat(fenced.received).containsExactly("POST /stale " + pair);
-
-      // Unsafe attempts, counted once each: tagged while holding (POST, PUT, the subscribed POST, WebClient's POST),
-      // blocked after expiry (the same), one exempt, one sent to the fence and rejected; the section's under its lock.
-      int n = webClient ? 4 : 3;
-      String metrics = Http.get("http://127.0.0.1:" + port + "/metrics");
-      assertThat(metrics)
-          .contains("fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"rn\",outcome=\"tagged\"} " + n + ".0")
-          .contains("fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"rn\",outcome=\"blocked\"} "
-              + (n - 1) + ".0")
-          .contains("fencing_side_effects_total{channel=\"http\",fenced=\"true\",lock=\"rn\",outcome=\"tagged\"} 1.0")
-          .contains("fencing_rejections_total{channel=\"http\",lock=\"rn\",reason=\"stale_token\"} 1.0")
-          .contains("fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"rn-section\",outcome=\"tagged\"} 1.0")
-          .contains("fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"rn-section\",outcome=\"blocked\"} 1.0")
-          .contains("fencing_side_effects_total{channel=\"http\",fenced=\"false\",lock=\"rn\",outcome=\"exempt\"} 1.0");
-      assertThat(app.output()).doesNotContain("Exception in thread");
     }
+    return runs;
+  }
+
+  /** A section of lock rn-section; localhost exempt (the open server, when called by that name). */
+  @Override
+  protected String moreAgentArgs(Run run) {
+    return ",sections=" + SECTION + ",exempt.http=localhost";
+  }
+
+  @Override
+  protected AgentJvm start(Run run, String agentArgs) throws IOException {
+    AgentJvm app = AgentJvm.builder().javaHome(run.javaHome())
+        .name("reactor-netty-" + run.version() + "-java" + AgentProcesses.javaVersion(run.javaHome()))
+        .agentArgs(agentArgs).classpath(classpath(run.version())).mainClass(ReactorNettyApp.class.getName()).start();
+    app.awaitOutput("APP STARTED", Duration.ofSeconds(30));
+    assertThat(app.output()).contains("Reactor Netty " + run.version() + " from ");
+    return app;
+  }
+
+  /** block() on the app's thread; subscribed with callbacks, the outcome taken on whichever thread signals it. */
+  @Override
+  protected List<String> modes(Run run) {
+    return List.of("BLOCK", "SUBSCRIBE");
+  }
+
+  @Override
+  protected String answered(String mode, int status) {
+    return "STATUS " + status;
+  }
+
+  @Override
+  protected String blocked(String mode, String message) {
+    return super.blocked(mode, message) + (mode.equals("SUBSCRIBE") ? " on the event loop" : "");
+  }
+
+  @Override
+  protected List<Redirect> redirects(Run run) {
+    return List.of(new Redirect("BLOCK", "GET", "/redirect", "GET"));
+  }
+
+  @Override
+  protected List<Case> whileHolding(Run run) {
+    List<Case> cases = new ArrayList<>();
+    cases.add(new Case("inside a section, its own lock's pair, although the request leaves from the event loop", s -> {
+      String sectionToken = sectionToken(s.port, "HOLDING");
+      s.send("SECTION", "POST", s.open, "/ok", "STATUS 200", s.tagged("POST", "/ok", sectionToken, "rn-section"));
+      s.count("rn-section", false, "tagged");
+    }));
+    if (webClient(run.version())) {
+      cases.add(new Case("Spring WebClient's request carries the pair once", s -> {
+        s.send("WEBCLIENT", "POST", s.open, "/ok", "STATUS 200", s.tagged("POST", "/ok"));
+        s.countTagged("POST", false);
+      }));
+    }
+    return cases;
+  }
+
+  @Override
+  protected List<Case> afterExpiry(Run run) {
+    List<Case> cases = new ArrayList<>();
+    cases.add(new Case("inside the section, a request is blocked under the section's lock", s -> {
+      String sectionToken = sectionToken(s.port, "EXPIRED");
+      s.send("SECTION", "POST", s.open, "/ok", "ERR " + BLOCKED_EXCEPTION + ": Fencing Agent blocked a http side "
+          + "effect: lock 'rn-section', token " + sectionToken + ": the lease expired (local deadline passed)");
+      s.count("rn-section", false, "blocked");
+    }));
+    if (webClient(run.version())) {
+      cases.add(new Case("Spring WebClient's request fails with WebClient's own wrapping of the block", s -> {
+        s.send("WEBCLIENT", "POST", s.open, "/ok",
+            "ERR org.springframework.web.reactive.function.client.WebClientRequestException <- " + BLOCKED_EXCEPTION
+                + ": " + s.blockedMessage());
+        s.count(s.lock, false, "blocked");
+      }));
+    }
+    cases.add(new Case("an exempt destination (fencing.exempt.http=localhost) gets the request, untagged", s -> {
+      String exemptUrl = "http://localhost:" + s.open.port();
+      assertThat(s.run("BLOCK POST " + exemptUrl + "/ok")).isEqualTo("STATUS 200");
+      s.arrived(s.open, "BLOCK POST " + exemptUrl + "/ok", s.untagged("POST", "/ok"));
+      s.count(s.lock, false, "exempt");
+    }));
+    return cases;
   }
 
   /**

@@ -6,7 +6,7 @@ import dev.fencing.agent.it.AppStdin;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.fencing.agent.it.http.JavaHttpClientIT.RecordingServer;
+import dev.fencing.agent.it.http.RecordingServer;
 import dev.fencing.agent.it.apps.HttpApp;
 import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.EtcdCluster;

@@ -2,11 +2,11 @@ package dev.fencing.agent.it.metrics;
 
 import dev.fencing.agent.it.AgentProcesses;
 import dev.fencing.agent.it.AppStdin;
-import dev.fencing.agent.it.http.JavaHttpClientIT;
+import dev.fencing.agent.it.http.HttpAppJvm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.agent.it.http.JavaHttpClientIT.RecordingServer;
+import dev.fencing.agent.it.http.RecordingServer;
 import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.EtcdCluster;
 import dev.fencing.testing.EtcdNode;
@@ -38,7 +38,7 @@ class PrometheusExpositionIT {
     int port = Ports.freePort();
     try (EtcdCluster etcd = EtcdCluster.single(); RecordingServer open = new RecordingServer();
         RecordingServer fenced = new RecordingServer();
-        AgentJvm app = JavaHttpClientIT.startApp(javaHome, "exposition", "web", port, fenced, etcd)) {
+        AgentJvm app = HttpAppJvm.start(javaHome, "exposition", "web", port, fenced, etcd)) {
       String first = Http.get("http://127.0.0.1:" + port + "/metrics");
       assertThat(check(promtool, first)).isEmpty();
       // Every combination of the DESIGN's labels, at 0 before any side effect (kafka has no hook yet: still there).
