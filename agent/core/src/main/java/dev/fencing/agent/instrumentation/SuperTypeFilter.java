@@ -61,7 +61,8 @@ final class SuperTypeFilter {
 
   /**
    * The walk itself, with super types' headers from {@code cache} or else {@code reader} (internal name → header, or
-   * null when there is no readable class file); {@link LibraryCheck} runs it over a jar's class files.
+   * null when there is no readable class file); LibraryCheck (testing/instrumentation-testing) runs it over a jar's
+   * class files.
    */
   static boolean mayHaveSuperType(Header own, Collection<String> wanted, java.util.Map<String, Header> cache,
       java.util.function.Function<String, Header> reader) {
