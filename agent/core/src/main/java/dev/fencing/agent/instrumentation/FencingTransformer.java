@@ -127,6 +127,7 @@ final class FencingTransformer implements ClassFileTransformer {
   /** Every bootstrap class that inlined advice names (Fencing first: the one a loader that hides them all fails). */
   private final BootstrapVisibility bootstrapVisibility = new BootstrapVisibility(
       dev.fencing.agent.bootstrap.Fencing.class, dev.fencing.agent.bootstrap.JdbcHook.class,
+      dev.fencing.agent.bootstrap.JdbcCalls.class,
       dev.fencing.agent.bootstrap.HttpHook.class, dev.fencing.agent.bootstrap.KafkaHook.class,
       dev.fencing.agent.bootstrap.Decision.class, dev.fencing.agent.bootstrap.Channel.class,
       dev.fencing.agent.bootstrap.FencingBlockedException.class, dev.fencing.agent.bootstrap.TokenContext.class,

@@ -1,8 +1,7 @@
 package dev.fencing.agent.instrumentation.jdbc;
 
-import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Fencing;
-import java.sql.SQLException;
+import dev.fencing.agent.bootstrap.JdbcCalls;
 import net.bytebuddy.asm.Advice;
 
 /**
@@ -14,18 +13,7 @@ public final class CommitAdvice {
 
   @Advice.OnMethodEnter
   public static int enter(@Advice.This Object connection) throws Exception {
-    try {
-      return Fencing.jdbc().beforeCommit(connection);
-    } catch (SQLException blocked) {
-      throw blocked; // the hook's deliberate answer: the transaction was rolled back, not committed
-    } catch (Throwable agentError) {
-      try {
-        Fencing.hookFailed(Channel.JDBC, false, agentError); // counted and logged once per interval
-      } catch (Throwable unreachable) {
-        // the agent's classes are out of this loader's reach: nothing to count with
-      }
-      return 0;
-    }
+    return JdbcCalls.beforeCommit(connection);
   }
 
   @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)

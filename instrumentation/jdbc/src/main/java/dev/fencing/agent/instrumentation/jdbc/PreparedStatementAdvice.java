@@ -1,9 +1,7 @@
 package dev.fencing.agent.instrumentation.jdbc;
 
-import dev.fencing.agent.bootstrap.Channel;
-import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.bootstrap.JdbcCalls;
 import dev.fencing.agent.bootstrap.JdbcHook;
-import java.sql.SQLException;
 import net.bytebuddy.asm.Advice;
 
 /** PreparedStatement.execute*(): classified when prepared. Inlined into driver and pool classes: bootstrap classes only. */
@@ -12,33 +10,12 @@ public final class PreparedStatementAdvice {
 
   @Advice.OnMethodEnter
   public static int enter(@Advice.This Object statement) throws Exception {
-    try {
-      return Fencing.jdbc().beforeExecute(statement, null, JdbcHook.PREPARED);
-    } catch (SQLException blocked) {
-      throw blocked; // the hook's deliberate answer (FN003): the call does not reach the database
-    } catch (Throwable agentError) {
-      try {
-        Fencing.hookFailed(Channel.JDBC, false, agentError); // counted and logged once per interval
-      } catch (Throwable unreachable) {
-        // the agent's classes are out of this loader's reach: nothing to count with
-      }
-      return 0; // not entered: the call runs as if the agent were absent
-    }
+    return JdbcCalls.beforeExecute(statement, null, JdbcHook.PREPARED);
   }
 
   @Advice.OnMethodExit(onThrowable = Throwable.class)
   public static void exit(@Advice.This Object statement, @Advice.Enter int entered, @Advice.Thrown Throwable error)
       throws Exception {
-    try {
-      Fencing.jdbc().afterExecute(statement, entered, error);
-    } catch (SQLException commitFailed) {
-      throw commitFailed; // the hook's own transaction did not commit: the statement's work did not happen
-    } catch (Throwable agentError) {
-      try {
-        Fencing.hookFailed(Channel.JDBC, false, agentError); // counted and logged once per interval
-      } catch (Throwable unreachable) {
-        // the agent's classes are out of this loader's reach: nothing to count with
-      }
-    }
+    JdbcCalls.afterExecute(statement, entered, error);
   }
 }
