@@ -1,5 +1,7 @@
 package dev.fencing.agent.bootstrap;
 
+import java.util.concurrent.CompletableFuture;
+
 /**
  * What every HTTP client advice does for one attempt, apart from reading the library's request and writing its
  * headers: ask the hook, turn a block into the {@link FencingBlockedException} the client's caller gets, count the
@@ -56,6 +58,15 @@ public final class HttpAttempt {
       // nothing left to count with: the attempt goes on regardless
     }
     return null;
+  }
+
+  /**
+   * As {@link #blocked}, for advice that hands the block back as the failed future of an asynchronous send: that
+   * future, or null after counting an agent error. Never throws.
+   */
+  public static CompletableFuture<?> failedFuture(Throwable t) {
+    FencingBlockedException blocked = blocked(t);
+    return blocked == null ? null : CompletableFuture.failedFuture(blocked);
   }
 
   /** A response to a tagged or passed attempt: a 409 with its {@code Fencing-Rejected} value goes to the hook. */

@@ -70,14 +70,16 @@ public final class JdkHttpAttempts {
     if (method == null || method.equals("CONNECT")) {
       return;
     }
-    Decision d = Fencing.http().decide(method, url.getProtocol(), url.getHost(), url.getPort());
-    if (d.isBlock()) {
+    Decision d;
+    try {
+      d = HttpAttempt.decide(method, url.getProtocol(), url.getHost(), url.getPort());
+    } catch (FencingBlockedException blocked) {
       try {
         h.close().invokeExact(connection);
       } catch (Throwable ignored) {
         // the block is what the caller must see; the connection is closed with the HttpURLConnection at worst
       }
-      throw new FencingBlockedException(Channel.HTTP, d);
+      throw blocked;
     }
     String[] pairs = d.httpHeaders();
     for (int i = 0; i < pairs.length; i += 2) {

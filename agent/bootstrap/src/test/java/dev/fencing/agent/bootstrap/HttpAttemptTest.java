@@ -3,6 +3,7 @@ package dev.fencing.agent.bootstrap;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -64,6 +65,21 @@ class HttpAttemptTest {
     assertThat(HttpAttempt.blocked(blocked)).isSameAs(blocked);
     assertThat(HttpAttempt.blocked(agentError)).isNull();
     assertThat(hooks.hookFailures).containsExactly(agentError, agentError);
+  }
+
+  @Test
+  void failedFutureCarriesTheBlockAndIsNullAfterCountingAnythingElse() {
+    install(Decision.pass("orders"));
+    FencingBlockedException blocked = new FencingBlockedException(Channel.HTTP,
+        Decision.block("orders", 7, BlockReason.EXPIRED));
+    IllegalStateException agentError = new IllegalStateException("no such method");
+
+    CompletableFuture<?> failed = HttpAttempt.failedFuture(blocked);
+    assertThat(failed).isCompletedExceptionally();
+    assertThatThrownBy(failed::join).hasCause(blocked);
+    assertThat(hooks.hookFailures).isEmpty();
+    assertThat(HttpAttempt.failedFuture(agentError)).isNull();
+    assertThat(hooks.hookFailures).containsExactly(agentError);
   }
 
   @Test

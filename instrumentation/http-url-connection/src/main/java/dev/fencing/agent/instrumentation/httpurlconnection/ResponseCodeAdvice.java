@@ -1,7 +1,7 @@
 package dev.fencing.agent.instrumentation.httpurlconnection;
 
 import dev.fencing.agent.bootstrap.CallDepth;
-import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.bootstrap.HttpAttempt;
 import dev.fencing.agent.bootstrap.HttpHook;
 import java.net.HttpURLConnection;
 import net.bytebuddy.asm.Advice;
@@ -26,7 +26,7 @@ public final class ResponseCodeAdvice {
   public static void exit(@Advice.This Object connection, @Advice.Enter boolean first, @Advice.Return int status) {
     CallDepth.RESPONSE_CODE.exit();
     if (first && status == 409) {
-      Fencing.http().responded(status, ((HttpURLConnection) connection).getHeaderField(HttpHook.REJECTED_HEADER));
+      HttpAttempt.responded(status, ((HttpURLConnection) connection).getHeaderField(HttpHook.REJECTED_HEADER));
     }
   }
 }

@@ -35,15 +35,10 @@ public final class WriteRequestsAdvice {
         JdkHttpAttempts.urlConnectionAttempt(connection, requests, url);
       }
       return true;
-    } catch (Throwable t) {
-      FencingBlockedException blocked = null;
-      try {
-        blocked = HttpAttempt.blocked(t); // the block, or null once an agent error is counted
-      } catch (Throwable unreachable) {
-        // the agent's classes are out of this loader's reach: the request goes on
-      }
+    } catch (Throwable blockedOrAgentError) {
+      FencingBlockedException blocked = HttpAttempt.blocked(blockedOrAgentError); // null after counting an agent error
       if (blocked != null) {
-        ReentryGuard.exit();
+        ReentryGuard.exit(); // the exit advice does not run when the enter advice throws
         throw blocked;
       }
       return guarded;

@@ -1,9 +1,7 @@
 package dev.fencing.agent.instrumentation.javahttpclient;
 
-import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
-import dev.fencing.agent.bootstrap.Fencing;
-import dev.fencing.agent.bootstrap.FencingBlockedException;
+import dev.fencing.agent.bootstrap.HttpAttempt;
 import dev.fencing.agent.bootstrap.HttpHook;
 import dev.fencing.agent.bootstrap.JdkHttpAttempts;
 import java.lang.invoke.MethodHandles;
@@ -27,27 +25,28 @@ import net.bytebuddy.implementation.bytecode.assign.Assigner;
 public final class AttemptAdvice {
   private AttemptAdvice() {}
 
-  // Suppressed: a block is a returned failed future, so any exception is the agent's (the attempt goes on as built).
+  // A block is a returned failed future: any exception is the agent's, counted by HttpAttempt (suppressed besides),
+  // and the attempt goes on as built.
   @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class, suppress = Throwable.class)
   public static CompletableFuture<?> enter(@Advice.FieldValue("attempts") AtomicInteger attempts,
-      @Advice.FieldValue("max_attempts") int maxAttempts, @Advice.FieldValue("currentreq") HttpRequest request)
-      throws Throwable {
+      @Advice.FieldValue("max_attempts") int maxAttempts, @Advice.FieldValue("currentreq") HttpRequest request) {
     int before = attempts.get();
     if (before == 0 || before >= maxAttempts) {
       return null; // the first attempt (decided by SendAsyncAdvice), or one the exchange fails as too many retries
     }
-    URI uri = request.uri();
-    Decision d = Fencing.http().decide(request.method(), uri.getScheme(), uri.getHost(), uri.getPort());
-    if (d.isBlock()) {
-      return CompletableFuture.failedFuture(new FencingBlockedException(Channel.HTTP, d));
-    }
-    if (d.isTag() && request.headers().firstValue(HttpHook.TOKEN_HEADER).isEmpty()) {
-      if (!JdkHttpAttempts.httpClientReady()) {
-        JdkHttpAttempts.initHttpClient(MethodHandles.lookup());
+    try {
+      URI uri = request.uri();
+      Decision d = HttpAttempt.decide(request.method(), uri.getScheme(), uri.getHost(), uri.getPort());
+      if (d.isTag() && request.headers().firstValue(HttpHook.TOKEN_HEADER).isEmpty()) {
+        if (!JdkHttpAttempts.httpClientReady()) {
+          JdkHttpAttempts.initHttpClient(MethodHandles.lookup());
+        }
+        JdkHttpAttempts.setSystemHeaders(request, d);
       }
-      JdkHttpAttempts.setSystemHeaders(request, d);
+      return null;
+    } catch (Throwable blockedOrAgentError) {
+      return HttpAttempt.failedFuture(blockedOrAgentError); // null after counting an agent error: the attempt goes on
     }
-    return null;
   }
 
   @Advice.OnMethodExit(suppress = Throwable.class)

@@ -1,9 +1,8 @@
 package dev.fencing.agent.instrumentation.javahttpclient;
 
-import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
-import dev.fencing.agent.bootstrap.FencingBlockedException;
+import dev.fencing.agent.bootstrap.HttpAttempt;
 import dev.fencing.agent.bootstrap.WithoutFencingHeaders;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -21,25 +20,26 @@ import net.bytebuddy.implementation.bytecode.assign.Assigner;
 public final class SendAsyncAdvice {
   private SendAsyncAdvice() {}
 
-  // Suppressed: a blocked request is a returned failed future, never an exception, so any exception is the agent's
-  // (the request then goes on untagged).
+  // A blocked request is a returned failed future, never an exception: any exception is the agent's, counted by
+  // HttpAttempt (suppressed besides), and the request then goes on untagged.
   @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class, suppress = Throwable.class)
   public static CompletableFuture<?> enter(@Advice.Argument(value = 0, readOnly = false) HttpRequest request) {
-    URI uri = request.uri();
-    Decision d = Fencing.http().decide(request.method(), uri.getScheme(), uri.getHost(), uri.getPort());
-    if (d.isBlock()) {
-      return CompletableFuture.failedFuture(new FencingBlockedException(Channel.HTTP, d));
-    }
-    if (d.isTag()) {
-      // The copy starts without any Fencing-* header of the caller's, so each is carried exactly once.
-      HttpRequest.Builder b = HttpRequest.newBuilder(request, WithoutFencingHeaders.INSTANCE);
-      String[] h = d.httpHeaders();
-      for (int i = 0; i < h.length; i += 2) {
-        b.header(h[i], h[i + 1]);
+    try {
+      URI uri = request.uri();
+      Decision d = HttpAttempt.decide(request.method(), uri.getScheme(), uri.getHost(), uri.getPort());
+      if (d.isTag()) {
+        // The copy starts without any Fencing-* header of the caller's, so each is carried exactly once.
+        HttpRequest.Builder b = HttpRequest.newBuilder(request, WithoutFencingHeaders.INSTANCE);
+        String[] h = d.httpHeaders();
+        for (int i = 0; i < h.length; i += 2) {
+          b.header(h[i], h[i + 1]);
+        }
+        request = b.build();
       }
-      request = b.build();
+      return null;
+    } catch (Throwable blockedOrAgentError) {
+      return HttpAttempt.failedFuture(blockedOrAgentError); // null after counting an agent error: the request goes on
     }
-    return null;
   }
 
   @Advice.OnMethodExit(suppress = Throwable.class)
