@@ -53,7 +53,7 @@ class KafkaBufferedSendIT {
   }
 
   @ParameterizedTest(name = "kafka-clients {0} on {1}")
-  @MethodSource("dev.fencing.agent.it.KafkaProducerIT#eachClientAndJavaOnce")
+  @MethodSource("dev.fencing.agent.it.kafka.KafkaProducerIT#eachClientAndJavaOnce")
   void bufferedRecordsToAnUnfencedTopicNeverLeaveAfterTheDeadline(String version, Path javaHome) throws Exception {
     String run = version.replace('.', '_') + "-java" + AgentProcesses.javaVersion(javaHome);
     String open = "buffered-open-" + run;
@@ -82,7 +82,7 @@ class KafkaBufferedSendIT {
   }
 
   @ParameterizedTest(name = "kafka-clients {0} on {1}")
-  @MethodSource("dev.fencing.agent.it.KafkaProducerIT#eachClientAndJavaOnce")
+  @MethodSource("dev.fencing.agent.it.kafka.KafkaProducerIT#eachClientAndJavaOnce")
   void bufferedRecordsOfAnEarlierGrantNeverLeaveUnderTheNextOne(String version, Path javaHome) throws Exception {
     String run = version.replace('.', '_') + "-java" + AgentProcesses.javaVersion(javaHome);
     String open = "regrant-open-" + run;
@@ -129,7 +129,7 @@ class KafkaBufferedSendIT {
    * copy; the first attempt, written to the frozen broker while the lease was held, may land (once).
    */
   @ParameterizedTest(name = "kafka-clients {0} on {1}")
-  @MethodSource("dev.fencing.agent.it.KafkaProducerIT#eachClientAndJavaOnce")
+  @MethodSource("dev.fencing.agent.it.kafka.KafkaProducerIT#eachClientAndJavaOnce")
   void aRetryAfterTheDeadlineOfABatchSentBeforeItNeverLeaves(String version, Path javaHome) throws Exception {
     String run = version.replace('.', '_') + "-java" + AgentProcesses.javaVersion(javaHome);
     String open = "retry-open-" + run;
