@@ -47,7 +47,8 @@ class ModuleGraphTest {
       Map.entry("fencing-faults", Set.of("fencing-test-harness", "fencing-fence-sql", "fencing-fence-http",
           "fencing-fence-kafka")),
       Map.entry("fencing-benchmarks", Set.of("fencing-agent-bootstrap", "fencing-agent-core",
-          "fencing-instrumentation-jdbc", "fencing-test-harness", "fencing-fence-sql")),
+          "fencing-instrumentation-jdbc", "fencing-instrumentation-kafka-clients", "fencing-test-harness",
+          "fencing-fence-sql")),
       Map.entry("fencing-dashboards", Set.of()),
       // Test scope only: the agent-jar integration tests.
       Map.entry("fencing-agent-it", Set.of()));
