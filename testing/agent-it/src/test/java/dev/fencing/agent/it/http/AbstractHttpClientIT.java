@@ -128,8 +128,15 @@ public abstract class AbstractHttpClientIT {
       cases.addAll(afterExpiry(run).stream()
           .map(c -> new Case("expired: " + c.name(), s -> c.body().accept(s.expire()))).toList());
       cases.add(new Case("metrics: every unsafe attempt was decided and counted once", this::everyAttemptCounted));
-      Stream<DynamicTest> tests = cases.stream()
-          .map(c -> DynamicTest.dynamicTest(c.name(), () -> c.body().accept(session.started())));
+      Stream<DynamicTest> tests = cases.stream().map(c -> DynamicTest.dynamicTest(c.name(), () -> {
+        try {
+          c.body().accept(session.started());
+        } catch (AssertionError e) {
+          // Failsafe's reports name a dynamic test by its index only: the message says which run and case failed.
+          throw new AssertionError(getClass().getSimpleName() + " on " + run + ", " + c.name() + ": " + e.getMessage(),
+              e);
+        }
+      }));
       return DynamicContainer.dynamicContainer(run.toString(), tests.onClose(session::close));
     });
   }
