@@ -107,7 +107,26 @@ public final class EtcdLeaseProvider implements LeaseProvider {
 
   @Override
   public CompletableFuture<Long> keepAlive(long leaseId) {
-    return client.getLeaseClient().keepAliveOnce(leaseId).thenApply(r -> r.getTTL());
+    CompletableFuture<Long> f = new CompletableFuture<>();
+    client.getLeaseClient().keepAliveOnce(leaseId).whenComplete((r, e) -> {
+      if (e == null) {
+        f.complete(r.getTTL());
+      } else if (leaseNotFound(e)) {
+        f.complete(0L); // jetcd fails a keepalive that etcd answered with TTL 0: the lease is gone
+      } else {
+        f.completeExceptionally(e);
+      }
+    });
+    return f;
+  }
+
+  private static boolean leaseNotFound(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (String.valueOf(t.getMessage()).contains("requested lease not found")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override
