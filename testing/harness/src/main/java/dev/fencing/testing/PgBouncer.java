@@ -20,7 +20,8 @@ public final class PgBouncer implements AutoCloseable {
   private static final String INSTALL_HINT = " is missing: run `apt-get update && apt-get install -y pgbouncer` "
       + "(Debian 12, PgBouncer 1.18) — the pooler tests need a real PgBouncer";
   private static final Duration START_TIMEOUT = Duration.ofSeconds(20);
-  private static final Path PSQL = Path.of("/usr/lib/postgresql/15/bin/psql");
+  /** The psql beside the PostgreSQL the harness runs ({@code -Dfencing.it.postgres.bin}), else the one on PATH. */
+  private static final Path PSQL = PostgresServer.BIN.resolve("psql");
 
   private final Path root;
   private final int port;

@@ -17,7 +17,8 @@ import java.util.Map;
  */
 public final class PostgresServer implements AutoCloseable {
 
-  private static final Path BIN = Path.of(System.getProperty("fencing.it.postgres.bin",
+  /** PostgreSQL's binaries: {@code -Dfencing.it.postgres.bin}, by default Debian 12's PostgreSQL 15. */
+  static final Path BIN = Path.of(System.getProperty("fencing.it.postgres.bin",
       "/usr/lib/postgresql/15/bin"));
   private static final String INSTALL_HINT = " is missing: run `apt-get update && apt-get install -y postgresql` "
       + "(Debian 12, PostgreSQL 15) — the SQL fence tests need a real PostgreSQL";
