@@ -20,6 +20,11 @@ public final class HttpHeaderNames {
    * grants with the same token apart by it.
    */
   public static final String GRANT = "Fencing-Grant";
+  /**
+   * The outbox event id of a request the outbox relay delivers ({@link OutboxSchema#EVENT_ID}): a receiver applies an
+   * event once by it.
+   */
+  public static final String IDEMPOTENCY_KEY = "Idempotency-Key";
   /** Response header of a verdict against the token (409, 428, 403, 400): {@link Rejection#header()}. */
   public static final String REJECTED = "Fencing-Rejected";
 

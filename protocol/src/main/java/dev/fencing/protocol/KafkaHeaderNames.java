@@ -13,6 +13,11 @@ public final class KafkaHeaderNames {
   public static final String SIGNATURE = "fencing-signature";
   /** The id of the grant that issued the token, as {@link HttpHeaderNames#GRANT}. */
   public static final String GRANT = "fencing-grant";
+  /**
+   * The outbox event id of a record the outbox relay delivers ({@link OutboxSchema#EVENT_ID}): a consumer applies an
+   * event once by it.
+   */
+  public static final String EVENT_ID = "fencing-event-id";
 
   private KafkaHeaderNames() {
   }
