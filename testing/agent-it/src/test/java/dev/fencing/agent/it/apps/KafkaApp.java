@@ -38,6 +38,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *   <li>{@code OUTCOMES <prefix>}: waits (60 s at most) until every callback and future of that burst completed;
  *       answers {@code OUTCOMES ok=<keys> err=<key: exception> ...}, callbacks first, then any future that disagrees
  *       with its callback as {@code future-mismatch=...}.</li>
+ *   <li>{@code DRAINED}: waits (10 s at most) until the producer's I/O thread has taken every record sent so far out
+ *       of its buffer into a request (producer metric {@code record-send-total}); answers {@code DRAINED <n>} or
+ *       {@code ERR still buffered ...}. A test freezes the broker, sends one record and asks this before it relies on
+ *       that record's request being in flight.</li>
  * </ul>
  * Further arguments after the bootstrap servers are producer settings, {@code key=value}.
  */
@@ -64,7 +68,27 @@ public final class KafkaApp {
     return r;
   }
 
+  /** Records handed to the main producer's send() so far. */
+  private static final java.util.concurrent.atomic.AtomicLong SENDS = new java.util.concurrent.atomic.AtomicLong();
+
+  private static String drained(KafkaProducer<String, String> producer) throws InterruptedException {
+    long sends = SENDS.get();
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    double taken = 0;
+    while (System.nanoTime() < end) {
+      taken = producer.metrics().entrySet().stream()
+          .filter(e -> e.getKey().name().equals("record-send-total") && e.getKey().group().equals("producer-metrics"))
+          .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue()).findFirst().orElse(0);
+      if (taken >= sends) {
+        return "DRAINED " + (long) taken;
+      }
+      Thread.sleep(10);
+    }
+    return "ERR still buffered: record-send-total " + (long) taken + " of " + sends + " sent";
+  }
+
   private static String send(KafkaProducer<String, String> producer, String topic, String key, String mode) {
+    SENDS.incrementAndGet();
     ProducerRecord<String, String> r = record(topic, key);
     if (mode.equals("preexisting")) {
       r.headers().add("fencing-token", "1".getBytes(StandardCharsets.US_ASCII));
@@ -86,6 +110,7 @@ public final class KafkaApp {
   }
 
   private static String sendWithCallback(KafkaProducer<String, String> producer, String topic, String key) {
+    SENDS.incrementAndGet();
     CompletableFuture<String> seen = new CompletableFuture<>();
     Future<RecordMetadata> future = producer.send(record(topic, key), (metadata, error) ->
         seen.complete("partition=" + (metadata == null ? "null" : metadata.partition()) + " offset="
@@ -152,6 +177,7 @@ public final class KafkaApp {
     CALLBACKS.put(prefix, seen);
     FUTURES.put(prefix, futures);
     for (int i = 0; i < n; i++) {
+      SENDS.incrementAndGet();
       String key = prefix + "-" + i;
       futures.put(key, producer.send(record(topic, key),
           (metadata, error) -> seen.put(key, error == null ? "OK" : "ERR " + describe(error))));
@@ -227,6 +253,9 @@ public final class KafkaApp {
             break;
           case "OUTCOMES":
             answer = outcomes(p[1]);
+            break;
+          case "DRAINED":
+            answer = drained(producer);
             break;
           case "TXN":
           case "TXN-OPEN":

@@ -205,7 +205,7 @@ class KafkaBufferedSendIT {
       broker.suspend();
       try {
         assertThat(stdin.run("BURST " + topicJvm + " plug 1")).isEqualTo("SENT 1"); // in flight to the frozen broker
-        Thread.sleep(300);
+        assertThat(stdin.run("DRAINED")).startsWith("DRAINED ");
         // ledger-a first, then ledger-b, then the JVM-wide lock, each in its own milliseconds.
         assertThat(stdin.run("BURST-A " + topicA + " a 5")).isEqualTo("SENT 5");
         Thread.sleep(50);
@@ -294,7 +294,9 @@ class KafkaBufferedSendIT {
   private static void bufferWhileFrozen(AppStdin stdin, String open, String fenced) throws Exception {
     // Written to the frozen broker's socket while the lease is held: it lands when the broker is back.
     assertThat(stdin.run("BURST " + open + " plug 1")).isEqualTo("SENT 1");
-    Thread.sleep(500);
+    // Its request written, so that the later records wait behind it (one request in flight per connection) rather
+    // than join its batch and leave with it before the deadline.
+    assertThat(stdin.run("DRAINED")).startsWith("DRAINED ");
     assertThat(stdin.run("BURST " + open + " late " + LATE)).isEqualTo("SENT " + LATE);
     assertThat(stdin.run("BURST " + fenced + " flate 5")).isEqualTo("SENT 5");
   }
