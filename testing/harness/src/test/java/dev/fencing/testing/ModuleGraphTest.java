@@ -35,8 +35,10 @@ class ModuleGraphTest {
       // Not a fence but their Spring Boot wiring: it configures the HTTP and Kafka fences, and nothing depends on it.
       Map.entry("fencing-fence-spring-boot-starter", Set.of("fencing-protocol", "fencing-fence-store",
           "fencing-fence-http", "fencing-fence-kafka")),
-      Map.entry("fencing-agent-core", Set.of("fencing-agent-bootstrap", "fencing-protocol", "fencing-fence-sql")),
+      Map.entry("fencing-agent-core", Set.of("fencing-agent-bootstrap", "fencing-protocol", "fencing-fence-sql", "fencing-outbox")),
       Map.entry("fencing-agent-otel-extension", Set.of()),
+      // The outbox relay and writer: the protocol only; the agent jar runs its command.
+      Map.entry("fencing-outbox", Set.of("fencing-protocol")),
       Map.entry("fencing-test-harness", Set.of()),
       Map.entry("fencing-isolation-app", Set.of()),
       Map.entry("fencing-sample-ledger-worker", Set.of()),

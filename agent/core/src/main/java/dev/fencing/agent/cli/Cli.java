@@ -10,7 +10,7 @@ import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.Optional;
 
-/** {@code java -jar fencing-agent.jar <command>}: doctor, sql, fence, config, --version, --help. Returns the process exit code. */
+/** {@code java -jar fencing-agent.jar <command>}: doctor, sql, fence, outbox, config, --version, --help. Returns the process exit code. */
 public final class Cli {
   private Cli() {}
 
@@ -28,6 +28,8 @@ public final class Cli {
         return dev.fencing.fence.sql.SqlFenceCli.run(rest, out);
       case "fence":
         return FenceResetCli.run(rest, out);
+      case "outbox":
+        return dev.fencing.outbox.OutboxCli.run(rest, out);
       case "--version":
       case "version":
         out.println(dev.fencing.agent.status.BuildInfo.current("etcd").describe());
@@ -57,6 +59,7 @@ public final class Cli {
     out.println("  doctor      check the configuration and etcd, show who holds the lock and its token; exit 0 if healthy, 1 if not");
     out.println("  sql         print, install or uninstall the SQL fence on a table: sql print|install|uninstall --help");
     out.println("  fence       fence reset: set a poisoned fence back to the coordinator's token, with an audit line: fence --help");
+    out.println("  outbox      outbox relay: deliver the committed events of an outbox table (HTTP, Kafka): outbox --help");
     out.println("  config      print the configuration reference (Markdown)");
     out.println("  --version   print the agent's version (as in the jar's manifest), the Java and the coordinator");
     out.println("  --help      this text");

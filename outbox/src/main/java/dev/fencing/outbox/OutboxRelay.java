@@ -1,0 +1,600 @@
+package dev.fencing.outbox;
+
+import dev.fencing.protocol.OutboxSchema;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.CompletionService;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorCompletionService;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Delivers the committed events of one outbox table: at least once, with an exactly-once effect at a receiver that
+ * dedupes by the event id. Each cycle claims a batch in a short transaction (committed pending events that are due,
+ * whose claim is free or expired, and that are first of their ordering key; {@code FOR UPDATE SKIP LOCKED}, so that
+ * relays never claim one event together), then delivers the batch outside any transaction with the row's own
+ * fencing values, and marks each event delivered (while it still holds the claim) or failed: retried after an
+ * exponential backoff, parked when the attempts run out or the destination can never take it. Any number of relays
+ * may run on one table. See docs/reference/outbox-relay.md.
+ */
+public final class OutboxRelay implements AutoCloseable {
+
+  /** Opens a connection to the outbox table's database; the relay holds one, and one more to LISTEN. */
+  @FunctionalInterface
+  public interface ConnectionSource {
+    Connection open() throws SQLException;
+  }
+
+  private final Settings settings;
+  private final RelayMetrics metrics;
+  private final RelayLog log;
+  private final Object wakeLock = new Object();
+  private final AtomicInteger cycles = new AtomicInteger();
+  private boolean woken;
+  private volatile boolean running;
+  private Thread loop;
+  private ExecutorService workers;
+  private Connection connection;
+  private OutboxDialect dialect;
+  private PostgresListener listener;
+  private HttpDelivery http;
+  private KafkaDelivery kafka;
+  private String kafkaProblem;
+  private long statsReadAt;
+  private long nextRetryAt = Long.MAX_VALUE;
+
+  private OutboxRelay(Settings settings) {
+    this.settings = settings;
+    this.metrics = new RelayMetrics(settings.table);
+    this.log = new RelayLog(settings.log);
+  }
+
+  /** A relay of {@code table} ({@code [schema.]name}) on the database {@code connections} opens. */
+  public static Builder builder(ConnectionSource connections, String table) {
+    return new Builder(connections, table);
+  }
+
+  public RelayMetrics metrics() {
+    return metrics;
+  }
+
+  public String relayId() {
+    return settings.relayId;
+  }
+
+  /** Whether the PostgreSQL LISTEN connection is in place (false on other databases or while it reconnects). */
+  public boolean listening() {
+    PostgresListener l = listener;
+    return l != null && l.listening();
+  }
+
+  /**
+   * Connects (failing here if the database cannot be reached or is not one the relay knows), starts the LISTEN
+   * thread on PostgreSQL and the relay's loop.
+   */
+  public synchronized OutboxRelay start() throws SQLException {
+    if (running) {
+      throw new IllegalStateException("already started");
+    }
+    connection = settings.connections.open();
+    dialect = OutboxDialect.of(connection);
+    prepare(connection);
+    http = new HttpDelivery(settings.requestTimeout);
+    AtomicInteger n = new AtomicInteger();
+    workers = Executors.newFixedThreadPool(settings.concurrency, r -> {
+      Thread t = new Thread(r, "fencing-outbox-deliver-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+    running = true;
+    if (dialect == OutboxDialect.POSTGRESQL && settings.listen) {
+      listener = new PostgresListener(settings.connections, settings.channel, this::wake, log);
+      listener.start();
+    }
+    loop = new Thread(this::run, "fencing-outbox-relay");
+    loop.setDaemon(true);
+    loop.start();
+    log.info("relay " + settings.relayId + " started on " + settings.table + " (" + dialect.name().toLowerCase(java.util.Locale.ROOT)
+        + (listener != null ? ", LISTEN " + settings.channel : "") + ", poll every " + pollInterval().toMillis()
+        + " ms)");
+    return this;
+  }
+
+  private Duration pollInterval() {
+    if (settings.pollInterval != null) {
+      return settings.pollInterval;
+    }
+    return dialect == OutboxDialect.POSTGRESQL && settings.listen ? Duration.ofSeconds(30) : Duration.ofSeconds(1);
+  }
+
+  /** Wakes the loop now (a notification, or a caller who just committed events). */
+  public void wake() {
+    synchronized (wakeLock) {
+      woken = true;
+      wakeLock.notifyAll();
+    }
+  }
+
+  /** Cycles the loop has completed, for tests that wait for one. */
+  int cycles() {
+    return cycles.get();
+  }
+
+  private void run() {
+    long pause = 500;
+    while (running) {
+      long wait = pollInterval().toMillis();
+      try {
+        if (connection == null) {
+          connection = settings.connections.open();
+          prepare(connection);
+          log.info("reconnected to the database");
+        }
+        int claimed = cycle();
+        readStats(claimed > 0);
+        pause = 500;
+        if (claimed >= settings.batchSize) {
+          continue;
+        }
+      } catch (SQLException | RuntimeException e) {
+        log.warn("relay cycle failed, retrying in " + pause + " ms: " + HttpDelivery.describe(e));
+        closeConnection();
+        wait = pause;
+        pause = Math.min(30_000, pause * 2);
+      } catch (InterruptedException e) {
+        break;
+      } finally {
+        cycles.incrementAndGet();
+      }
+      long now = System.currentTimeMillis();
+      wait = Math.min(wait, Math.max(1, nextRetryAt - now));
+      wait = Math.min(wait, Math.max(1, statsReadAt + settings.statsInterval.toMillis() - now));
+      awaitWake(wait);
+    }
+  }
+
+  private void prepare(Connection c) throws SQLException {
+    c.setAutoCommit(true);
+    if (dialect == OutboxDialect.MARIADB) {
+      // A locking read takes no gap locks, and the claim's plain read sees what other relays committed.
+      c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+    }
+  }
+
+  private void awaitWake(long millis) {
+    synchronized (wakeLock) {
+      long end = System.currentTimeMillis() + millis;
+      while (!woken && running) {
+        long left = end - System.currentTimeMillis();
+        if (left <= 0) {
+          break;
+        }
+        try {
+          wakeLock.wait(left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+      woken = false;
+    }
+  }
+
+  /** One claim, delivery and marking of a batch; the number of events claimed. */
+  private int cycle() throws SQLException, InterruptedException {
+    if (System.currentTimeMillis() >= nextRetryAt) {
+      nextRetryAt = Long.MAX_VALUE;
+    }
+    List<OutboxEvent> batch = claim();
+    if (batch.isEmpty()) {
+      return 0;
+    }
+    CompletionService<Map.Entry<OutboxEvent, DeliveryResult>> done = new ExecutorCompletionService<>(workers);
+    for (OutboxEvent e : batch) {
+      done.submit(() -> Map.entry(e, deliver(e)));
+    }
+    SQLException failure = null;
+    for (int i = 0; i < batch.size(); i++) {
+      Map.Entry<OutboxEvent, DeliveryResult> r;
+      try {
+        r = done.take().get();
+      } catch (ExecutionException e) {
+        throw new IllegalStateException("delivery failed unexpectedly", e.getCause());
+      }
+      try {
+        mark(r.getKey(), r.getValue());
+      } catch (SQLException e) {
+        // The claim expires and another relay (or this one) delivers again; the receiver dedupes.
+        failure = failure == null ? e : failure;
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+    return batch.size();
+  }
+
+  private List<OutboxEvent> claim() throws SQLException {
+    Connection c = connection;
+    String t = settings.table;
+    List<String> ids = new ArrayList<>();
+    List<OutboxEvent> claimed = new ArrayList<>();
+    c.setAutoCommit(false);
+    try {
+      try (PreparedStatement ps = c.prepareStatement(dialect.sql("candidates", t))) {
+        ps.setInt(1, settings.batchSize);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            ids.add(rs.getString(1));
+          }
+        }
+      }
+      if (!ids.isEmpty()) {
+        try (PreparedStatement ps = c.prepareStatement(dialect.sql("lock", t, ids.size()))) {
+          for (int i = 0; i < ids.size(); i++) {
+            ps.setString(i + 1, ids.get(i));
+          }
+          try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              claimed.add(OutboxEvent.read(rs));
+            }
+          }
+        }
+      }
+      if (!claimed.isEmpty()) {
+        try (PreparedStatement ps = c.prepareStatement(dialect.sql("claim", t, claimed.size()))) {
+          ps.setString(1, settings.relayId);
+          ps.setLong(2, settings.claimTimeout.toMillis());
+          for (int i = 0; i < claimed.size(); i++) {
+            ps.setString(i + 3, claimed.get(i).eventId());
+          }
+          ps.executeUpdate();
+        }
+      }
+      c.commit();
+    } catch (SQLException | RuntimeException e) {
+      try {
+        c.rollback();
+      } catch (SQLException ignored) {
+        // the connection is closed and reopened by the loop
+      }
+      throw e;
+    } finally {
+      c.setAutoCommit(true);
+    }
+    return claimed;
+  }
+
+  private DeliveryResult deliver(OutboxEvent e) throws InterruptedException {
+    if (OutboxSchema.CHANNEL_HTTP.equals(e.channel())) {
+      return http.deliver(e);
+    }
+    if (OutboxSchema.CHANNEL_KAFKA.equals(e.channel())) {
+      KafkaDelivery k = kafka();
+      return k == null ? DeliveryResult.failed(kafkaProblem) : k.deliver(e);
+    }
+    return DeliveryResult.invalid("unknown channel '" + e.channel() + "' (expected " + OutboxSchema.CHANNEL_HTTP
+        + " or " + OutboxSchema.CHANNEL_KAFKA + ")");
+  }
+
+  private synchronized KafkaDelivery kafka() {
+    if (kafka == null) {
+      if (settings.kafkaBootstrap == null) {
+        kafkaProblem = "this relay has no Kafka bootstrap servers (the command: --kafka-bootstrap)";
+        return null;
+      }
+      try {
+        kafka = new KafkaDelivery(settings.kafkaClassLoader, settings.kafkaBootstrap, settings.kafkaProperties,
+            settings.requestTimeout);
+      } catch (RuntimeException e) {
+        kafkaProblem = e.getMessage();
+        return null;
+      }
+    }
+    return kafka;
+  }
+
+  private void mark(OutboxEvent e, DeliveryResult r) throws SQLException {
+    String t = settings.table;
+    RelayMetrics.Outcome outcome;
+    int updated;
+    if (r.kind() == DeliveryResult.Kind.DELIVERED) {
+      try (PreparedStatement ps = connection.prepareStatement(dialect.sql("delivered", t))) {
+        ps.setString(1, e.eventId());
+        ps.setString(2, settings.relayId);
+        updated = ps.executeUpdate();
+      }
+      outcome = RelayMetrics.Outcome.DELIVERED;
+    } else {
+      int attempts = e.attempts() + 1;
+      boolean park = r.kind() != DeliveryResult.Kind.FAILED || attempts >= settings.maxAttempts;
+      long backoff = park ? 0 : backoff(attempts);
+      String error = cut(r.error() + (park && r.kind() == DeliveryResult.Kind.FAILED
+          ? " (parked after " + attempts + " attempts)" : ""));
+      try (PreparedStatement ps = connection.prepareStatement(dialect.sql("failed", t))) {
+        ps.setString(1, park ? OutboxSchema.PARKED : OutboxSchema.PENDING);
+        ps.setInt(2, attempts);
+        ps.setString(3, error);
+        ps.setLong(4, backoff);
+        ps.setString(5, e.eventId());
+        ps.setString(6, settings.relayId);
+        updated = ps.executeUpdate();
+      }
+      outcome = !park ? RelayMetrics.Outcome.FAILED
+          : r.kind() == DeliveryResult.Kind.REJECTED ? RelayMetrics.Outcome.REJECTED : RelayMetrics.Outcome.PARKED;
+      if (updated == 1) {
+        log.warn("event " + e.eventId() + " to " + e.target() + ": " + error
+            + (park ? "; parked" : "; attempt " + attempts + ", next in " + backoff + " ms"));
+        if (!park) {
+          nextRetryAt = Math.min(nextRetryAt, System.currentTimeMillis() + backoff);
+        }
+      }
+    }
+    if (updated == 0) {
+      outcome = RelayMetrics.Outcome.CLAIM_LOST;
+      log.warn("event " + e.eventId() + ": the claim expired before the attempt ended and another relay holds it");
+    }
+    metrics.delivery(e.channel(), outcome);
+  }
+
+  /** The pause after the n-th failed attempt: the base, doubled per further attempt, at most the cap. */
+  long backoff(int attempts) {
+    long base = settings.backoff.toMillis();
+    long cap = settings.backoffCap.toMillis();
+    int doublings = Math.min(attempts - 1, 40);
+    long d = base << doublings;
+    return d <= 0 || d > cap || (d >> doublings) != base ? cap : d;
+  }
+
+  private static String cut(String error) {
+    return error.length() <= 1024 ? error : error.substring(0, 1021) + "...";
+  }
+
+  private void readStats(boolean worked) throws SQLException {
+    long now = System.currentTimeMillis();
+    if (now - statsReadAt < (worked ? 1000 : settings.statsInterval.toMillis())) {
+      return;
+    }
+    statsReadAt = now;
+    long pending;
+    double age;
+    long parked;
+    try (PreparedStatement ps = connection.prepareStatement(dialect.sql("pending", settings.table));
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      pending = rs.getLong(1);
+      age = rs.getDouble(2);
+    }
+    try (PreparedStatement ps = connection.prepareStatement(dialect.sql("parked", settings.table));
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      parked = rs.getLong(1);
+    }
+    metrics.table(pending, Math.max(0, age), parked);
+  }
+
+  private void closeConnection() {
+    Connection c = connection;
+    connection = null;
+    if (c != null) {
+      try {
+        c.close();
+      } catch (SQLException e) {
+        // reopened by the loop
+      }
+    }
+  }
+
+  /**
+   * Stops claiming, lets the batch in hand finish (each attempt ends within the request timeout) and be marked, then
+   * closes the connections and the Kafka producer. Events still claimed by a relay that is killed instead are
+   * delivered by another relay once the claim expires.
+   */
+  @Override
+  public synchronized void close() {
+    if (!running) {
+      return;
+    }
+    running = false;
+    wake();
+    if (listener != null) {
+      listener.close();
+    }
+    try {
+      loop.join(settings.requestTimeout.toMillis() + 5000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (loop.isAlive()) {
+      loop.interrupt();
+    }
+    workers.shutdownNow();
+    if (kafka != null) {
+      kafka.close();
+    }
+    closeConnection();
+    log.info("relay " + settings.relayId + " stopped");
+  }
+
+  /** The relay's settings; every duration positive. */
+  public static final class Builder {
+    private final Settings s = new Settings();
+
+    private Builder(ConnectionSource connections, String table) {
+      s.connections = Objects.requireNonNull(connections, "connections");
+      s.table = Outbox.checkTable(table);
+      s.channel = s.table.toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** This relay's name in {@code claimed_by} (default: pid@host plus a random suffix). */
+    public Builder relayId(String relayId) {
+      if (relayId == null || relayId.isBlank() || relayId.length() > 100) {
+        throw new IllegalArgumentException("relay id: 1 to 100 characters expected, got '" + relayId + "'");
+      }
+      s.relayId = relayId;
+      return this;
+    }
+
+    /** How often the relay looks for due events without a wake-up (default 1 s; 30 s on PostgreSQL with LISTEN). */
+    public Builder pollInterval(Duration d) {
+      s.pollInterval = positive("poll interval", d);
+      return this;
+    }
+
+    /** Whether to LISTEN on PostgreSQL (default true). */
+    public Builder listen(boolean listen) {
+      s.listen = listen;
+      return this;
+    }
+
+    /** The PostgreSQL notification channel (default: the table's name in lower case). */
+    public Builder channel(String channel) {
+      s.channel = Objects.requireNonNull(channel, "channel");
+      return this;
+    }
+
+    /** Events claimed per cycle (default 100). */
+    public Builder batchSize(int n) {
+      s.batchSize = atLeast("batch size", n, 1);
+      return this;
+    }
+
+    /** Deliveries in flight at once (default 4). */
+    public Builder concurrency(int n) {
+      s.concurrency = atLeast("concurrency", n, 1);
+      return this;
+    }
+
+    /** Failed attempts after which an event is parked (default 10). */
+    public Builder maxAttempts(int n) {
+      s.maxAttempts = atLeast("max attempts", n, 1);
+      return this;
+    }
+
+    /** The pause after the first failed attempt, doubled per further one (default 1 s). */
+    public Builder backoff(Duration d) {
+      s.backoff = positive("backoff", d);
+      return this;
+    }
+
+    /** The longest pause between attempts (default 5 min). */
+    public Builder backoffCap(Duration d) {
+      s.backoffCap = positive("backoff cap", d);
+      return this;
+    }
+
+    /** How long a claim holds; after it another relay may deliver the event (default 60 s). */
+    public Builder claimTimeout(Duration d) {
+      s.claimTimeout = positive("claim timeout", d);
+      return this;
+    }
+
+    /** The longest an HTTP request or a Kafka acknowledgement may take (default 30 s; below the claim timeout). */
+    public Builder requestTimeout(Duration d) {
+      s.requestTimeout = positive("request timeout", d);
+      return this;
+    }
+
+    /** How often the table's pending and parked counts are read for the metrics when idle (default 5 s). */
+    public Builder statsInterval(Duration d) {
+      s.statsInterval = positive("stats interval", d);
+      return this;
+    }
+
+    /** Kafka's {@code bootstrap.servers}; without it Kafka events fail (and are parked in the end). */
+    public Builder kafkaBootstrap(String servers) {
+      s.kafkaBootstrap = servers;
+      return this;
+    }
+
+    /** Extra producer settings (security, client id); the relay's acks, idempotence and timeouts win. */
+    public Builder kafkaProperty(String key, String value) {
+      s.kafkaProperties.put(key, value);
+      return this;
+    }
+
+    /** Where kafka-clients is found (default: this class's loader). */
+    public Builder kafkaClassLoader(ClassLoader loader) {
+      s.kafkaClassLoader = Objects.requireNonNull(loader, "loader");
+      return this;
+    }
+
+    /** Where the relay's log lines go (default standard error). */
+    public Builder log(PrintStream out) {
+      s.log = Objects.requireNonNull(out, "log");
+      return this;
+    }
+
+    public OutboxRelay build() {
+      if (s.requestTimeout.compareTo(s.claimTimeout) >= 0) {
+        throw new IllegalArgumentException("request timeout " + s.requestTimeout.toMillis()
+            + " ms must be below the claim timeout " + s.claimTimeout.toMillis() + " ms, or a claim could expire "
+            + "while its delivery is still under way");
+      }
+      if (s.backoffCap.compareTo(s.backoff) < 0) {
+        throw new IllegalArgumentException("backoff cap " + s.backoffCap.toMillis() + " ms is below the backoff "
+            + s.backoff.toMillis() + " ms");
+      }
+      return new OutboxRelay(s);
+    }
+
+    private static Duration positive(String what, Duration d) {
+      if (d == null || d.isZero() || d.isNegative()) {
+        throw new IllegalArgumentException(what + ": a positive duration expected, got " + d);
+      }
+      return d;
+    }
+
+    private static int atLeast(String what, int n, int min) {
+      if (n < min) {
+        throw new IllegalArgumentException(what + ": at least " + min + " expected, got " + n);
+      }
+      return n;
+    }
+  }
+
+  private static final class Settings {
+    ConnectionSource connections;
+    String table;
+    String channel;
+    String relayId = defaultRelayId();
+    Duration pollInterval;
+    boolean listen = true;
+    int batchSize = 100;
+    int concurrency = 4;
+    int maxAttempts = 10;
+    Duration backoff = Duration.ofSeconds(1);
+    Duration backoffCap = Duration.ofMinutes(5);
+    Duration claimTimeout = Duration.ofSeconds(60);
+    Duration requestTimeout = Duration.ofSeconds(30);
+    Duration statsInterval = Duration.ofSeconds(5);
+    String kafkaBootstrap;
+    Map<String, String> kafkaProperties = new LinkedHashMap<>();
+    ClassLoader kafkaClassLoader = OutboxRelay.class.getClassLoader();
+    PrintStream log = System.err;
+  }
+
+  private static String defaultRelayId() {
+    String host;
+    try {
+      host = InetAddress.getLocalHost().getHostName();
+    } catch (java.io.IOException | SecurityException e) {
+      host = "localhost";
+    }
+    String id = ProcessHandle.current().pid() + "@" + host;
+    return (id.length() > 80 ? id.substring(0, 80) : id) + "/" + UUID.randomUUID().toString().substring(0, 8);
+  }
+}

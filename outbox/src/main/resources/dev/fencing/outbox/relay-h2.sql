@@ -1,0 +1,53 @@
+-- The outbox relay's statements on H2. {table} is the outbox table, {ids} a list of ? (one per event id).
+-- Times are the database's clock. The relay runs each statement as it stands here (see OutboxDialect).
+
+-- name: candidates
+-- Committed pending events that are due, unclaimed or with an expired claim, and first of their ordering key: no
+-- earlier event of the key is still pending or parked. A plain read: it takes no lock.
+SELECT o.event_id
+  FROM {table} o
+ WHERE o.state = 'pending'
+   AND o.next_attempt_at <= CURRENT_TIMESTAMP
+   AND (o.claimed_until IS NULL OR o.claimed_until < CURRENT_TIMESTAMP)
+   AND NOT EXISTS (SELECT 1 FROM {table} e
+                    WHERE e.order_key = o.order_key AND e.key_seq < o.key_seq AND e.state <> 'delivered')
+ ORDER BY o.created_at, o.key_seq
+ LIMIT ?;
+
+-- name: lock
+-- Locks the candidates no other relay is claiming right now, and that are still claimable.
+SELECT event_id, lock_name, token, grant_id, channel, target, method, message_key, headers, payload, attempts
+  FROM {table}
+ WHERE event_id IN ({ids})
+   AND state = 'pending'
+   AND (claimed_until IS NULL OR claimed_until < CURRENT_TIMESTAMP)
+   FOR UPDATE SKIP LOCKED;
+
+-- name: claim
+-- parameters: relay id, claim duration in milliseconds, the event ids.
+UPDATE {table}
+   SET claimed_by = ?, claimed_until = DATEADD(MILLISECOND, ?, CURRENT_TIMESTAMP)
+ WHERE event_id IN ({ids});
+
+-- name: delivered
+-- parameters: event id, relay id. Only while this relay still holds the claim.
+UPDATE {table}
+   SET state = 'delivered', attempts = attempts + 1, delivered_at = CURRENT_TIMESTAMP,
+       claimed_by = NULL, claimed_until = NULL
+ WHERE event_id = ? AND claimed_by = ? AND state = 'pending';
+
+-- name: failed
+-- parameters: new state (pending or parked), attempts, error, backoff in milliseconds, event id, relay id.
+UPDATE {table}
+   SET state = ?, attempts = ?, last_error = ?, next_attempt_at = DATEADD(MILLISECOND, ?, CURRENT_TIMESTAMP),
+       claimed_by = NULL, claimed_until = NULL
+ WHERE event_id = ? AND claimed_by = ? AND state = 'pending';
+
+-- name: pending
+-- The pending events and the age in seconds of the oldest (NULL when none).
+SELECT count(*), DATEDIFF(MILLISECOND, min(created_at), CURRENT_TIMESTAMP) / 1000.0
+  FROM {table}
+ WHERE state = 'pending';
+
+-- name: parked
+SELECT count(*) FROM {table} WHERE state = 'parked';
