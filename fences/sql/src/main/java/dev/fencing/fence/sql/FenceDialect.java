@@ -55,6 +55,12 @@ abstract class FenceDialect {
   /** The statements that install {@code fence}, in the order {@link SqlFenceDdl#install} documents. */
   abstract void install(SqlFence fence, boolean addTokenColumn, List<Statement> out);
 
+  /**
+   * What every fence of the lock in the table's schema shares, in install order: the fence tables (with the grant
+   * columns), the lock's rows, the routines. The outbox ({@link OutboxDdl}) installs them too.
+   */
+  abstract void shared(SqlFence fence, List<Statement> out);
+
   /** The triggers {@link #install} creates for {@code fence}, by name. */
   abstract List<String> triggerNames(SqlFence fence);
 
@@ -119,6 +125,11 @@ abstract class FenceDialect {
    * deletes rows for other locks (a table has one fence; another lock replaces the triggers).
    */
   void register(SqlFence fence, List<Statement> out) {
+    register(fence, fence.perRow() ? "row" : "table", out);
+  }
+
+  /** {@link #register(SqlFence, List)} with the registry's mode: 'table', 'row' or 'outbox'. */
+  void register(SqlFence fence, String mode, List<Statement> out) {
     TableName table = fence.table();
     String s = table.schemaPrefix(dialect);
     String schema = schemaValue(table);
@@ -127,7 +138,7 @@ abstract class FenceDialect {
     out.add(new Statement(Kind.REGISTER, REGISTRY_TABLE, fenceSql.render("unregister_other_locks", "schema", s,
         "table_schema", schema, "table_name", name, "lock", lock)));
     out.add(new Statement(Kind.REGISTER, REGISTRY_TABLE, fenceSql.render("register", "schema", s,
-        "table_schema", schema, "table_name", name, "lock", lock, "mode", literal(fence.perRow() ? "row" : "table"))));
+        "table_schema", schema, "table_name", name, "lock", lock, "mode", literal(mode))));
   }
 
   /**

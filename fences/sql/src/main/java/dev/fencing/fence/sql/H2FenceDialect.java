@@ -26,6 +26,19 @@ final class H2FenceDialect extends FenceDialect {
   void install(SqlFence fence, boolean addTokenColumn, List<Statement> out) {
     String s = fence.table().schemaPrefix(dialect);
     String t = fence.table().sql(dialect);
+    shared(fence, out);
+    if (fence.perRow() && addTokenColumn) {
+      tokenColumn(t, out);
+    }
+    String name = triggerName(fence);
+    out.add(new Statement(Kind.TRIGGER, name, fenceSql.render("trigger", "schema", s, "trigger",
+        dialect.quote(name), "table", t, "trigger_class", literal(H2_TRIGGER_CLASS))));
+    register(fence, out);
+  }
+
+  @Override
+  void shared(SqlFence fence, List<Statement> out) {
+    String s = fence.table().schemaPrefix(dialect);
     String lock = literal(fence.lock());
     tables(s, out);
     out.add(seed(fence));
@@ -35,13 +48,6 @@ final class H2FenceDialect extends FenceDialect {
     }
     out.add(new Statement(Kind.SEED, STRIPE_TABLE, fenceSql.render("seed_stripes", "schema", s,
         "rows", rows.toString())));
-    if (fence.perRow() && addTokenColumn) {
-      tokenColumn(t, out);
-    }
-    String name = triggerName(fence);
-    out.add(new Statement(Kind.TRIGGER, name, fenceSql.render("trigger", "schema", s, "trigger",
-        dialect.quote(name), "table", t, "trigger_class", literal(H2_TRIGGER_CLASS))));
-    register(fence, out);
   }
 
   /** H2's stripe rows carry no token (the trigger reads the fence row), hence no grant either. */

@@ -40,17 +40,7 @@ final class MariaDbFenceDialect extends FenceDialect {
     String s = fence.table().schemaPrefix(dialect);
     String t = fence.table().sql(dialect);
     String lock = literal(fence.lock());
-    tables(s, out);
-    out.add(seed(fence));
-    StringBuilder numbers = new StringBuilder();
-    for (int i = 0; i < MYSQL_STRIPES; i++) {
-      numbers.append(i == 0 ? "SELECT 0 AS n" : " UNION ALL SELECT " + i);
-    }
-    out.add(new Statement(Kind.SEED, STRIPE_TABLE, fenceSql.render("seed_stripes", "schema", s,
-        "numbers", numbers.toString(), "lock", lock)));
-    out.add(new Statement(Kind.ROUTINE, "fencing_reject_stale_v1", fenceSql.render("reject_stale", "schema", s)));
-    out.add(new Statement(Kind.ROUTINE, "fencing_session_token_v1", fenceSql.render("session_token", "schema", s)));
-    out.add(new Statement(Kind.ROUTINE, MYSQL_CHECK, fenceSql.render("check", "schema", s)));
+    shared(fence, out);
     if (fence.perRow() && addTokenColumn) {
       out.add(new Statement(Kind.TOKEN_COLUMN, TOKEN_COLUMN, fenceSql.render("add_token_column", "table", t)));
     }
@@ -69,6 +59,23 @@ final class MariaDbFenceDialect extends FenceDialect {
     }
     register(fence, out);
     out.addAll(privileges(s));
+  }
+
+  @Override
+  void shared(SqlFence fence, List<Statement> out) {
+    String s = fence.table().schemaPrefix(dialect);
+    String lock = literal(fence.lock());
+    tables(s, out);
+    out.add(seed(fence));
+    StringBuilder numbers = new StringBuilder();
+    for (int i = 0; i < MYSQL_STRIPES; i++) {
+      numbers.append(i == 0 ? "SELECT 0 AS n" : " UNION ALL SELECT " + i);
+    }
+    out.add(new Statement(Kind.SEED, STRIPE_TABLE, fenceSql.render("seed_stripes", "schema", s,
+        "numbers", numbers.toString(), "lock", lock)));
+    out.add(new Statement(Kind.ROUTINE, "fencing_reject_stale_v1", fenceSql.render("reject_stale", "schema", s)));
+    out.add(new Statement(Kind.ROUTINE, "fencing_session_token_v1", fenceSql.render("session_token", "schema", s)));
+    out.add(new Statement(Kind.ROUTINE, MYSQL_CHECK, fenceSql.render("check", "schema", s)));
   }
 
   /** The stripe table, with the grant columns its rows carry beside the token. */

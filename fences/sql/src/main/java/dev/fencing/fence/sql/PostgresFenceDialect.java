@@ -19,8 +19,8 @@ import java.util.List;
  * the check taken from PUBLIC; the catalogs read are {@code pg_trigger}, {@code pg_proc} and the fence table's ACL.
  */
 final class PostgresFenceDialect extends FenceDialect {
-  private static final List<String> FUNCTIONS =
-      List.of("fencing_check", "fencing_check_row", "fencing_check_truncate");
+  private static final List<String> FUNCTIONS = List.of("fencing_check", "fencing_check_row",
+      "fencing_check_truncate", "fencing_outbox_insert", "fencing_outbox_update", "fencing_outbox_notify");
 
   PostgresFenceDialect() {
     super(SqlDialect.POSTGRESQL);
@@ -30,6 +30,25 @@ final class PostgresFenceDialect extends FenceDialect {
   void install(SqlFence fence, boolean addTokenColumn, List<Statement> out) {
     String s = fence.table().schemaPrefix(dialect);
     String t = fence.table().sql(dialect);
+    shared(fence, out);
+    if (fence.perRow() && addTokenColumn) {
+      tokenColumn(t, out);
+    }
+    List<String> names = triggerNames(fence);
+    String lock = literal(fence.lock());
+    String strictness = literal(fence.permissive() ? "permissive" : "strict");
+    List<String> sections = fence.perRow() ? List.of("trigger_row", "trigger_truncate") : List.of("trigger_table");
+    for (int i = 0; i < names.size(); i++) {
+      out.add(new Statement(Kind.TRIGGER, names.get(i), fenceSql.render(sections.get(i), "trigger",
+          dialect.quote(names.get(i)), "table", t, "schema", s, "lock", lock, "strictness", strictness)));
+    }
+    register(fence, out);
+    out.addAll(privileges(s));
+  }
+
+  @Override
+  void shared(SqlFence fence, List<Statement> out) {
+    String s = fence.table().schemaPrefix(dialect);
     String schema = fence.table().schema();
     tables(s, out);
     out.add(seed(fence));
@@ -48,19 +67,6 @@ final class PostgresFenceDialect extends FenceDialect {
         "validate_token", validate("v_row", fenceSql.render("permissive_exit_row")))));
     out.add(new Statement(Kind.ROUTINE, "fencing_check_truncate", fenceSql.render("check_truncate", "schema", s,
         "validate_token", validate("v_row", exitStatement))));
-    if (fence.perRow() && addTokenColumn) {
-      tokenColumn(t, out);
-    }
-    List<String> names = triggerNames(fence);
-    String lock = literal(fence.lock());
-    String strictness = literal(fence.permissive() ? "permissive" : "strict");
-    List<String> sections = fence.perRow() ? List.of("trigger_row", "trigger_truncate") : List.of("trigger_table");
-    for (int i = 0; i < names.size(); i++) {
-      out.add(new Statement(Kind.TRIGGER, names.get(i), fenceSql.render(sections.get(i), "trigger",
-          dialect.quote(names.get(i)), "table", t, "schema", s, "lock", lock, "strictness", strictness)));
-    }
-    register(fence, out);
-    out.addAll(privileges(s));
   }
 
   /**

@@ -12,6 +12,7 @@ import java.sql.Connection;
 import java.sql.Driver;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -29,9 +30,14 @@ public final class SqlFenceCli {
   public static final String USAGE = ""
       + "usage:\n"
       + "  sql print     --dialect postgresql|mysql|h2 --table T --lock L [--per-row] [--permissive]\n"
+      + "  sql print     --dialect postgresql|mysql|h2 --outbox T --lock L\n"
+      + "  sql print     --dialect postgresql|mysql|h2 --processed-events T\n"
       + "  sql install   --jdbc-url URL [--user U --password-file F] [--driver-jar J] --table T --lock L\n"
       + "                [--per-row] [--permissive]\n"
+      + "  sql install   --jdbc-url URL [connection options] --outbox T --lock L\n"
+      + "  sql install   --jdbc-url URL [connection options] --processed-events T\n"
       + "  sql uninstall --jdbc-url URL [--user U --password-file F] [--driver-jar J] --table T [--lock L]\n"
+      + "  sql uninstall --jdbc-url URL [connection options] --outbox T | --processed-events T\n"
       + "\n"
       + "  print      the DDL of a fence, for migration tools (Flyway, Liquibase); names as the database folds them\n"
       + "  install    creates the fence table, functions and triggers; idempotent; rolls back or undoes on failure;\n"
@@ -42,13 +48,30 @@ public final class SqlFenceCli {
       + "  --lock        the lock whose tokens the table accepts (the agent's fencing.lock)\n"
       + "  --per-row     a fencing_token column on each row instead of the table-wide fence row\n"
       + "  --permissive  let writes without a token through (a malformed token is still rejected)\n"
+      + "  --outbox      a tokened outbox table: created with its triggers, inserts need the lock's token;\n"
+      + "                uninstall drops it (refused while events are pending)\n"
+      + "  --processed-events  a receiver's table of applied event ids (ProcessedEvents.markFirst);\n"
+      + "                uninstall drops it (refused while it holds ids)\n"
       + "  --driver-jar  a JDBC driver jar, when the driver is not on the class path\n"
       + "\n"
       + "Rejections: SQLSTATE FN001 stale token, FN002 missing or malformed token; the agent blocks with FN003.\n";
 
+  /** What a command works on: a fenced table, a tokened outbox, or a processed-events table. */
+  private enum Target {
+    FENCE("--table"), OUTBOX("--outbox"), PROCESSED_EVENTS("--processed-events");
+
+    final String option;
+
+    Target(String option) {
+      this.option = option;
+    }
+  }
+
+  private static final List<String> CONNECTION = List.of("--jdbc-url", "--user", "--password-file", "--driver-jar");
+
   private static final Set<String> FLAGS = Set.of("--per-row", "--permissive");
   private static final Set<String> OPTIONS = Set.of("--dialect", "--table", "--lock", "--jdbc-url", "--user",
-      "--password-file", "--driver-jar");
+      "--password-file", "--driver-jar", "--outbox", "--processed-events");
 
   private SqlFenceCli() {
   }
@@ -83,23 +106,49 @@ public final class SqlFenceCli {
   }
 
   private static int print(Map<String, String> options, PrintStream out) {
-    allow(options, "--dialect", "--table", "--lock", "--per-row", "--permissive");
+    Target target = target(options);
+    switch (target) {
+      case OUTBOX:
+        allow(options, target, "--dialect", "--outbox", "--lock");
+        break;
+      case PROCESSED_EVENTS:
+        allow(options, target, "--dialect", "--processed-events");
+        break;
+      default:
+        allow(options, target, "--dialect", "--table", "--lock", "--per-row", "--permissive");
+    }
     SqlDialect dialect = SqlDialect.fromName(required(options, "--dialect"));
-    out.print(new SqlFenceDdl(dialect).forPrint(fence(options)));
+    switch (target) {
+      case OUTBOX:
+        out.print(new OutboxDdl(dialect).forPrint(outbox(options)));
+        break;
+      case PROCESSED_EVENTS:
+        out.print(new OutboxDdl(dialect).forPrintProcessedEvents(TableName.parse(options.get("--processed-events"))));
+        break;
+      default:
+        out.print(new SqlFenceDdl(dialect).forPrint(fence(options)));
+    }
     return 0;
   }
 
   private static int connected(String command, Map<String, String> options, PrintStream out) {
     boolean install = command.equals("install");
-    if (install) {
-      allow(options, "--jdbc-url", "--user", "--password-file", "--driver-jar", "--table", "--lock", "--per-row",
-          "--permissive");
-    } else {
-      allow(options, "--jdbc-url", "--user", "--password-file", "--driver-jar", "--table", "--lock");
+    Target target = target(options);
+    List<String> allowed = new ArrayList<>(CONNECTION);
+    allowed.add(target.option);
+    if (target == Target.FENCE) {
+      allowed.add("--lock");
+      if (install) {
+        allowed.addAll(List.of("--per-row", "--permissive"));
+      }
+    } else if (target == Target.OUTBOX && install) {
+      allowed.add("--lock");
     }
+    allow(options, target, allowed.toArray(new String[0]));
     String url = required(options, "--jdbc-url");
-    SqlFence fence = install ? fence(options) : null;
-    TableName table = install ? fence.table() : TableName.parse(required(options, "--table"));
+    SqlFence fence = install && target == Target.FENCE ? fence(options) : null;
+    SqlOutbox outbox = install && target == Target.OUTBOX ? outbox(options) : null;
+    TableName table = TableName.parse(required(options, target.option));
     if (!install && options.containsKey("--lock")) {
       new SqlFence(table, options.get("--lock"), false, false);
     }
@@ -107,8 +156,18 @@ public final class SqlFenceCli {
       throw new IllegalArgumentException("--password-file needs --user");
     }
     try (Connection connection = connect(url, options)) {
-      SqlFenceInstaller installer = new SqlFenceInstaller(connection);
-      SqlFenceInstaller.Outcome outcome = install ? installer.install(fence) : installer.uninstall(table);
+      SqlFenceInstaller.Outcome outcome;
+      if (target == Target.FENCE) {
+        SqlFenceInstaller installer = new SqlFenceInstaller(connection);
+        outcome = install ? installer.install(fence) : installer.uninstall(table);
+      } else {
+        OutboxInstaller installer = new OutboxInstaller(connection);
+        if (target == Target.OUTBOX) {
+          outcome = install ? installer.install(outbox) : installer.uninstall(table);
+        } else {
+          outcome = install ? installer.installProcessedEvents(table) : installer.uninstallProcessedEvents(table);
+        }
+      }
       out.println(outcome.summary());
       for (String line : outcome.privileges()) {
         out.println(line);
@@ -122,6 +181,26 @@ public final class SqlFenceCli {
       out.println("sql " + command + " failed: " + e.getMessage());
       return 1;
     }
+  }
+
+  /** Exactly one of --table, --outbox, --processed-events. */
+  private static Target target(Map<String, String> options) {
+    List<String> given = new ArrayList<>();
+    Target found = null;
+    for (Target t : Target.values()) {
+      if (options.containsKey(t.option)) {
+        given.add(t.option);
+        found = t;
+      }
+    }
+    if (given.size() > 1) {
+      throw new IllegalArgumentException(String.join(" and ", given) + " exclude each other: name one table, a "
+          + "fenced table (--table), a tokened outbox (--outbox) or a processed-events table (--processed-events)");
+    }
+    if (found == null) {
+      throw new IllegalArgumentException("missing --table (or --outbox, --processed-events)");
+    }
+    return found;
   }
 
   /** A connection from the CLI options --user, --password-file (first line), --driver-jar (also for fence reset). */
@@ -173,11 +252,20 @@ public final class SqlFenceCli {
         options.containsKey("--per-row"), options.containsKey("--permissive"));
   }
 
-  private static void allow(Map<String, String> options, String... allowed) {
+  private static SqlOutbox outbox(Map<String, String> options) {
+    TableName table = TableName.parse(required(options, "--outbox"));
+    if (!options.containsKey("--lock")) {
+      throw new IllegalArgumentException("--outbox needs --lock: the lock whose tokens may write events");
+    }
+    return new SqlOutbox(table, required(options, "--lock"));
+  }
+
+  private static void allow(Map<String, String> options, Target target, String... allowed) {
     List<String> ok = Arrays.asList(allowed);
     for (String key : options.keySet()) {
       if (!ok.contains(key)) {
-        throw new IllegalArgumentException(key + " does not apply here");
+        throw new IllegalArgumentException(key + " does not apply here" + (target == Target.FENCE ? ""
+            : " (with " + target.option + ")"));
       }
     }
   }

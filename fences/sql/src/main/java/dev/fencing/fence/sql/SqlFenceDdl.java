@@ -72,7 +72,14 @@ public final class SqlFenceDdl {
     REGISTER,
     /** GRANT or REVOKE on the fence's objects. */
     PRIVILEGE,
-    DROP_TRIGGER, DROP_TOKEN_COLUMN, DROP_ROUTINE, DROP_FENCE_TABLE
+    DROP_TRIGGER, DROP_TOKEN_COLUMN, DROP_ROUTINE, DROP_FENCE_TABLE,
+    /**
+     * A table of the tokened outbox ({@link OutboxDdl}): the outbox, its ordering counters, an index of it, or a
+     * receiver's processed-events table; {@code object} is its bare name, in the schema of the outbox.
+     */
+    OUTBOX_TABLE,
+    /** Drops an {@link #OUTBOX_TABLE}. */
+    DROP_OUTBOX_TABLE
   }
 
   /** One DDL statement; {@code object} is the name of what it creates or drops. */

@@ -112,15 +112,32 @@ public final class SqlFenceInstaller {
             + SqlFenceDdl.TOKEN_COLUMN + " has type " + column.typeName() + ", expected BIGINT");
       }
     }
-    List<Statement> all = ddl.install(resolved, addColumn);
-    // The triggers first, then the removal of the triggers they replace, then the registry row and the privileges.
+    refuseOutbox(table, "install a fence on");
+    Applied applied = apply(table, ddl.install(resolved, addColumn), ddl.triggerNames(resolved),
+        "install the SQL fence on " + table);
+    String what = "SQL fence on " + table + " for lock '" + fence.lock() + "' (" + fence.describe() + ")";
+    return new Outcome((applied.unchanged() ? "already installed: " : "installed: ") + what
+        + (addColumn ? "; added column " + SqlFenceDdl.TOKEN_COLUMN : "")
+        + (applied.missingColumns().isEmpty() ? "" : "; added column" + (applied.missingColumns().size() > 1 ? "s "
+            : " ") + String.join(", ", applied.missingColumns())), applied.executed(), applied.privileges());
+  }
+
+  /** What {@link #apply} did: the statements run, the privilege lines, the fence columns it added. */
+  record Applied(List<String> executed, List<String> privileges, List<String> missingColumns, boolean unchanged) {
+  }
+
+  /**
+   * Runs the install statements {@code all} for {@code table}, whose fence triggers are to be {@code wanted}: the
+   * triggers first, then the removal of the table's other fence triggers (they are replaced), then the registry row
+   * and the privileges; in one transaction (PostgreSQL) or with undo on failure. {@code what} names it in errors.
+   */
+  Applied apply(TableName table, List<Statement> all, List<String> wanted, String what) throws SQLException {
     List<Statement> plan = new ArrayList<>();
     List<Statement> last = new ArrayList<>();
     for (Statement st : all) {
       (st.kind() == Kind.REGISTER || st.kind() == Kind.PRIVILEGE ? last : plan).add(st);
     }
     List<String> existing = fencingTriggers(table);
-    List<String> wanted = ddl.triggerNames(resolved);
     for (String old : existing) {
       if (!wanted.contains(old)) {
         plan.addAll(ddl.uninstall(table, List.of(old), false, false));
@@ -150,12 +167,12 @@ public final class SqlFenceInstaller {
     boolean unchanged = existing.containsAll(wanted) && existing.size() == wanted.size();
     List<String> executed;
     if (dialect.transactionalDdl()) {
-      executed = inTransaction("install the SQL fence on " + table, plan);
+      executed = inTransaction(what, plan);
     } else {
       Set<String> skip = new LinkedHashSet<>(existing);
       skip.addAll(this.fence.existingRoutines(connection, table));
       plan.removeIf(st -> (st.kind() == Kind.TRIGGER || st.kind() == Kind.ROUTINE) && skip.contains(st.object()));
-      executed = withUndo(table, plan);
+      executed = withUndo(table, plan, what);
     }
     for (Statement st : plan) {
       if (st.kind() == Kind.PRIVILEGE) {
@@ -163,11 +180,33 @@ public final class SqlFenceInstaller {
       }
     }
     privileges.addAll(this.fence.privilegeReport(connection, table, grants, executed));
-    String what = "SQL fence on " + table + " for lock '" + fence.lock() + "' (" + fence.describe() + ")";
-    return new Outcome((unchanged ? "already installed: " : "installed: ") + what
-        + (addColumn ? "; added column " + SqlFenceDdl.TOKEN_COLUMN : "")
-        + (missingColumns.isEmpty() ? "" : "; added column" + (missingColumns.size() > 1 ? "s " : " ")
-            + String.join(", ", missingColumns.stream().map(Statement::object).toList())), executed, privileges);
+    return new Applied(executed, privileges, missingColumns.stream().map(Statement::object).toList(), unchanged);
+  }
+
+  /**
+   * The registry's mode for {@code table} ('table', 'row', {@value OutboxDdl#REGISTRY_MODE}), or null when the table
+   * is not registered (or the schema has no registry).
+   */
+  String registryMode(TableName table) throws SQLException {
+    if (!tableExists(table.schema(), SqlFenceDdl.REGISTRY_TABLE)) {
+      return null;
+    }
+    try (PreparedStatement ps = connection.prepareStatement("SELECT mode FROM " + table.schemaPrefix(dialect)
+        + SqlFenceDdl.REGISTRY_TABLE + " WHERE table_schema = ? AND table_name = ?")) {
+      ps.setString(1, table.schema());
+      ps.setString(2, table.name());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
+  }
+
+  /** A table fence's install or uninstall would take an outbox's triggers away: refused. */
+  private void refuseOutbox(TableName table, String what) throws SQLException {
+    if (OutboxDdl.REGISTRY_MODE.equals(registryMode(table))) {
+      throw new SQLException("cannot " + what + " " + table + ": it is a tokened outbox (sql install --outbox); "
+          + "use sql install --outbox or sql uninstall --outbox for it", "55000");
+    }
   }
 
   /**
@@ -177,6 +216,7 @@ public final class SqlFenceInstaller {
    */
   public Outcome uninstall(TableName tableName) throws SQLException {
     TableName table = resolve(tableName);
+    refuseOutbox(table, "remove the fence from");
     List<String> triggers = fencingTriggers(table);
     Column column = tokenColumn(table);
     boolean dropColumn = column != null && column.addedByInstaller();
@@ -191,10 +231,7 @@ public final class SqlFenceInstaller {
       connection.setAutoCommit(false);
       try {
         executed.addAll(run(plan));
-        dropShared = fencingTriggersInSchema(table) == 0;
-        if (dropShared) {
-          executed.addAll(run(ddl.uninstall(table, List.of(), false, true)));
-        }
+        dropShared = dropSharedIfLast(table, executed);
         connection.commit();
       } catch (SQLException e) {
         connection.rollback();
@@ -205,21 +242,7 @@ public final class SqlFenceInstaller {
     } else {
       try {
         executed.addAll(run(plan));
-        dropShared = fencingTriggersInSchema(table) == 0;
-        if (dropShared) {
-          // MariaDB keeps table grants after DROP TABLE: take back the SELECT install granted to PUBLIC first.
-          for (Statement grant : ddl.privileges(table)) {
-            String revoke = grant.sql().replace("GRANT SELECT ON", "REVOKE SELECT ON").replace(" TO PUBLIC",
-                " FROM PUBLIC");
-            try {
-              execute(revoke);
-              executed.add(revoke);
-            } catch (SQLException e) {
-              // nothing was granted (MySQL, older MariaDB, or revoked by hand)
-            }
-          }
-          executed.addAll(run(ddl.uninstall(table, List.of(), false, true)));
-        }
+        dropShared = dropSharedIfLast(table, executed);
       } catch (SQLException e) {
         throw wrap("remove the SQL fence from " + table, e, "what ran before the failure: " + executed);
       }
@@ -233,9 +256,35 @@ public final class SqlFenceInstaller {
     return new Outcome(summary, executed);
   }
 
+  /**
+   * When no fence trigger is left in the table's schema, drops the fence's shared objects (registry, routines, fence
+   * tables), so that {@link #isFenced} no longer reports the database as fenced; true when it did. Runs in the
+   * caller's transaction (PostgreSQL).
+   */
+  boolean dropSharedIfLast(TableName table, List<String> executed) throws SQLException {
+    if (fencingTriggersInSchema(table) != 0) {
+      return false;
+    }
+    if (!dialect.transactionalDdl()) {
+      // MariaDB keeps table grants after DROP TABLE: take back the SELECT install granted to PUBLIC first.
+      for (Statement grant : ddl.privileges(table)) {
+        String revoke = grant.sql().replace("GRANT SELECT ON", "REVOKE SELECT ON").replace(" TO PUBLIC",
+            " FROM PUBLIC");
+        try {
+          execute(revoke);
+          executed.add(revoke);
+        } catch (SQLException e) {
+          // nothing was granted (MySQL, older MariaDB, or revoked by hand)
+        }
+      }
+    }
+    executed.addAll(run(ddl.uninstall(table, List.of(), false, true)));
+    return true;
+  }
+
   // ----------------------------------------------------------------------------------------------------- execution
 
-  private List<String> inTransaction(String what, List<Statement> plan) throws SQLException {
+  List<String> inTransaction(String what, List<Statement> plan) throws SQLException {
     boolean autoCommit = connection.getAutoCommit();
     connection.setAutoCommit(false);
     try {
@@ -251,11 +300,16 @@ public final class SqlFenceInstaller {
   }
 
   /** Runs the plan; on a failure drops what this run created, in reverse order, and reports the first error. */
-  private List<String> withUndo(TableName table, List<Statement> plan) throws SQLException {
+  List<String> withUndo(TableName table, List<Statement> plan, String what) throws SQLException {
     Set<String> tablesExisting = new java.util.HashSet<>();
     for (String t : List.of(SqlFenceDdl.FENCE_TABLE, SqlFenceDdl.STRIPE_TABLE, SqlFenceDdl.REGISTRY_TABLE)) {
       if (tableExists(table.schema(), t)) {
         tablesExisting.add(t);
+      }
+    }
+    for (Statement st : plan) {
+      if (st.kind() == Kind.OUTBOX_TABLE && tableExists(table.schema(), st.object())) {
+        tablesExisting.add(st.object());
       }
     }
     List<Statement> done = new ArrayList<>();
@@ -281,6 +335,9 @@ public final class SqlFenceInstaller {
           undo = "DROP PROCEDURE IF EXISTS " + s + st.object();
         } else if (st.kind() == Kind.FENCE_TABLE) {
           undo = tablesExisting.contains(st.object()) ? null : "DROP TABLE IF EXISTS " + s + st.object();
+        } else if (st.kind() == Kind.OUTBOX_TABLE && st.sql().startsWith("CREATE TABLE")) {
+          undo = tablesExisting.contains(st.object()) ? null
+              : "DROP TABLE IF EXISTS " + s + dialect.quote(st.object());
         }
         if (undo != null) {
           try {
@@ -290,13 +347,13 @@ public final class SqlFenceInstaller {
           }
         }
       }
-      throw wrap("install the SQL fence on " + table, e, undoErrors.isEmpty()
+      throw wrap(what, e, undoErrors.isEmpty()
           ? "what this run had created was dropped again"
           : "dropping what this run had created failed too: " + undoErrors);
     }
   }
 
-  private List<String> run(List<Statement> plan) throws SQLException {
+  List<String> run(List<Statement> plan) throws SQLException {
     List<String> executed = new ArrayList<>();
     for (Statement st : plan) {
       execute(st.sql());
@@ -319,7 +376,7 @@ public final class SqlFenceInstaller {
     }
   }
 
-  private SQLException wrap(String what, SQLException e, String aftermath) {
+  SQLException wrap(String what, SQLException e, String aftermath) {
     return new SQLException("cannot " + what + ": " + e.getMessage() + privilegeHint(e) + "; " + aftermath,
         e.getSQLState(), e.getErrorCode(), e);
   }
@@ -429,7 +486,7 @@ public final class SqlFenceInstaller {
     return type == Types.BIGINT || type == Types.INTEGER || type == Types.NUMERIC || type == Types.DECIMAL;
   }
 
-  private boolean tableExists(String schema, String name) throws SQLException {
+  boolean tableExists(String schema, String name) throws SQLException {
     DatabaseMetaData md = connection.getMetaData();
     String catalog = dialect == SqlDialect.MYSQL ? schema : null;
     String schemaPattern = dialect == SqlDialect.MYSQL ? null : escape(md, schema);
@@ -453,7 +510,7 @@ public final class SqlFenceInstaller {
   }
 
   /** Triggers on {@code table} whose names mark them as the fence's. */
-  private List<String> fencingTriggers(TableName table) throws SQLException {
+  List<String> fencingTriggers(TableName table) throws SQLException {
     List<String> names = new ArrayList<>();
     try (PreparedStatement ps = connection.prepareStatement(fence.triggersOnTableQuery())) {
       ps.setString(1, table.schema());
