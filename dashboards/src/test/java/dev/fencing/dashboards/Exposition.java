@@ -2,8 +2,8 @@ package dev.fencing.dashboards;
 
 import dev.fencing.agent.metrics.AgentMetrics;
 import dev.fencing.agent.metrics.FencingSeries;
-import dev.fencing.agent.policy.RejectionCounters;
-import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.agent.instrumentation.api.RejectionCounters;
+import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import dev.fencing.agent.token.HighestTokenStore;
 import dev.fencing.agent.token.TokenState;
 import dev.fencing.fence.http.FenceMetrics;

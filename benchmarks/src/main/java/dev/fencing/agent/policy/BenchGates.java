@@ -1,5 +1,6 @@
 package dev.fencing.agent.policy;
 
+import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.SideEffectGate;

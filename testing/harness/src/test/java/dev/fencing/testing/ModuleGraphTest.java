@@ -35,7 +35,9 @@ class ModuleGraphTest {
       // Not a fence but their Spring Boot wiring: it configures the HTTP and Kafka fences, and nothing depends on it.
       Map.entry("fencing-fence-spring-boot-starter", Set.of("fencing-protocol", "fencing-fence-store",
           "fencing-fence-http", "fencing-fence-kafka")),
-      Map.entry("fencing-agent-core", Set.of("fencing-agent-bootstrap", "fencing-protocol", "fencing-fence-sql", "fencing-outbox")),
+      Map.entry("fencing-agent-instrumentation-api", Set.of("fencing-agent-bootstrap", "fencing-protocol")),
+      Map.entry("fencing-agent-core", Set.of("fencing-agent-bootstrap", "fencing-protocol", "fencing-fence-sql",
+          "fencing-agent-instrumentation-api", "fencing-outbox")),
       Map.entry("fencing-agent-otel-extension", Set.of()),
       // The outbox relay and writer: the protocol only; the agent jar runs its command.
       Map.entry("fencing-outbox", Set.of("fencing-protocol")),
@@ -49,11 +51,18 @@ class ModuleGraphTest {
       Map.entry("fencing-faults", Set.of("fencing-test-harness", "fencing-fence-sql", "fencing-fence-http",
           "fencing-fence-kafka")),
       Map.entry("fencing-benchmarks", Set.of("fencing-agent-bootstrap", "fencing-agent-core",
-          "fencing-instrumentation-jdbc", "fencing-instrumentation-kafka-clients", "fencing-test-harness",
+          "fencing-instrumentation-http-common", "fencing-instrumentation-jdbc",
+          "fencing-instrumentation-kafka-clients", "fencing-test-harness",
           "fencing-fence-sql")),
       Map.entry("fencing-dashboards", Set.of()),
       // Test scope only: the agent-jar integration tests.
       Map.entry("fencing-agent-it", Set.of()));
+
+  /** The HTTP client instrumentations: the modules that share instrumentation/http-common's hook. */
+  private static final Set<String> HTTP_CLIENTS = Set.of("fencing-instrumentation-java-http-client",
+      "fencing-instrumentation-http-url-connection", "fencing-instrumentation-apache-httpclient-5",
+      "fencing-instrumentation-apache-httpclient-4", "fencing-instrumentation-okhttp",
+      "fencing-instrumentation-reactor-netty");
 
   /** The fences' Spring Boot starter: the one fence-named module that builds on fences (and stays off the agent). */
   private static final String STARTER = "fencing-fence-spring-boot-starter";
@@ -66,9 +75,17 @@ class ModuleGraphTest {
     for (Map.Entry<String, Set<String>> e : graph.entrySet()) {
       String module = e.getKey();
       Set<String> deps = e.getValue();
-      if (module.startsWith("fencing-instrumentation-")) {
-        // an instrumentation builds on the agent's instrumentation API only, never on another instrumentation
+      if (module.equals("fencing-instrumentation-testing")) {
+        // the instrumentations' test tooling weaves with the core's transformer
         assertThat(deps).as(module).isSubsetOf("fencing-agent-bootstrap", "fencing-agent-core");
+      } else if (module.startsWith("fencing-instrumentation-")) {
+        // an instrumentation builds on the bootstrap part and the instrumentation API only, never on the core nor on
+        // another instrumentation; the HTTP clients share the HTTP hook
+        assertThat(deps).as(module).isSubsetOf("fencing-agent-bootstrap", "fencing-agent-instrumentation-api",
+            "fencing-instrumentation-http-common");
+        if (deps.contains("fencing-instrumentation-http-common")) {
+          assertThat(HTTP_CLIENTS).as(module + " depends on the shared HTTP hook").contains(module);
+        }
       } else if (module.equals("fencing-agent") || module.equals("fencing-parent")) {
         // the jar assembles everything; the parent manages versions
         assertThat(deps).as(module).allMatch(d -> !d.equals("fencing-agent"));

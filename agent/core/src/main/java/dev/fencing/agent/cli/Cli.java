@@ -125,7 +125,7 @@ public final class Cli {
   /** "JVM-wide", "sections a.B#m, c.D#n", or both. */
   private static String scopeOf(dev.fencing.agent.config.AgentConfig config, String lock) {
     java.util.List<String> sections = new java.util.ArrayList<>();
-    for (dev.fencing.agent.config.SectionSpec s : config.sections()) {
+    for (dev.fencing.agent.instrumentation.api.SectionSpec s : config.sections()) {
       if (s.lock().equals(lock)) {
         sections.add(s.className() + "#" + s.method());
       }

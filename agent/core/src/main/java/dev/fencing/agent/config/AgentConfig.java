@@ -1,5 +1,8 @@
 package dev.fencing.agent.config;
 
+import dev.fencing.agent.instrumentation.api.InstrumentationConfig;
+import dev.fencing.agent.instrumentation.api.JdbcPooler;
+import dev.fencing.agent.instrumentation.api.SectionSpec;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -7,14 +10,11 @@ import java.util.List;
 import java.util.Map;
 
 /** The agent's parsed configuration. Built by {@link ConfigLoader}; immutable. */
-public final class AgentConfig {
+public final class AgentConfig implements InstrumentationConfig {
   public enum Standby { BLOCK, WAIT }
   public enum Mode { ENFORCE, OBSERVE }
   public enum FailMode { CLOSED, OPEN }
   public enum ExpiredFenced { TAG, BLOCK }
-
-  /** fencing.jdbc.pooler: how a PostgreSQL session is made to carry the token. */
-  public enum JdbcPooler { AUTO, TRANSACTION, SESSION }
 
   /** fencing.coordinator: where the lock and its token come from. */
   public enum Coordinator { ETCD, ZOOKEEPER }
@@ -68,6 +68,7 @@ public final class AgentConfig {
    * The JVM-wide lock's name; "(unset)" when missing (then {@link #problems()} says so), "none" without a lease or
    * with declared sections only (the {@code lock} label of side effects outside every scope).
    */
+  @Override
   public String lock() {
     String lock = get(ConfigKey.LOCK);
     return lock != null ? lock : leaseEnabled() && sections().isEmpty() ? "(unset)" : "none";
@@ -79,6 +80,7 @@ public final class AgentConfig {
   }
 
   /** fencing.sections, in configuration order; empty when none. */
+  @Override
   public List<SectionSpec> sections() {
     List<SectionSpec> s = get(ConfigKey.SECTIONS);
     return s == null ? List.of() : s;
@@ -222,45 +224,54 @@ public final class AgentConfig {
   }
 
   /** JDBC URL prefixes of databases configured as fenced. */
+  @Override
   public List<String> fencedJdbc() {
     return get(ConfigKey.FENCED_JDBC);
   }
 
+  @Override
   public JdbcPooler jdbcPooler() {
     return get(ConfigKey.JDBC_POOLER);
   }
 
   /** Database functions declared as writing (fencing.jdbc.write-functions). */
+  @Override
   public List<String> jdbcWriteFunctions() {
     return get(ConfigKey.JDBC_WRITE_FUNCTIONS);
   }
 
   /** fencing.jdbc.idle-in-transaction-timeout (default: the lease TTL); zero: leave the database's setting. */
+  @Override
   public Duration jdbcIdleInTransactionTimeout() {
     return get(ConfigKey.JDBC_IDLE_IN_TRANSACTION_TIMEOUT);
   }
 
   /** HTTP destinations configured as fenced: host:port or host. */
+  @Override
   public List<String> fencedHttp() {
     return get(ConfigKey.FENCED_HTTP);
   }
 
   /** Kafka topics configured as fenced: exact names and globs where * matches any run of characters. */
+  @Override
   public List<String> fencedKafka() {
     return get(ConfigKey.FENCED_KAFKA);
   }
 
   /** JDBC URL prefixes of databases that are never a lock-protected side effect (fencing.exempt.jdbc). */
+  @Override
   public List<String> exemptJdbc() {
     return get(ConfigKey.EXEMPT_JDBC);
   }
 
   /** HTTP destinations that are never a lock-protected side effect: host, host:port, *.suffix[:port]. */
+  @Override
   public List<String> exemptHttp() {
     return get(ConfigKey.EXEMPT_HTTP);
   }
 
   /** Kafka topics (names and globs) that are never a lock-protected side effect. */
+  @Override
   public List<String> exemptKafka() {
     return get(ConfigKey.EXEMPT_KAFKA);
   }
@@ -281,6 +292,7 @@ public final class AgentConfig {
   }
 
   /** HTTP methods that are side effects, upper case. */
+  @Override
   public List<String> unsafeHttpMethods() {
     return get(ConfigKey.UNSAFE_HTTP_METHODS);
   }

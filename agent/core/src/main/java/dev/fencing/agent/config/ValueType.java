@@ -1,5 +1,6 @@
 package dev.fencing.agent.config;
 
+import dev.fencing.agent.instrumentation.api.SectionSpec;
 import dev.fencing.protocol.TokenSignature;
 import java.net.URI;
 import java.nio.file.Files;

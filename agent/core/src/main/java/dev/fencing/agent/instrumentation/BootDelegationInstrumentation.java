@@ -1,5 +1,6 @@
 package dev.fencing.agent.instrumentation;
 
+import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import static net.bytebuddy.matcher.ElementMatchers.declaresMethod;
 import static net.bytebuddy.matcher.ElementMatchers.hasSuperClass;
 import static net.bytebuddy.matcher.ElementMatchers.isAbstract;

@@ -1,5 +1,6 @@
 package dev.fencing.agent.instrumentation;
 
+import dev.fencing.agent.instrumentation.api.WeakIdentityCache;
 import dev.fencing.agent.log.AgentLog;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

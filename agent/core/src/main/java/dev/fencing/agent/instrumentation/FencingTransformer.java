@@ -1,5 +1,7 @@
 package dev.fencing.agent.instrumentation;
 
+import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.WeakIdentityCache;
 import dev.fencing.agent.log.AgentLog;
 import java.lang.instrument.ClassFileTransformer;
 import java.lang.instrument.Instrumentation;

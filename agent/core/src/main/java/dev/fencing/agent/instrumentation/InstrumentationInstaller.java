@@ -1,5 +1,9 @@
 package dev.fencing.agent.instrumentation;
 
+import dev.fencing.agent.config.AgentConfig;
+import dev.fencing.agent.instrumentation.api.InstrumentationModule;
+import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.AgentContext;
 import dev.fencing.agent.log.AgentLog;
 import java.lang.instrument.Instrumentation;
 import java.util.ArrayList;
@@ -16,12 +20,13 @@ public final class InstrumentationInstaller {
    * Returns the names of the installed modules. {@code dynamic}: the agent was attached to a running JVM, so classes
    * already loaded are retransformed too.
    */
-  public static List<String> install(Instrumentation inst, AgentContext context, boolean dynamic) {
+  public static List<String> install(Instrumentation inst, AgentConfig config, AgentContext context,
+      boolean dynamic) {
     List<String> installed = new ArrayList<>();
     FencingTransformer transformer = new FencingTransformer();
     for (InstrumentationModule module : ServiceLoader.load(InstrumentationModule.class,
         InstrumentationInstaller.class.getClassLoader())) {
-      if (!context.config().instrumentationEnabled(module.name())) {
+      if (!config.instrumentationEnabled(module.name())) {
         LOG.info("instrumentation '" + module.name() + "' is disabled by configuration");
         continue;
       }
@@ -33,7 +38,7 @@ public final class InstrumentationInstaller {
     }
     if (!transformer.isEmpty()) {
       // Before any application class loader is defined, so each one's loadClass already sees the bootstrap part.
-      if (context.config().instrumentationEnabled(BootDelegationInstrumentation.NAME)) {
+      if (config.instrumentationEnabled(BootDelegationInstrumentation.NAME)) {
         transformer.add(new BootDelegationInstrumentation());
       } else {
         LOG.info("instrumentation '" + BootDelegationInstrumentation.NAME + "' is disabled by configuration: class "

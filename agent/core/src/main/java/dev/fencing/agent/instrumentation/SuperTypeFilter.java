@@ -1,5 +1,6 @@
 package dev.fencing.agent.instrumentation;
 
+import dev.fencing.agent.instrumentation.api.WeakIdentityCache;
 import java.io.InputStream;
 import java.util.ArrayDeque;
 import java.util.Collection;

@@ -2,8 +2,8 @@ package dev.fencing.agent.metrics;
 
 import dev.fencing.agent.bootstrap.BlockReason;
 import dev.fencing.agent.bootstrap.Channel;
-import dev.fencing.agent.policy.RejectionCounters;
-import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.agent.instrumentation.api.RejectionCounters;
+import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import dev.fencing.agent.status.BuildInfo;
 import dev.fencing.agent.token.Grant;
 import dev.fencing.agent.token.LeasePhase;

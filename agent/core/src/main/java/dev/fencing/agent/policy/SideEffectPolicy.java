@@ -1,5 +1,7 @@
 package dev.fencing.agent.policy;
 
+import dev.fencing.agent.instrumentation.api.SideEffectCounters;
+import dev.fencing.agent.instrumentation.api.SideEffectEvents;
 import dev.fencing.agent.bootstrap.BlockReason;
 import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;

@@ -3,7 +3,7 @@ package dev.fencing.agent.scope;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.events.FencingEvents;
 import dev.fencing.agent.log.AgentLog;
-import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import dev.fencing.agent.policy.SideEffectPolicy;
 import dev.fencing.agent.scope.CapturedLocks.Captured;
 import dev.fencing.agent.token.TokenState;

@@ -1,9 +1,9 @@
 package dev.fencing.agent.scope;
 
 import dev.fencing.agent.bootstrap.LockScope;
-import dev.fencing.agent.config.SectionSpec;
+import dev.fencing.agent.instrumentation.api.SectionSpec;
 import dev.fencing.agent.events.FencingEvents;
-import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import dev.fencing.agent.policy.SideEffectPolicy;
 import dev.fencing.agent.token.Grant;
 import dev.fencing.agent.token.LeasePhase;

@@ -5,7 +5,7 @@ import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.config.ConfigLoader;
 import dev.fencing.agent.log.AgentLog;
-import dev.fencing.agent.instrumentation.AgentContext;
+import dev.fencing.agent.instrumentation.api.AgentContext;
 import dev.fencing.agent.instrumentation.InstrumentationInstaller;
 import dev.fencing.agent.bootstrap.Sections;
 import dev.fencing.agent.scope.Scopes;
@@ -47,7 +47,7 @@ public final class AgentStarter {
     try {
       // Exempt side effects belong to no lock: counted under what decides outside every section.
       AgentContext context = new AgentContext(config, scopes.rejections(), scopes.outside().counters(), inst);
-      InstrumentationInstaller.install(inst, context, dynamic);
+      InstrumentationInstaller.install(inst, config, context, dynamic);
     } catch (Throwable t) {
       LOG.error("could not install the instrumentation; side effects are not fenced", t);
     }

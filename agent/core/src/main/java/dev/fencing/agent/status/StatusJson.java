@@ -96,11 +96,11 @@ public final class StatusJson {
       field(sb, "detail", v.detail());
       sb.append("\"sections\":[");
       for (int i = 0; i < r.sections().size(); i++) {
-        dev.fencing.agent.config.SectionSpec s = r.sections().get(i);
+        dev.fencing.agent.instrumentation.api.SectionSpec s = r.sections().get(i);
         sb.append(i == 0 ? "" : ",").append('{');
         field(sb, "section", s.className() + "#" + s.method());
         sb.append("\"status\":");
-        string(sb, dev.fencing.agent.scope.SectionLoading.status(s));
+        string(sb, dev.fencing.agent.instrumentation.api.SectionLoading.status(s));
         sb.append('}');
       }
       sb.append("]}");

@@ -1,5 +1,6 @@
 package dev.fencing.agent.config;
 
+import dev.fencing.agent.instrumentation.api.SectionSpec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fencing.agent.bootstrap.BlockReason;
 import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
-import dev.fencing.agent.policy.RejectionCounters;
+import dev.fencing.agent.instrumentation.api.RejectionCounters;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;

@@ -2,8 +2,8 @@ package dev.fencing.agent.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.agent.policy.RejectionCounters;
-import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.agent.instrumentation.api.RejectionCounters;
+import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import dev.fencing.agent.status.BuildInfo;
 import dev.fencing.agent.token.TokenState;
 import dev.fencing.agent.token.TokenStateFixtures;

@@ -1,5 +1,7 @@
 package dev.fencing.agent.policy;
 
+import dev.fencing.agent.instrumentation.api.SideEffectCounters;
+import dev.fencing.agent.instrumentation.api.SideEffectEvents;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.bootstrap.BlockReason;
@@ -7,7 +9,7 @@ import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.exempt.CallerExemptions;
 import dev.fencing.agent.exempt.fixture.Migrator;
-import dev.fencing.agent.policy.SideEffectCounters.Outcome;
+import dev.fencing.agent.instrumentation.api.SideEffectCounters.Outcome;
 import dev.fencing.agent.token.TokenState;
 import dev.fencing.agent.token.TokenStateFixtures;
 import java.util.List;

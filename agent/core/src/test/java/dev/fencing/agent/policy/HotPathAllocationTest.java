@@ -1,5 +1,6 @@
 package dev.fencing.agent.policy;
 
+import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.bootstrap.Channel;

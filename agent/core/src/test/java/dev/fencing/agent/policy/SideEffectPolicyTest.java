@@ -1,12 +1,13 @@
 package dev.fencing.agent.policy;
 
+import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.bootstrap.AgentThread;
 import dev.fencing.agent.bootstrap.BlockReason;
 import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
-import dev.fencing.agent.policy.SideEffectCounters.Outcome;
+import dev.fencing.agent.instrumentation.api.SideEffectCounters.Outcome;
 import dev.fencing.agent.token.Grant;
 import dev.fencing.agent.token.HighestTokenStore;
 import dev.fencing.agent.token.LossReason;

@@ -129,7 +129,7 @@ class CapturedLocksTest {
         System.nanoTime(),
         3000);
     assertThat(Fencing.decide(Channel.JDBC, true, true).isTag()).isTrue();
-    s.rejections().record(Channel.JDBC, dev.fencing.agent.policy.RejectionCounters.Reason.STALE_TOKEN);
+    s.rejections().record(Channel.JDBC, dev.fencing.agent.instrumentation.api.RejectionCounters.Reason.STALE_TOKEN);
     assertThat(told).containsExactly("locks.ledger");
     String scrape = metrics.scrape();
     assertThat(scrape).contains("fencing_side_effects_total{channel=\"jdbc\",fenced=\"true\",lock=\"locks.ledger\","

@@ -10,7 +10,7 @@ import dev.fencing.agent.bootstrap.TokenContext;
 import dev.fencing.agent.config.ConfigLoader;
 import dev.fencing.agent.metrics.AgentMetrics;
 import dev.fencing.agent.metrics.FencingSeries;
-import dev.fencing.agent.policy.SideEffectCounters.Outcome;
+import dev.fencing.agent.instrumentation.api.SideEffectCounters.Outcome;
 import dev.fencing.agent.status.StatusJson;
 import java.lang.management.ManagementFactory;
 import java.util.Map;

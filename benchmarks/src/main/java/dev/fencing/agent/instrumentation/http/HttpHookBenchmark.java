@@ -4,7 +4,7 @@ import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.HttpHook;
 import dev.fencing.agent.config.ConfigLoader;
 import dev.fencing.agent.policy.BenchGates;
-import dev.fencing.agent.policy.RejectionCounters;
+import dev.fencing.agent.instrumentation.api.RejectionCounters;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;

@@ -2,7 +2,7 @@ package dev.fencing.agent.instrumentation.jdbc;
 
 import dev.fencing.agent.bootstrap.JdbcHook;
 import dev.fencing.agent.policy.BenchGates;
-import dev.fencing.agent.policy.RejectionCounters;
+import dev.fencing.agent.instrumentation.api.RejectionCounters;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;

@@ -1,5 +1,7 @@
 package dev.fencing.agent.instrumentation;
 
+import dev.fencing.agent.instrumentation.api.InstrumentationModule;
+import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;

@@ -1,8 +1,8 @@
 package dev.fencing.agent.instrumentation.apachehttpclient5;
 
-import dev.fencing.agent.instrumentation.AgentContext;
-import dev.fencing.agent.instrumentation.InstrumentationModule;
-import dev.fencing.agent.instrumentation.TypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.AgentContext;
+import dev.fencing.agent.instrumentation.api.InstrumentationModule;
+import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import dev.fencing.agent.instrumentation.http.HttpFencing;
 import java.util.List;
 

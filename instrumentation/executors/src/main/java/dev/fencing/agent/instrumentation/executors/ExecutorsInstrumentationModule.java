@@ -10,10 +10,10 @@ import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 import dev.fencing.agent.bootstrap.TokenContext;
-import dev.fencing.agent.instrumentation.AgentContext;
-import dev.fencing.agent.instrumentation.InstrumentationModule;
-import dev.fencing.agent.instrumentation.NamedTypeInstrumentation;
-import dev.fencing.agent.instrumentation.TypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.AgentContext;
+import dev.fencing.agent.instrumentation.api.InstrumentationModule;
+import dev.fencing.agent.instrumentation.api.NamedTypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.Map;

@@ -1,5 +1,6 @@
 package dev.fencing.agent.instrumentation.jdbc;
 
+import dev.fencing.agent.instrumentation.api.JdbcPooler;
 import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
@@ -7,11 +8,10 @@ import dev.fencing.agent.bootstrap.JdbcHook;
 import dev.fencing.agent.bootstrap.LockScope;
 import dev.fencing.agent.bootstrap.ReentryGuard;
 import dev.fencing.agent.bootstrap.TokenContext;
-import dev.fencing.agent.config.AgentConfig;
-import dev.fencing.agent.instrumentation.WeakIdentityCache;
+import dev.fencing.agent.instrumentation.api.WeakIdentityCache;
 import dev.fencing.agent.log.AgentLog;
-import dev.fencing.agent.policy.RejectionCounters;
-import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.agent.instrumentation.api.RejectionCounters;
+import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import dev.fencing.protocol.SqlStates;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -95,16 +95,16 @@ final class JdbcFencing implements JdbcHook {
   private final SideEffectCounters sideEffects;
 
   JdbcFencing(List<String> fencedUrlPrefixes, RejectionCounters rejections) {
-    this(fencedUrlPrefixes, AgentConfig.JdbcPooler.AUTO, List.of(), Duration.ZERO, rejections);
+    this(fencedUrlPrefixes, JdbcPooler.AUTO, List.of(), Duration.ZERO, rejections);
   }
 
-  JdbcFencing(List<String> fencedUrlPrefixes, AgentConfig.JdbcPooler pooler, List<String> writeFunctions,
+  JdbcFencing(List<String> fencedUrlPrefixes, JdbcPooler pooler, List<String> writeFunctions,
       Duration idleInTransactionTimeout, RejectionCounters rejections) {
     this(fencedUrlPrefixes, pooler, writeFunctions, idleInTransactionTimeout, rejections, List.of(),
         new SideEffectCounters());
   }
 
-  JdbcFencing(List<String> fencedUrlPrefixes, AgentConfig.JdbcPooler pooler, List<String> writeFunctions,
+  JdbcFencing(List<String> fencedUrlPrefixes, JdbcPooler pooler, List<String> writeFunctions,
       Duration idleInTransactionTimeout, RejectionCounters rejections, List<String> exemptUrlPrefixes,
       SideEffectCounters sideEffects) {
     this.sideEffects = sideEffects;

@@ -1,9 +1,9 @@
 package dev.fencing.agent.instrumentation.jdbc;
 
 import dev.fencing.agent.bootstrap.Fencing;
-import dev.fencing.agent.instrumentation.AgentContext;
-import dev.fencing.agent.instrumentation.InstrumentationModule;
-import dev.fencing.agent.instrumentation.TypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.AgentContext;
+import dev.fencing.agent.instrumentation.api.InstrumentationModule;
+import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import java.util.List;
 
 /** JDBC: any driver, any pool. Switch: fencing.instrumentation.jdbc.enabled. */

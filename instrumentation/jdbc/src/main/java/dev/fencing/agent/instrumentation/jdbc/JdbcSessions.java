@@ -1,7 +1,7 @@
 package dev.fencing.agent.instrumentation.jdbc;
 
-import dev.fencing.agent.config.AgentConfig;
-import dev.fencing.agent.instrumentation.WeakIdentityCache;
+import dev.fencing.agent.instrumentation.api.JdbcPooler;
+import dev.fencing.agent.instrumentation.api.WeakIdentityCache;
 import dev.fencing.agent.log.AgentLog;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -27,13 +27,13 @@ final class JdbcSessions {
   private final ConcurrentHashMap<String, DatabaseFences> fencesByUrl = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Boolean> pooledByUrl = new ConcurrentHashMap<>();
   private final List<String> fencedUrlPrefixes;
-  private final AgentConfig.JdbcPooler pooler;
+  private final JdbcPooler pooler;
   /** Milliseconds, or -1: leave the database's setting. */
   private final long idleTimeoutMillis;
   /** fencing.exempt.jdbc: URL prefixes of databases whose statements are never a lock-protected side effect. */
   private final List<String> exemptUrlPrefixes;
 
-  JdbcSessions(List<String> fencedUrlPrefixes, AgentConfig.JdbcPooler pooler, long idleTimeoutMillis,
+  JdbcSessions(List<String> fencedUrlPrefixes, JdbcPooler pooler, long idleTimeoutMillis,
       List<String> exemptUrlPrefixes) {
     this.fencedUrlPrefixes = fencedUrlPrefixes;
     this.pooler = pooler;
@@ -131,8 +131,8 @@ final class JdbcSessions {
    * {@code getBackendPID}): correct everywhere, only dearer.
    */
   private boolean pooled(String url, Connection physical) {
-    if (pooler != AgentConfig.JdbcPooler.AUTO) {
-      return pooler == AgentConfig.JdbcPooler.TRANSACTION;
+    if (pooler != JdbcPooler.AUTO) {
+      return pooler == JdbcPooler.TRANSACTION;
     }
     Boolean known = pooledByUrl.get(url);
     if (known != null) {

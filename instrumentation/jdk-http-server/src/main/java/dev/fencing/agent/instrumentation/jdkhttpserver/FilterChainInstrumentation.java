@@ -3,7 +3,7 @@ package dev.fencing.agent.instrumentation.jdkhttpserver;
 import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
-import dev.fencing.agent.instrumentation.TypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.matcher.ElementMatcher;
 

@@ -1,9 +1,9 @@
 package dev.fencing.agent.instrumentation.jdkhttpserver;
 
 import dev.fencing.agent.bootstrap.TokenContext;
-import dev.fencing.agent.instrumentation.AgentContext;
-import dev.fencing.agent.instrumentation.InstrumentationModule;
-import dev.fencing.agent.instrumentation.TypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.AgentContext;
+import dev.fencing.agent.instrumentation.api.InstrumentationModule;
+import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;

@@ -1,11 +1,11 @@
 package dev.fencing.agent.instrumentation.jetcdlock;
 
-import static dev.fencing.agent.instrumentation.NamedTypeInstrumentation.method;
+import static dev.fencing.agent.instrumentation.api.NamedTypeInstrumentation.method;
 
-import dev.fencing.agent.instrumentation.AgentContext;
-import dev.fencing.agent.instrumentation.InstrumentationModule;
-import dev.fencing.agent.instrumentation.NamedTypeInstrumentation;
-import dev.fencing.agent.instrumentation.TypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.AgentContext;
+import dev.fencing.agent.instrumentation.api.InstrumentationModule;
+import dev.fencing.agent.instrumentation.api.NamedTypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import java.util.List;
 
 /**

@@ -5,9 +5,9 @@ import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.KafkaHook;
 import dev.fencing.agent.bootstrap.ReentryGuard;
-import dev.fencing.agent.config.AgentConfig;
-import dev.fencing.agent.instrumentation.AgentContext;
-import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.agent.instrumentation.api.InstrumentationConfig;
+import dev.fencing.agent.instrumentation.api.AgentContext;
+import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -90,7 +90,7 @@ public final class KafkaFencing implements KafkaHook {
 
   /** Installs the hook; called once by the kafka-clients instrumentation module. */
   public static void install(AgentContext context) {
-    AgentConfig config = context.config();
+    InstrumentationConfig config = context.config();
     Fencing.installKafka(new KafkaFencing(config.fencedKafka(), config.exemptKafka(), context.sideEffects(),
         config.lock()));
   }

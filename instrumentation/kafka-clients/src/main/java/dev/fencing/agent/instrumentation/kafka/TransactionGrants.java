@@ -1,7 +1,7 @@
 package dev.fencing.agent.instrumentation.kafka;
 
 import dev.fencing.agent.bootstrap.Decision;
-import dev.fencing.agent.instrumentation.WeakIdentityCache;
+import dev.fencing.agent.instrumentation.api.WeakIdentityCache;
 
 /**
  * Per transactional producer (its {@code TransactionManager}, weakly): the decisions under which the records of its

@@ -2,7 +2,7 @@ package dev.fencing.agent.instrumentation.okhttp;
 
 import static net.bytebuddy.matcher.ElementMatchers.named;
 
-import dev.fencing.agent.instrumentation.TypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.matcher.ElementMatcher;
 

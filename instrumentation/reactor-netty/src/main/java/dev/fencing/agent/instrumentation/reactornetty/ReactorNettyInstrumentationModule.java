@@ -1,13 +1,13 @@
 package dev.fencing.agent.instrumentation.reactornetty;
 
-import static dev.fencing.agent.instrumentation.NamedTypeInstrumentation.method;
+import static dev.fencing.agent.instrumentation.api.NamedTypeInstrumentation.method;
 import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.returns;
 
-import dev.fencing.agent.instrumentation.AgentContext;
-import dev.fencing.agent.instrumentation.InstrumentationModule;
-import dev.fencing.agent.instrumentation.NamedTypeInstrumentation;
-import dev.fencing.agent.instrumentation.TypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.AgentContext;
+import dev.fencing.agent.instrumentation.api.InstrumentationModule;
+import dev.fencing.agent.instrumentation.api.NamedTypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import dev.fencing.agent.instrumentation.http.HttpFencing;
 import java.util.List;
 

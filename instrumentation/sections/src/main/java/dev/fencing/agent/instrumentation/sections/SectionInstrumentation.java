@@ -7,8 +7,8 @@ import static net.bytebuddy.matcher.ElementMatchers.namedOneOf;
 import static net.bytebuddy.matcher.ElementMatchers.not;
 import static net.bytebuddy.matcher.ElementMatchers.returns;
 
-import dev.fencing.agent.instrumentation.TypeInstrumentation;
-import dev.fencing.agent.scope.SectionLoading;
+import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.SectionLoading;
 import java.util.List;
 import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.description.type.TypeDescription;

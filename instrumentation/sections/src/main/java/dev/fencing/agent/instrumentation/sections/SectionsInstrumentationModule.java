@@ -1,9 +1,9 @@
 package dev.fencing.agent.instrumentation.sections;
 
-import dev.fencing.agent.config.SectionSpec;
-import dev.fencing.agent.instrumentation.AgentContext;
-import dev.fencing.agent.instrumentation.InstrumentationModule;
-import dev.fencing.agent.instrumentation.TypeInstrumentation;
+import dev.fencing.agent.instrumentation.api.SectionSpec;
+import dev.fencing.agent.instrumentation.api.AgentContext;
+import dev.fencing.agent.instrumentation.api.InstrumentationModule;
+import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

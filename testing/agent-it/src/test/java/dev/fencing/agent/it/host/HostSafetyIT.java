@@ -43,7 +43,7 @@ class HostSafetyIT {
 
   private static final String H2 = "fencing.it.h2.jar";
   /** One per entry of the agent's per-object caches (statements, connections). */
-  private static final String WEAK_KEY = "dev.fencing.agent.instrumentation.WeakIdentityCache$WeakKey";
+  private static final String WEAK_KEY = "dev.fencing.agent.instrumentation.api.WeakIdentityCache$WeakKey";
 
   static List<Path> newestJava() {
     return AgentProcesses.newestJava();

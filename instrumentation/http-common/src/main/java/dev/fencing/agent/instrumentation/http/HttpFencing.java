@@ -5,11 +5,10 @@ import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.bootstrap.HttpHook;
 import dev.fencing.agent.bootstrap.ReentryGuard;
-import dev.fencing.agent.config.AgentConfig;
-import dev.fencing.agent.exempt.HostExemptions;
-import dev.fencing.agent.instrumentation.AgentContext;
-import dev.fencing.agent.policy.RejectionCounters;
-import dev.fencing.agent.policy.SideEffectCounters;
+import dev.fencing.agent.instrumentation.api.InstrumentationConfig;
+import dev.fencing.agent.instrumentation.api.AgentContext;
+import dev.fencing.agent.instrumentation.api.RejectionCounters;
+import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import dev.fencing.protocol.Rejection;
 import java.net.http.HttpResponse;
 import java.util.List;
@@ -48,11 +47,11 @@ public final class HttpFencing implements HttpHook {
   /** What an exempt request gets: untagged, never blocked. Built once. */
   private final Decision exemptPass;
 
-  HttpFencing(AgentConfig config, RejectionCounters rejections) {
+  HttpFencing(InstrumentationConfig config, RejectionCounters rejections) {
     this(config, rejections, new SideEffectCounters());
   }
 
-  HttpFencing(AgentConfig config, RejectionCounters rejections, SideEffectCounters sideEffects) {
+  HttpFencing(InstrumentationConfig config, RejectionCounters rejections, SideEffectCounters sideEffects) {
     this.unsafeMethods = Set.copyOf(config.unsafeHttpMethods());
     this.fencedDestinations = config.fencedHttp().stream().map(Destination::parse).toList();
     this.rejections = rejections;

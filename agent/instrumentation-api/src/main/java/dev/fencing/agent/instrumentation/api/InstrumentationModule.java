@@ -1,4 +1,4 @@
-package dev.fencing.agent.instrumentation;
+package dev.fencing.agent.instrumentation.api;
 
 import java.util.List;
 

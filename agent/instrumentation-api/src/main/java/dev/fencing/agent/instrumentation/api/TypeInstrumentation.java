@@ -1,4 +1,4 @@
-package dev.fencing.agent.instrumentation;
+package dev.fencing.agent.instrumentation.api;
 
 import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.description.type.TypeDescription;

@@ -1,6 +1,5 @@
-package dev.fencing.agent.scope;
+package dev.fencing.agent.instrumentation.api;
 
-import dev.fencing.agent.config.SectionSpec;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 

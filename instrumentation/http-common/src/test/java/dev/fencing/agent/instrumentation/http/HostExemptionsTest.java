@@ -1,4 +1,4 @@
-package dev.fencing.agent.exempt;
+package dev.fencing.agent.instrumentation.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

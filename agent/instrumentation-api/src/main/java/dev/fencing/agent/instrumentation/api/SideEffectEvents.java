@@ -1,4 +1,4 @@
-package dev.fencing.agent.policy;
+package dev.fencing.agent.instrumentation.api;
 
 import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.bootstrap.Decision;

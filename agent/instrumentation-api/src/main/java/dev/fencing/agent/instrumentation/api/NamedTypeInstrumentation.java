@@ -1,4 +1,4 @@
-package dev.fencing.agent.instrumentation;
+package dev.fencing.agent.instrumentation.api;
 
 import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;

@@ -1,4 +1,4 @@
-package dev.fencing.agent.instrumentation;
+package dev.fencing.agent.instrumentation.api;
 
 import java.lang.ref.ReferenceQueue;
 import java.lang.ref.WeakReference;

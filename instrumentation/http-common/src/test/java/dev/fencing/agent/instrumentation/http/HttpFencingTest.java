@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.config.ConfigLoader;
-import dev.fencing.agent.policy.RejectionCounters;
+import dev.fencing.agent.instrumentation.api.RejectionCounters;
 import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package dev.fencing.agent.exempt;
+package dev.fencing.agent.instrumentation.http;
 
 import java.util.ArrayList;
 import java.util.List;

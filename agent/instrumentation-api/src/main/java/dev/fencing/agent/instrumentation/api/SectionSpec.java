@@ -1,4 +1,4 @@
-package dev.fencing.agent.config;
+package dev.fencing.agent.instrumentation.api;
 
 /**
  * One declared section of {@code fencing.sections}: every method named {@code method} (all overloads) of the class

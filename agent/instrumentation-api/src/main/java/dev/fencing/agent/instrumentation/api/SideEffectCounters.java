@@ -1,4 +1,4 @@
-package dev.fencing.agent.policy;
+package dev.fencing.agent.instrumentation.api;
 
 import dev.fencing.agent.bootstrap.BlockReason;
 import dev.fencing.agent.bootstrap.Channel;
@@ -94,7 +94,8 @@ public final class SideEffectCounters {
     }
   }
 
-  void record(Channel channel, boolean fenced, Decision d) {
+  /** The policy's count of a decision it took; lock-free, allocation-free. */
+  public void record(Channel channel, boolean fenced, Decision d) {
     adders[index(channel, fenced, outcomeOf(d), d.reason())].increment();
   }
 
@@ -121,7 +122,8 @@ public final class SideEffectCounters {
     return adders[index(channel, fenced, outcome, reason)].sum();
   }
 
-  void recordHookFailure(Channel channel) {
+  /** The policy's count of a hook that failed for one call. */
+  public void recordHookFailure(Channel channel) {
     hookFailures[channel.ordinal()].increment();
   }
 

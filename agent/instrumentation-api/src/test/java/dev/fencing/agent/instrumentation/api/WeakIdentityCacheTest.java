@@ -1,4 +1,4 @@
-package dev.fencing.agent.instrumentation;
+package dev.fencing.agent.instrumentation.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

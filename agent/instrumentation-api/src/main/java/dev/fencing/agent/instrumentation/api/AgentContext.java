@@ -1,8 +1,5 @@
-package dev.fencing.agent.instrumentation;
+package dev.fencing.agent.instrumentation.api;
 
-import dev.fencing.agent.config.AgentConfig;
-import dev.fencing.agent.policy.RejectionCounters;
-import dev.fencing.agent.policy.SideEffectCounters;
 import java.lang.instrument.Instrumentation;
 
 /**
@@ -10,16 +7,16 @@ import java.lang.instrument.Instrumentation;
  * counters (for side effects a hook passes as exempt without asking the policy), Instrumentation.
  */
 public final class AgentContext {
-  private final AgentConfig config;
+  private final InstrumentationConfig config;
   private final RejectionCounters rejections;
   private final Instrumentation instrumentation;
   private final SideEffectCounters sideEffects;
 
-  public AgentContext(AgentConfig config, RejectionCounters rejections, Instrumentation instrumentation) {
+  public AgentContext(InstrumentationConfig config, RejectionCounters rejections, Instrumentation instrumentation) {
     this(config, rejections, new SideEffectCounters(), instrumentation);
   }
 
-  public AgentContext(AgentConfig config, RejectionCounters rejections, SideEffectCounters sideEffects,
+  public AgentContext(InstrumentationConfig config, RejectionCounters rejections, SideEffectCounters sideEffects,
       Instrumentation instrumentation) {
     this.config = config;
     this.rejections = rejections;
@@ -37,7 +34,7 @@ public final class AgentContext {
     return instrumentation;
   }
 
-  public AgentConfig config() {
+  public InstrumentationConfig config() {
     return config;
   }
 
