@@ -76,6 +76,18 @@ final class DdlGolden {
           out.put(dir + "print-" + mode.name() + "-" + where + ".sql", ddl.forPrint(fence));
         }
       }
+      // The tokened outbox and a receiver's processed-events table.
+      OutboxDdl outbox = new OutboxDdl(dialect);
+      for (TableName table : List.of(new TableName("shop", "events_out"), new TableName(null, "events_out"))) {
+        String where = table.schema() == null ? "unqualified" : "qualified";
+        SqlOutbox o = new SqlOutbox(table, "ledger.eu-1_a");
+        out.put(dir + "outbox-install-" + where + ".txt", "-- triggers: " + outbox.triggerNames(o) + "\n\n"
+            + statements(outbox.install(o)));
+        out.put(dir + "outbox-print-" + where + ".sql", outbox.forPrint(new SqlOutbox(table, "ledger")));
+      }
+      SqlOutbox o = new SqlOutbox(new TableName("shop", "events_out"), "ledger");
+      out.put(dir + "outbox-uninstall.txt", statements(outbox.uninstall(o)));
+      out.put(dir + "processed-events-print.sql", outbox.forPrintProcessedEvents(TableName.parse("Shop.Processed")));
     }
     return out;
   }
