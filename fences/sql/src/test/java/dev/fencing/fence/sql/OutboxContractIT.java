@@ -86,7 +86,35 @@ abstract class OutboxContractIT {
       assertThat(new OutboxInstaller(c).install(new SqlOutbox(TableName.parse(n.outbox()), n.lock())).summary())
           .startsWith("already installed: tokened outbox");
       assertThat(SqlFenceInstaller.isFenced(c)).isTrue();
+      // The agent finds fenced tables by their triggers' names (and, on MariaDB/MySQL and H2, by the registry, whose
+      // mode it does not read): the outbox is one of the lock's fenced tables, as the business table is.
+      assertThat(agentDetectedTables(c)).contains(dialect().fold(n.outbox()), dialect().fold(n.business()));
+      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT lock_name, mode FROM "
+          + "fencing_fenced_table WHERE table_name = '" + dialect().fold(n.outbox()) + "'")) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getString(1)).isEqualTo(n.lock());
+        assertThat(rs.getString(2)).isEqualTo(OutboxDdl.REGISTRY_MODE);
+      }
     }
+  }
+
+  /** The tables the agent's JDBC hook counts as fenced: the catalog queries of its fence detection. */
+  Set<String> agentDetectedTables(Connection c) throws SQLException {
+    String sql = switch (dialect()) {
+      case POSTGRESQL -> "SELECT DISTINCT c.relname FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c"
+          + " ON c.oid = t.tgrelid WHERE t.tgname LIKE 'fencing\\_%' AND NOT t.tgisinternal";
+      case MYSQL -> "SELECT DISTINCT event_object_table FROM information_schema.triggers"
+          + " WHERE trigger_name LIKE 'fencing\\_%' UNION SELECT table_name FROM fencing_fenced_table";
+      default -> "SELECT DISTINCT event_object_table FROM information_schema.triggers"
+          + " WHERE trigger_name LIKE 'fencing:%'";
+    };
+    Set<String> out = new LinkedHashSet<>();
+    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+      while (rs.next()) {
+        out.add(rs.getString(1));
+      }
+    }
+    return out;
   }
 
   @Test
