@@ -68,7 +68,7 @@ class KafkaOutboxRelayIT extends RelayTestBase {
     for (ConsumerRecord<String, String> r : records) {
       String id = ids.get(List.of("created", "paid", "no key").indexOf(r.value()));
       assertThat(header(r, KafkaHeaderNames.TOKEN)).isEqualTo("9");
-      assertThat(header(r, KafkaHeaderNames.LOCK)).isEqualTo(LOCK);
+      assertThat(header(r, KafkaHeaderNames.LOCK)).isEqualTo(lock);
       assertThat(header(r, KafkaHeaderNames.GRANT)).isEqualTo("g-9");
       assertThat(header(r, KafkaHeaderNames.EVENT_ID)).isEqualTo(id);
     }

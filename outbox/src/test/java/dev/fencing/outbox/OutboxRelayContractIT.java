@@ -37,7 +37,7 @@ abstract class OutboxRelayContractIT extends RelayTestBase {
     assertThat(paid.body()).isEqualTo("{\"order\":1}");
     assertThat(paid.header("Content-Type")).isEqualTo("application/json");
     assertThat(paid.header(HttpHeaderNames.TOKEN)).isEqualTo("7");
-    assertThat(paid.header(HttpHeaderNames.LOCK)).isEqualTo(LOCK);
+    assertThat(paid.header(HttpHeaderNames.LOCK)).isEqualTo(lock);
     assertThat(paid.header(HttpHeaderNames.GRANT)).isEqualTo("g-7");
     assertThat(paid.header(HttpHeaderNames.IDEMPOTENCY_KEY)).isEqualTo(ids[0]);
     Receiver.Request stock = got.stream().filter(r -> r.path().equals("/stock")).findFirst().orElseThrow();

@@ -1,8 +1,8 @@
 package dev.fencing.outbox;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
+import dev.fencing.fence.sql.OutboxInstaller;
+import dev.fencing.fence.sql.SqlOutbox;
+import dev.fencing.fence.sql.TableName;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -15,28 +15,12 @@ import java.util.List;
 final class OutboxTables {
   private OutboxTables() {}
 
-  /** Creates {@code table} on the connection's database, for {@code lock}. */
-  static void create(Connection c, String table, String lock) throws SQLException, IOException {
-    OutboxDialect dialect = OutboxDialect.of(c);
-    String resource = "local-outbox-" + dialect.name().toLowerCase(java.util.Locale.ROOT) + ".sql";
-    String script;
-    try (InputStream in = OutboxTables.class.getResourceAsStream(resource)) {
-      script = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
-    try (Statement s = c.createStatement()) {
-      for (String statement : script.split("-- @@")) {
-        String sql = statement.strip();
-        if (sql.endsWith(";")) {
-          sql = sql.substring(0, sql.length() - 1);
-        }
-        if (!sql.lines().allMatch(l -> l.isBlank() || l.startsWith("--"))) {
-          s.execute(sql.replace("{t}", table));
-        }
-      }
-    }
+  /** Creates the outbox {@code table} for {@code lock} with the SQL installer ({@code sql install --outbox}). */
+  static void create(Connection c, String table, String lock) throws SQLException {
+    new OutboxInstaller(c).install(new SqlOutbox(TableName.parse(table), lock));
   }
 
-  /** Sets the session's lock, token and grant as the agent does (PostgreSQL settings, MariaDB user variables). */
+  /** Sets the session's lock, token and grant as the agent does (PostgreSQL settings, MariaDB and H2 variables). */
   static void session(Connection c, String lock, long token, String grant) throws SQLException {
     if (OutboxDialect.of(c) == OutboxDialect.POSTGRESQL) {
       try (PreparedStatement ps = c.prepareStatement(
@@ -48,11 +32,13 @@ final class OutboxTables {
         ps.execute();
       }
     } else {
-      try (PreparedStatement ps = c.prepareStatement("SET @fencing_lock = ?, @fencing_token = ?, @fencing_grant = ?")) {
-        ps.setString(1, lock);
-        ps.setString(2, Long.toString(token));
-        ps.setString(3, grant == null ? "" : grant);
-        ps.execute();
+      String[][] values = {{"@fencing_lock", lock}, {"@fencing_token", Long.toString(token)},
+          {"@fencing_grant", grant == null ? "" : grant}};
+      for (String[] v : values) {
+        try (PreparedStatement ps = c.prepareStatement("SET " + v[0] + " = ?")) {
+          ps.setString(1, v[1]);
+          ps.execute();
+        }
       }
     }
   }

@@ -20,11 +20,12 @@ import org.junit.jupiter.api.BeforeEach;
  * transactions with the session's fencing values. Subclasses give the database.
  */
 abstract class RelayTestBase {
-  static final String LOCK = "orders";
   private static final AtomicInteger TABLES = new AtomicInteger();
   static final Duration WAIT = Duration.ofSeconds(20);
 
   Receiver receiver;
+  /** The lock of the test's outbox: one per table, so that each test's tokens start afresh. */
+  String lock;
   final List<OutboxRelay> relays = new ArrayList<>();
   final ByteArrayOutputStream logs = new ByteArrayOutputStream();
 
@@ -44,8 +45,9 @@ abstract class RelayTestBase {
 
   String newTable() throws Exception {
     String table = "outbox_" + ProcessHandle.current().pid() + "_" + TABLES.incrementAndGet();
+    lock = "orders-" + table;
     try (Connection c = connect()) {
-      OutboxTables.create(c, table, LOCK);
+      OutboxTables.create(c, table, lock);
     }
     return table;
   }
@@ -67,7 +69,7 @@ abstract class RelayTestBase {
   /** One transaction with the session's lock, token and grant set as the agent sets them; committed or not. */
   void transaction(long token, String grant, boolean commit, Writes writes) throws SQLException {
     try (Connection c = connect()) {
-      OutboxTables.session(c, LOCK, token, grant);
+      OutboxTables.session(c, lock, token, grant);
       c.setAutoCommit(false);
       writes.write(c);
       if (commit) {
