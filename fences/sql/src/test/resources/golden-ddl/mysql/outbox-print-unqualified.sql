@@ -190,10 +190,9 @@ CREATE TABLE IF NOT EXISTS `events_out` (
   claimed_until DATETIME(6) NULL,
   PRIMARY KEY (event_id),
   UNIQUE KEY order_key_seq (order_key, key_seq),
+  KEY `events_out_pending` (state, next_attempt_at),
   CONSTRAINT state_values CHECK (state IN ('pending', 'delivered', 'parked'))
 ) ENGINE=InnoDB$$
-
-CREATE INDEX IF NOT EXISTS `events_out_pending` ON `events_out` (state, next_attempt_at)$$
 
 CREATE TABLE IF NOT EXISTS `events_out_key` (
   order_key CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,

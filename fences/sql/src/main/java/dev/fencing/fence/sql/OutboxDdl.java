@@ -50,9 +50,16 @@ public final class OutboxDdl {
     String keyTable = outbox.keyTable().sql(dialect);
     List<Statement> out = new ArrayList<>();
     fence.shared(guard, out);
-    out.add(new Statement(Kind.OUTBOX_TABLE, table.name(), sql.render("outbox_table", "outbox", t)));
-    out.add(new Statement(Kind.OUTBOX_TABLE, outbox.pendingIndex(), sql.render("pending_index", "outbox", t,
-        "index", dialect.quote(outbox.pendingIndex()))));
+    String index = dialect.quote(outbox.pendingIndex());
+    if (dialect == SqlDialect.MYSQL) {
+      // MySQL has no CREATE INDEX IF NOT EXISTS: the index is part of the table's definition.
+      out.add(new Statement(Kind.OUTBOX_TABLE, table.name(), sql.render("outbox_table", "outbox", t, "index",
+          index)));
+    } else {
+      out.add(new Statement(Kind.OUTBOX_TABLE, table.name(), sql.render("outbox_table", "outbox", t)));
+      out.add(new Statement(Kind.OUTBOX_TABLE, outbox.pendingIndex(), sql.render("pending_index", "outbox", t,
+          "index", index)));
+    }
     out.add(new Statement(Kind.OUTBOX_TABLE, outbox.keyTable().name(), sql.render("key_table", "key_table",
         keyTable)));
     List<String> names = triggerNames(outbox);

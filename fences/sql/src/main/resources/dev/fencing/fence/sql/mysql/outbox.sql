@@ -22,7 +22,9 @@
 -- The outbox. Event columns never change once written; delivery columns (state, attempts, next_attempt_at,
 -- delivered_at, last_error, claimed_by, claimed_until) are the relay's. Times are the database clock's, DATETIME(6) in
 -- the session time zone (the relay compares them with NOW(6)). The columns the trigger fills have defaults, so that
--- an insert that names only channel, target and payload passes the strict SQL mode's checks.
+-- an insert that names only channel, target and payload passes the strict SQL mode's checks. ${index} is the index
+-- of pending events by due time, what the relay looks for (in the table's definition: MySQL has no CREATE INDEX IF
+-- NOT EXISTS).
 -- @section outbox_table
 CREATE TABLE IF NOT EXISTS ${outbox} (
   event_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
@@ -47,13 +49,9 @@ CREATE TABLE IF NOT EXISTS ${outbox} (
   claimed_until DATETIME(6) NULL,
   PRIMARY KEY (event_id),
   UNIQUE KEY order_key_seq (order_key, key_seq),
+  KEY ${index} (state, next_attempt_at),
   CONSTRAINT state_values CHECK (state IN ('pending', 'delivered', 'parked'))
 ) ENGINE=InnoDB
--- @end
-
--- What the relay looks for: pending events by due time.
--- @section pending_index
-CREATE INDEX IF NOT EXISTS ${index} ON ${outbox} (state, next_attempt_at)
 -- @end
 
 -- The ordering counters: the last key_seq given out per order_key. The insert trigger upserts the key's row and holds
