@@ -45,13 +45,23 @@ public final class FencingAgent {
 
   private static void start(String args, Instrumentation inst, boolean dynamic) {
     long startNanos = System.nanoTime();
+    EarlySettings settings = EarlySettings.ofThisJvm(args);
+    AgentSwitch agentSwitch = new AgentSwitch(settings);
+    try {
+      // First of all, before the agent touches the JVM: whether it stays out of it.
+      if (agentSwitch.stayOut(dynamic, System.getProperty("sun.java.command"), ownJar())) {
+        return;
+      }
+    } catch (RuntimeException | LinkageError e) {
+      // deciding is never a reason not to start
+    }
     try {
       JarFile jar = openAgentJar();
       offerOtelExtension(jar);
       // The bootstrap part must be visible to JDK classes (java.net.http, HttpURLConnection) that hooks run in.
       inst.appendToBootstrapClassLoaderSearch(jar);
       if (!Fencing.markStarted()) {
-        System.err.println("[fencing-agent] WARN already attached to this JVM; ignoring the second attach");
+        agentSwitch.alreadyAttached();
         return;
       }
       ClassLoader loader = new AgentClassLoader(jar, urlOf(jar), FencingAgent.class.getClassLoader());
@@ -60,7 +70,8 @@ public final class FencingAgent {
           .invoke(null, args, inst, dynamic, startNanos);
     } catch (Throwable t) {
       Throwable cause = t instanceof InvocationTargetException ? t.getCause() : t;
-      boolean open = "open".equalsIgnoreCase(failModeSetting(args));
+      EarlySettings.Setting failMode = settings.get(EarlySettings.FAIL_MODE);
+      boolean open = failMode != null && "open".equalsIgnoreCase(failMode.value);
       Fencing.installFallback(open ? Decision.pass("(unknown)") : Decision.block("(unknown)", 0, BlockReason.AGENT_FAILED));
       System.err.println("[fencing-agent] ERROR the agent failed to start (" + cause + "); the application runs on, "
           + (open ? "side effects pass untagged (fencing.fail-mode=open)" : "side effects are blocked (fencing.fail-mode=closed)"));
@@ -120,28 +131,14 @@ public final class FencingAgent {
     return false;
   }
 
-  /** fail-mode read without the core, for the one case where the core itself cannot load. */
-  private static String failModeSetting(String args) {
-    if (args != null) {
-      for (String part : args.split(",")) {
-        String p = part.trim();
-        if (p.startsWith("fail-mode=") || p.startsWith("fencing.fail-mode=")) {
-          return p.substring(p.indexOf('=') + 1).trim();
-        }
-      }
-    }
-    String prop = System.getProperty("fencing.fail-mode");
-    return prop != null ? prop : System.getenv("FENCING_FAIL_MODE");
-  }
-
   /**
    * The jar that holds the core ({@code inst/}). Usually the jar this class came from; but when the application's own
    * class path carries an unshaded copy of this class (a build that puts fencing-agent-bootstrap on the class path),
    * the system loader finds that copy first, and the agent jar is the one appended for -javaagent: found by its entry.
    */
   private static JarFile openAgentJar() throws Exception {
-    File own = new File(FencingAgent.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-    if (own.isFile()) {
+    File own = ownJar();
+    if (own != null && own.isFile()) {
       JarFile jar = new JarFile(own);
       if (jar.getEntry(STARTER_ENTRY) != null) {
         return jar;
@@ -157,6 +154,15 @@ public final class FencingAgent {
     }
     throw new IllegalStateException("no jar on the class path holds " + STARTER_ENTRY + " (" + own
         + " has none): is -javaagent pointing at the shaded fencing-agent.jar?");
+  }
+
+  /** Where this class was loaded from (the agent jar, or an unshaded copy on the class path), or null. */
+  private static File ownJar() {
+    try {
+      return new File(FencingAgent.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    } catch (Exception | LinkageError e) {
+      return null;
+    }
   }
 
   private static URL urlOf(JarFile jar) throws Exception {

@@ -9,6 +9,10 @@ import java.time.Duration;
  * it), and of what {@link ConfigLoader} reads.
  */
 public enum ConfigKey {
+  ENABLED("enabled", "true|false", "true", "false: the agent stays out of this JVM, as if it were not attached (premain returns at once: no hook, no thread, no port, no lock; one INFO line says so). Read before anything else of the agent loads, from every source including the properties file.",
+      ValueType.flag()),
+  JDK_TOOLS_ENABLED("jdk-tools.enabled", "true|false", "false", "true: the agent also starts in the JDK's own tools (jcmd, jps, jstack, keytool, jshell and the JVMs they launch, any main class of a `java.*` or `jdk.*` module) when `JAVA_TOOL_OPTIONS` hands it to them; by default it stays out of them (a DEBUG line says so). The agent jar's own command line (`java -jar fencing-agent.jar ...`) never starts it. See [JDK tools](../guides/attaching.md#jdk-tools-and-the-off-switch).",
+      ValueType.flag()),
   LOCK("lock", "name", "(required unless fencing.sections)", "Name of the JVM-wide lock: every side effect of the JVM outside a section is fenced by it; every JVM with the same name contends for one lease (not needed with fencing.lease.enabled=false, optional with fencing.sections).",
       ValueType.lock()),
   SECTIONS("sections", "class#method@lock list", "(none)", "Declared sections, comma-separated `<fully.qualified.Class>#<method>@<lock>` (nested classes with `$`; every overload of the method): a section runs in the scope of its lock, which this JVM campaigns for (its own key and token). Holding the lock, the section's side effects carry its token; not holding, a `void` method is skipped and any other method runs with its side effects refused as on standby. Outside every section and without fencing.lock, side effects pass (tagged only with an inbound token).",
