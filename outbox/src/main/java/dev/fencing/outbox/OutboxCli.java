@@ -44,6 +44,7 @@ public final class OutboxCli {
       + "               [--metrics-port N] [--poll-interval D] [--no-listen] [--channel NAME]\n"
       + "               [--max-attempts N] [--backoff D] [--backoff-cap D] [--claim-timeout D]\n"
       + "               [--request-timeout D] [--batch-size N] [--concurrency N] [--relay-id ID]\n"
+      + "               [--stats-interval D]\n"
       + "\n"
       + "  relay  delivers the committed events of the outbox table T (HTTP and Kafka) with each row's fencing\n"
       + "         token headers and its event id as idempotency key; runs until stopped\n"
@@ -66,6 +67,7 @@ public final class OutboxCli {
       + "  --batch-size       events claimed at once (default 100)\n"
       + "  --concurrency      deliveries in flight at once (default 4)\n"
       + "  --relay-id         this relay's name in claimed_by (default pid@host/random)\n"
+      + "  --stats-interval   read the table's pending and parked counts for the metrics this often (default 15s)\n"
       + "\n"
       + "Durations: a number with ms, s, m or h (500ms, 10s, 5m).\n";
 
@@ -73,7 +75,7 @@ public final class OutboxCli {
   private static final Set<String> OPTIONS = Set.of("--jdbc-url", "--user", "--password-file", "--driver-jar",
       "--table", "--kafka-bootstrap", "--kafka-jar", "--kafka-property", "--metrics-port", "--poll-interval",
       "--channel", "--max-attempts", "--backoff", "--backoff-cap", "--claim-timeout", "--request-timeout",
-      "--batch-size", "--concurrency", "--relay-id");
+      "--batch-size", "--concurrency", "--relay-id", "--stats-interval");
   private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
 
   private OutboxCli() {}
@@ -233,6 +235,9 @@ public final class OutboxCli {
     }
     if (o.containsKey("--request-timeout")) {
       b.requestTimeout(duration(o, "--request-timeout"));
+    }
+    if (o.containsKey("--stats-interval")) {
+      b.statsInterval(duration(o, "--stats-interval"));
     }
     if (o.containsKey("--batch-size")) {
       b.batchSize(count(o, "--batch-size"));

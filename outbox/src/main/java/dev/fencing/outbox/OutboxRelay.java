@@ -508,7 +508,7 @@ public final class OutboxRelay implements AutoCloseable {
       return this;
     }
 
-    /** How often the table's pending and parked counts are read for the metrics when idle (default 5 s). */
+    /** How often the table's pending and parked counts are read for the metrics (default 15 s). */
     public Builder statsInterval(Duration d) {
       s.statsInterval = positive("stats interval", d);
       return this;
@@ -580,7 +580,7 @@ public final class OutboxRelay implements AutoCloseable {
     Duration backoffCap = Duration.ofMinutes(5);
     Duration claimTimeout = Duration.ofSeconds(60);
     Duration requestTimeout = Duration.ofSeconds(30);
-    Duration statsInterval = Duration.ofSeconds(5);
+    Duration statsInterval = Duration.ofSeconds(15);
     String kafkaBootstrap;
     Map<String, String> kafkaProperties = new LinkedHashMap<>();
     ClassLoader kafkaClassLoader = OutboxRelay.class.getClassLoader();

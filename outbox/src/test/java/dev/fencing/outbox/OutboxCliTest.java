@@ -45,6 +45,7 @@ class OutboxCliTest {
       "relay --jdbc-url jdbc:h2:mem:x --table 'a b'|--table: [schema.]name of letters, digits and _ expected",
       BASE + "--no-listen=yes|--no-listen takes no value",
       BASE + "--batch-size|--batch-size needs a value",
+      BASE + "--stats-interval 1x|--stats-interval: a positive duration such as 500ms, 10s or 5m expected, got '1x'",
   })
   void badArgumentsExitTwoNamingTheOption(String args, String message) {
     Run r = run(args.replace("'a b'", "a-b").split(" "));
