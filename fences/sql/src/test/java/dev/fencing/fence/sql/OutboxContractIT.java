@@ -346,6 +346,24 @@ abstract class OutboxContractIT {
     }
   }
 
+  /** A re-install for another lock replaces the triggers: the old lock's tokens no longer write events. */
+  @Test
+  void aReinstallForAnotherLockMovesTheOutboxToIt() throws Exception {
+    Names n = setUp();
+    String other = n.lock() + "-b";
+    try (Connection c = connect()) {
+      assertThat(new OutboxInstaller(c).install(new SqlOutbox(TableName.parse(n.outbox()), other)).summary())
+          .startsWith("installed: tokened outbox").contains("'" + other + "'");
+      session(c, n.lock(), 5L, null);
+      assertThatThrownBy(() -> insertEvent(c, n.outbox(), "https://hooks.example/old-lock"))
+          .satisfies(e -> FenceContractIT.assertState(e, SqlStates.MISSING_TOKEN));
+      session(c, other, 5L, null);
+      insertEvent(c, n.outbox(), "https://hooks.example/new-lock");
+      assertThat(events(c, n.outbox())).singleElement()
+          .satisfies(e -> assertThat(e.get(OutboxSchema.LOCK)).isEqualTo(other));
+    }
+  }
+
   @Test
   void uninstallIsRefusedWhileEventsArePendingAndRemovesTheOutboxAfter() throws Exception {
     Names n = setUp();
