@@ -101,8 +101,11 @@ class KubernetesManifestsTest {
     assertThat(port.get("containerPort").asInt()).isEqualTo(config.httpPort());
     String portName = port.get("name").asText();
     assertThat(app.at("/readinessProbe/httpGet/port").asText()).isEqualTo(portName);
-    assertThat(app.at("/readinessProbe/httpGet/path").asText()).isEqualTo("/status");
+    assertThat(app.at("/readinessProbe/httpGet/path").asText()).isEqualTo("/ready");
     assertThat(app.at("/livenessProbe/httpGet/port").asText()).isEqualTo(portName);
+    assertThat(app.at("/livenessProbe/httpGet/path").asText()).isEqualTo("/live");
+    // A standby replica stays ready: with only the holder ready, a rolling update would wait forever for a new pod.
+    assertThat(config.readyRequiresHolding()).isFalse();
     JsonNode annotations = read("deployment.yaml").at("/spec/template/metadata/annotations");
     assertThat(annotations.get("prometheus.io/scrape").asText()).isEqualTo("true");
     assertThat(annotations.get("prometheus.io/port").asInt()).isEqualTo(config.httpPort());

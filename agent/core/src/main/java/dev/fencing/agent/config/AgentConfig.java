@@ -58,6 +58,12 @@ public final class AgentConfig implements InstrumentationConfig {
     return (T) values.get(key);
   }
 
+  /** fencing.ready.require-holding: GET /ready wants the JVM-wide lock held. */
+  public boolean readyRequiresHolding() {
+    Boolean b = get(ConfigKey.READY_REQUIRE_HOLDING);
+    return b != null && b;
+  }
+
   /** False when this JVM only propagates inbound tokens (fencing.lease.enabled=false). */
   public boolean leaseEnabled() {
     Boolean b = get(ConfigKey.LEASE_ENABLED);

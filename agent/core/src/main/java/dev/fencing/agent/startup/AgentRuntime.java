@@ -16,6 +16,7 @@ import dev.fencing.agent.instrumentation.api.SectionSpec;
 import dev.fencing.agent.scope.LockRuntime;
 import dev.fencing.agent.instrumentation.api.SectionLoading;
 import dev.fencing.agent.scope.Scopes;
+import dev.fencing.agent.status.Readiness;
 import dev.fencing.agent.status.StatusJson;
 import dev.fencing.agent.status.StatusServer;
 import dev.fencing.agent.threads.AgentThreads;
@@ -159,8 +160,10 @@ final class AgentRuntime {
       OnDemandMetrics metrics = new OnDemandMetrics(series, latencies);
       this.metrics = metrics;
       server = new StatusServer(config.httpHost(), config.httpPort(),
-          () -> StatusJson.render(scopes, config, premainNanos), metrics::scrape);
-      LOG.info("status endpoint on http://" + config.httpHost() + ":" + server.port() + "/status and /metrics");
+          () -> StatusJson.render(scopes, config, premainNanos), metrics::scrape,
+          () -> Readiness.of(scopes, config.readyRequiresHolding()));
+      LOG.info("status endpoint on http://" + config.httpHost() + ":" + server.port()
+          + "/status, /metrics, /ready and /live");
     } catch (Throwable t) {
       // The endpoint is for operators; its failure must not stop fencing.
       LOG.error("cannot start the status endpoint on " + config.httpHost() + ":" + config.httpPort(), t);
