@@ -2,11 +2,14 @@ package dev.fencing.outbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.protocol.OutboxSchema;
 import dev.fencing.testing.PostgresServer;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -48,5 +51,45 @@ class PostgresOutboxRelayIT extends OutboxRelayContractIT {
       assertThat(millis).as("commit to delivery, ms (poll every 10 s)").isLessThan(2000);
       Thread.sleep(300);
     }
+  }
+
+  /** The rights docs/reference/outbox.md gives the relay, and no more: it claims, delivers, retries and parks. */
+  @Test
+  void aRelayWithOnlyTheDocumentedRightsDeliversAndParks() throws Exception {
+    String table = newTable();
+    String role = "relay_" + table;
+    try (Connection c = connect(); Statement s = c.createStatement()) {
+      s.execute("CREATE ROLE " + role + " LOGIN");
+      s.execute("GRANT SELECT, UPDATE (state, attempts, next_attempt_at, delivered_at, last_error, claimed_by,"
+          + " claimed_until), DELETE ON " + table + " TO " + role);
+    }
+    receiver.answer(r -> r.path().equals("/down") ? new Receiver.Answer(503, Map.of()) : Receiver.Answer.OK);
+    String[] ids = new String[2];
+    transaction(6, null, true, c -> {
+      ids[0] = Outbox.post(c, table, receiver.uri("/up"), "a");
+      ids[1] = Outbox.post(c, table, receiver.uri("/down"), "b");
+    });
+    String url = server.jdbcUrl().replace("user=" + server.user(), "user=" + role);
+    relay(() -> DriverManager.getConnection(url), table, b -> b.maxAttempts(2).backoff(Duration.ofMillis(100)));
+
+    Receiver.await("one delivered, one parked", WAIT, () -> Map.of(ids[0], OutboxSchema.DELIVERED, ids[1],
+        OutboxSchema.PARKED).equals(states(table)));
+    assertThat(row(table, ids[1]).lastError()).contains("HTTP 503");
+  }
+
+  /** A database restart breaks the relay's connections; it reconnects, LISTENs again and delivers what follows. */
+  @Test
+  void theRelayCarriesOnAfterTheDatabaseRestarts() throws Exception {
+    String table = newTable();
+    OutboxRelay relay = relay(table, b -> b.pollInterval(Duration.ofSeconds(10)));
+    Receiver.await("LISTEN in place", WAIT, relay::listening);
+    server.stop();
+    Receiver.await("LISTEN gone", WAIT, () -> !relay.listening());
+    Thread.sleep(1000);
+    server.restart();
+    transaction(2, null, true, c -> Outbox.post(c, table, receiver.uri("/after-restart"), "x"));
+    Receiver.await("delivered after the restart", WAIT, () -> receiver.applied().size() == 1);
+    Receiver.await("LISTEN again", WAIT, relay::listening);
+    assertThat(logs.toString(java.nio.charset.StandardCharsets.UTF_8)).contains("reconnected to the database");
   }
 }

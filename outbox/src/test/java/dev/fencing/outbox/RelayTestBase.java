@@ -53,7 +53,12 @@ abstract class RelayTestBase {
   }
 
   OutboxRelay relay(String table, Consumer<OutboxRelay.Builder> settings) throws SQLException {
-    OutboxRelay.Builder b = OutboxRelay.builder(this::connect, table).pollInterval(Duration.ofMillis(200))
+    return relay(this::connect, table, settings);
+  }
+
+  OutboxRelay relay(OutboxRelay.ConnectionSource connections, String table, Consumer<OutboxRelay.Builder> settings)
+      throws SQLException {
+    OutboxRelay.Builder b = OutboxRelay.builder(connections, table).pollInterval(Duration.ofMillis(200))
         .backoff(Duration.ofMillis(200)).claimTimeout(Duration.ofSeconds(10)).requestTimeout(Duration.ofSeconds(5))
         .statsInterval(Duration.ofMillis(200)).log(new PrintStream(logs, true, StandardCharsets.UTF_8));
     settings.accept(b);
