@@ -42,6 +42,8 @@ public final class OutboxRelay implements AutoCloseable {
   private final RelayMetrics metrics;
   private final RelayLog log;
   private final Object wakeLock = new Object();
+  /** Guards the Kafka producer, made at the first Kafka event (not the relay's monitor, which close() holds). */
+  private final Object kafkaLock = new Object();
   private final AtomicInteger cycles = new AtomicInteger();
   private boolean woken;
   private volatile boolean running;
@@ -52,7 +54,7 @@ public final class OutboxRelay implements AutoCloseable {
   private PostgresListener listener;
   private HttpDelivery http;
   private KafkaDelivery kafka;
-  private String kafkaProblem;
+  private volatile String kafkaProblem;
   private long statsReadAt;
   private long nextRetryAt = Long.MAX_VALUE;
 
@@ -290,7 +292,13 @@ public final class OutboxRelay implements AutoCloseable {
         + " or " + OutboxSchema.CHANNEL_KAFKA + ")");
   }
 
-  private synchronized KafkaDelivery kafka() {
+  private KafkaDelivery kafka() {
+    synchronized (kafkaLock) {
+      return kafkaLocked();
+    }
+  }
+
+  private KafkaDelivery kafkaLocked() {
     if (kafka == null) {
       if (settings.kafkaBootstrap == null) {
         kafkaProblem = "this relay has no Kafka bootstrap servers (the command: --kafka-bootstrap)";
@@ -422,8 +430,10 @@ public final class OutboxRelay implements AutoCloseable {
       loop.interrupt();
     }
     workers.shutdownNow();
-    if (kafka != null) {
-      kafka.close();
+    synchronized (kafkaLock) {
+      if (kafka != null) {
+        kafka.close();
+      }
     }
     closeConnection();
     log.info("relay " + settings.relayId + " stopped");
