@@ -10,7 +10,10 @@ import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.Optional;
 
-/** {@code java -jar fencing-agent.jar <command>}: doctor, sql, fence, outbox, config, --version, --help. Returns the process exit code. */
+/**
+ * {@code java -jar fencing-agent.jar <command>}: doctor, attach, sql, fence, outbox, config, --version, --help. Returns
+ * the process exit code.
+ */
 public final class Cli {
   private Cli() {}
 
@@ -24,6 +27,8 @@ public final class Cli {
     switch (command) {
       case "doctor":
         return doctor(rest, out);
+      case "attach":
+        return AttachCli.run(rest, out, Cli::doctor);
       case "sql":
         return dev.fencing.fence.sql.SqlFenceCli.run(rest, out);
       case "fence":
@@ -57,6 +62,7 @@ public final class Cli {
     out.println();
     out.println("Commands:     java -jar fencing-agent.jar <command> [key=value ...]");
     out.println("  doctor      check the configuration and etcd, show who holds the lock and its token; exit 0 if healthy, 1 if not");
+    out.println("  attach      attach <pid> [key=value ...]: doctor's checks, then load the agent into that running JVM");
     out.println("  sql         print, install or uninstall the SQL fence on a table: sql print|install|uninstall --help");
     out.println("  fence       fence reset: set a poisoned fence back to the coordinator's token, with an audit line: fence --help");
     out.println("  outbox      outbox relay: deliver the committed events of an outbox table (HTTP, Kafka): outbox --help");
@@ -68,7 +74,7 @@ public final class Cli {
     out.println("FENCING_* variables and fencing.config.file apply as for the agent.");
   }
 
-  private static int doctor(String[] kv, PrintStream out) {
+  static int doctor(String[] kv, PrintStream out) {
     AgentConfig config = ConfigLoader.load(String.join(",", kv));
     boolean ok = true;
     out.println("configuration:");
