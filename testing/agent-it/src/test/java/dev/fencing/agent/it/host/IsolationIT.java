@@ -77,7 +77,7 @@ class IsolationIT {
           // Besides the bootstrap part and the relocated protocol it uses: the OpenTelemetry agent extension, a nested
           // jar (never on a class path of its own).
           assertThat(name).as("visible entry").matches("META-INF/(MANIFEST\\.MF)?|dev/(fencing/(agent/(bootstrap/)?)?)?|"
-              + "dev/fencing/agent/[A-Za-z]+\\.class|dev/fencing/agent/bootstrap/[A-Za-z0-9$]+\\.class|"
+              + "dev/fencing/agent/[A-Za-z0-9$]+\\.class|dev/fencing/agent/bootstrap/[A-Za-z0-9$]+\\.class|"
               + "dev/fencing/agent/shaded/(protocol/([A-Za-z0-9$]+\\.class)?)?|"
               + "otel/(fencing-otel-extension\\.jar)?");
           if (name.endsWith(".class")) {
