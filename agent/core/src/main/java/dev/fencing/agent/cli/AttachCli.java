@@ -46,6 +46,14 @@ final class AttachCli {
         return 2;
       }
     }
+    for (String s : settings) {
+      String key = s.substring(0, s.indexOf('=')).trim();
+      if ((key.equals("enabled") || key.equals("fencing.enabled"))
+          && s.substring(s.indexOf('=') + 1).trim().equalsIgnoreCase("false")) {
+        out.println("attach: not attached: " + s + " keeps the agent out of the JVM it is loaded into");
+        return 1;
+      }
+    }
     if (ModuleLayer.boot().findModule("jdk.attach").isEmpty()) {
       out.println("attach: this Java (" + System.getProperty("java.home") + ", " + System.getProperty("java.version")
           + ") has no Attach API (module jdk.attach): run attach with the java of a JDK, e.g. the JDK the target runs on");

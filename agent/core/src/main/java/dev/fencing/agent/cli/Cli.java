@@ -87,6 +87,10 @@ public final class Cli {
     for (String w : config.warnings()) {
       out.println("  WARNING " + w);
     }
+    if ("false".equals(config.display(ConfigKey.ENABLED))) {
+      out.println("  NOTE " + ConfigKey.ENABLED.property() + "=false (" + config.sourceOf(ConfigKey.ENABLED)
+          + "): the agent stays out of a JVM with these settings");
+    }
     if (config.valid()) {
       out.println("  OK");
     } else {

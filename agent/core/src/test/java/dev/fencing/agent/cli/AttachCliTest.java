@@ -51,6 +51,19 @@ class AttachCliTest {
   }
 
   @Test
+  void switchedOffThereIsNothingToAttach() {
+    assertThat(run("attach", "4711", "lock=a", "enabled=false")).isEqualTo(1);
+    assertThat(printed()).contains("attach: not attached: enabled=false keeps the agent out of the JVM it is loaded into");
+  }
+
+  @Test
+  void doctorNotesTheSwitch() {
+    run("doctor", "enabled=false", "lease.enabled=false", "etcd.timeout=1s", "etcd.endpoints=http://127.0.0.1:1");
+    assertThat(printed()).contains("  NOTE fencing.enabled=false (agent argument enabled): the agent stays out of a JVM"
+        + " with these settings");
+  }
+
+  @Test
   void helpListsIt() {
     assertThat(run("--help")).isZero();
     assertThat(printed()).contains("attach      attach <pid> [key=value ...]");
