@@ -48,6 +48,7 @@ class PostgresOutboxRelayIT extends OutboxRelayContractIT {
       committed[0] = System.nanoTime();
       Receiver.await("delivered", Duration.ofSeconds(5), () -> receiver.requests().size() > before);
       long millis = (receiver.requests().get(before).arrivedNanos() - committed[0]) / 1_000_000;
+      System.out.println("[latency] PostgreSQL LISTEN: commit to delivery " + millis + " ms");
       assertThat(millis).as("commit to delivery, ms (poll every 10 s)").isLessThan(2000);
       Thread.sleep(300);
     }
