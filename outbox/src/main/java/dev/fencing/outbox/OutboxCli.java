@@ -58,7 +58,7 @@ public final class OutboxCli {
       + "  --metrics-port     serve Prometheus metrics on http://0.0.0.0:N/metrics (0: any free port)\n"
       + "  --poll-interval    look for due events this often (default 1s; 30s on PostgreSQL, which LISTENs)\n"
       + "  --no-listen        no PostgreSQL LISTEN: poll only\n"
-      + "  --channel          the PostgreSQL notification channel (default: the table name in lower case)\n"
+      + "  --channel          the PostgreSQL notification channel (default: the table name, no schema, lower case)\n"
       + "  --max-attempts     park an event after this many failed attempts (default 10)\n"
       + "  --backoff          the pause after the first failed attempt, doubled per attempt (default 1s)\n"
       + "  --backoff-cap      the longest pause between attempts (default 5m)\n"

@@ -446,7 +446,8 @@ public final class OutboxRelay implements AutoCloseable {
     private Builder(ConnectionSource connections, String table) {
       s.connections = Objects.requireNonNull(connections, "connections");
       s.table = Outbox.checkTable(table);
-      s.channel = s.table.toLowerCase(java.util.Locale.ROOT);
+      // The table's trigger notifies on the table's name as PostgreSQL stores it: unqualified, folded to lower case.
+      s.channel = s.table.substring(s.table.lastIndexOf('.') + 1).toLowerCase(java.util.Locale.ROOT);
     }
 
     /** This relay's name in {@code claimed_by} (default: pid@host plus a random suffix). */
@@ -470,7 +471,7 @@ public final class OutboxRelay implements AutoCloseable {
       return this;
     }
 
-    /** The PostgreSQL notification channel (default: the table's name in lower case). */
+    /** The PostgreSQL notification channel (default: the table's name without its schema, in lower case). */
     public Builder channel(String channel) {
       s.channel = Objects.requireNonNull(channel, "channel");
       return this;

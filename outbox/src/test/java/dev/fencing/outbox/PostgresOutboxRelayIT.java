@@ -93,4 +93,22 @@ class PostgresOutboxRelayIT extends OutboxRelayContractIT {
     Receiver.await("LISTEN again", WAIT, relay::listening);
     assertThat(logs.toString(java.nio.charset.StandardCharsets.UTF_8)).contains("reconnected to the database");
   }
+
+  /** An outbox in a schema of its own: the trigger notifies on the table's bare name, which the relay LISTENs on. */
+  @Test
+  void anOutboxInASchemaIsListenedToByItsBareName() throws Exception {
+    String schema = "shop_" + ProcessHandle.current().pid();
+    try (Connection c = connect(); Statement s = c.createStatement()) {
+      s.execute("CREATE SCHEMA " + schema);
+    }
+    String table = newTable(schema + ".events");
+    OutboxRelay relay = relay(table, b -> b.pollInterval(Duration.ofSeconds(10)));
+    Receiver.await("LISTEN in place", WAIT, relay::listening);
+    assertThat(logs.toString(java.nio.charset.StandardCharsets.UTF_8)).contains("LISTEN events,");
+    Thread.sleep(500);
+    transaction(1, null, true, c -> Outbox.post(c, table, receiver.uri("/schema"), "x"));
+    long committed = System.nanoTime();
+    Receiver.await("delivered", Duration.ofSeconds(5), () -> receiver.requests().size() == 1);
+    assertThat((receiver.requests().get(0).arrivedNanos() - committed) / 1_000_000).isLessThan(2000);
+  }
 }

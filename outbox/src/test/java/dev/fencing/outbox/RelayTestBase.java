@@ -44,7 +44,10 @@ abstract class RelayTestBase {
   }
 
   String newTable() throws Exception {
-    String table = "outbox_" + ProcessHandle.current().pid() + "_" + TABLES.incrementAndGet();
+    return newTable("outbox_" + ProcessHandle.current().pid() + "_" + TABLES.incrementAndGet());
+  }
+
+  String newTable(String table) throws Exception {
     lock = "orders-" + table;
     try (Connection c = connect()) {
       OutboxTables.create(c, table, lock);
