@@ -17,8 +17,8 @@ record OutboxEvent(String eventId, String lock, Long token, String grant, String
   static OutboxEvent read(ResultSet rs) throws SQLException {
     long value = rs.getLong(OutboxSchema.TOKEN);
     Long token = rs.wasNull() ? null : value;
-    return new OutboxEvent(rs.getString(OutboxSchema.EVENT_ID), rs.getString(OutboxSchema.LOCK), token, rs.getString(OutboxSchema.GRANT), rs.getString(OutboxSchema.CHANNEL),
-        rs.getString(OutboxSchema.TARGET), rs.getString(OutboxSchema.METHOD), rs.getString(OutboxSchema.MESSAGE_KEY),
-        rs.getString(OutboxSchema.HEADERS), rs.getString(OutboxSchema.PAYLOAD), rs.getInt(OutboxSchema.ATTEMPTS));
+    return new OutboxEvent(rs.getString(OutboxSchema.EVENT_ID), rs.getString(OutboxSchema.LOCK), token,
+        rs.getString(OutboxSchema.GRANT), rs.getString(OutboxSchema.CHANNEL), rs.getString(OutboxSchema.TARGET),
+        rs.getString(OutboxSchema.METHOD), rs.getString(OutboxSchema.MESSAGE_KEY), rs.getString(OutboxSchema.HEADERS), rs.getString(OutboxSchema.PAYLOAD), rs.getInt(OutboxSchema.ATTEMPTS));
   }
 }

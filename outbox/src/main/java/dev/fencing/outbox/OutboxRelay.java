@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
@@ -44,7 +45,6 @@ public final class OutboxRelay implements AutoCloseable {
   private final Object wakeLock = new Object();
   /** Guards the Kafka producer, made at the first Kafka event (not the relay's monitor, which close() holds). */
   private final Object kafkaLock = new Object();
-  private final AtomicInteger cycles = new AtomicInteger();
   private boolean woken;
   private volatile boolean running;
   private Thread loop;
@@ -109,9 +109,9 @@ public final class OutboxRelay implements AutoCloseable {
     loop = new Thread(this::run, "fencing-outbox-relay");
     loop.setDaemon(true);
     loop.start();
-    log.info("relay " + settings.relayId + " started on " + settings.table + " (" + dialect.name().toLowerCase(java.util.Locale.ROOT)
-        + (listener != null ? ", LISTEN " + settings.channel : "") + ", poll every " + pollInterval().toMillis()
-        + " ms)");
+    log.info("relay " + settings.relayId + " started on " + settings.table + " ("
+        + dialect.name().toLowerCase(Locale.ROOT) + (listener != null ? ", LISTEN " + settings.channel : "")
+        + ", poll every " + pollInterval().toMillis() + " ms)");
     return this;
   }
 
@@ -128,11 +128,6 @@ public final class OutboxRelay implements AutoCloseable {
       woken = true;
       wakeLock.notifyAll();
     }
-  }
-
-  /** Cycles the loop has completed, for tests that wait for one. */
-  int cycles() {
-    return cycles.get();
   }
 
   private void run() {
@@ -158,8 +153,6 @@ public final class OutboxRelay implements AutoCloseable {
         pause = Math.min(30_000, pause * 2);
       } catch (InterruptedException e) {
         break;
-      } finally {
-        cycles.incrementAndGet();
       }
       long now = System.currentTimeMillis();
       wait = Math.min(wait, Math.max(1, nextRetryAt - now));
@@ -447,7 +440,7 @@ public final class OutboxRelay implements AutoCloseable {
       s.connections = Objects.requireNonNull(connections, "connections");
       s.table = Outbox.checkTable(table);
       // The table's trigger notifies on the table's name as PostgreSQL stores it: unqualified, folded to lower case.
-      s.channel = s.table.substring(s.table.lastIndexOf('.') + 1).toLowerCase(java.util.Locale.ROOT);
+      s.channel = s.table.substring(s.table.lastIndexOf('.') + 1).toLowerCase(Locale.ROOT);
     }
 
     /** This relay's name in {@code claimed_by} (default: pid@host plus a random suffix). */

@@ -11,7 +11,8 @@ class OutboxTest {
   @Test
   void badArgumentsAreRefusedNamingWhatIsExpected() {
     assertThatThrownBy(() -> Outbox.post(null, "outbox", URI.create("ftp://host/x"), "b"))
-        .isInstanceOf(IllegalArgumentException.class).hasMessage("url: an absolute http(s) URL expected, got ftp://host/x");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("url: an absolute http(s) URL expected, got ftp://host/x");
     assertThatThrownBy(() -> Outbox.post(null, "outbox", URI.create("/relative"), "b"))
         .hasMessage("url: an absolute http(s) URL expected, got /relative");
     assertThatThrownBy(() -> Outbox.http(null, "outbox", "PO ST", URI.create("http://h/"), null, "b"))

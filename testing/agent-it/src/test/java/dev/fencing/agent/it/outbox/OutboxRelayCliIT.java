@@ -150,7 +150,8 @@ class OutboxRelayCliIT {
 
   @Test
   void badArgumentsExitTwoNamingTheOption() {
-    try (AgentJvm bad = cli("relay-bad", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--table", "outbox", "--poll-interval", "soon").start()) {
+    try (AgentJvm bad = cli("relay-bad", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--table", "outbox",
+        "--poll-interval", "soon").start()) {
       assertThat(bad.awaitExit(Duration.ofSeconds(60))).isEqualTo(2);
       assertThat(bad.output()).contains("outbox: --poll-interval: a positive duration such as 500ms, 10s or 5m "
           + "expected, got 'soon'");
