@@ -143,7 +143,9 @@ public final class OutboxRelay implements AutoCloseable {
         int claimed = cycle();
         readStats(claimed > 0);
         pause = 500;
-        if (claimed >= settings.batchSize) {
+        if (claimed > 0) {
+          // Each claimed event was delivered, rescheduled or parked: claim again at once, for the rest of a full
+          // batch and for the next event of each key just delivered (no notification announces those).
           continue;
         }
       } catch (SQLException | RuntimeException e) {

@@ -157,4 +157,22 @@ abstract class OutboxRelayContractIT extends RelayTestBase {
     assertThat(row.lastError()).contains("409").contains(HttpHeaderNames.REJECTED).contains("stale");
     assertThat(relay.metrics().deliveries(OutboxSchema.CHANNEL_HTTP, RelayMetrics.Outcome.REJECTED)).isEqualTo(1);
   }
+
+  /** The events of one key go one per claim; a backlog of them drains without waiting for a poll between two. */
+  @Test
+  void aBacklogOfOneKeyDrainsInOrderWithoutWaitingForThePoll() throws Exception {
+    String table = newTable();
+    int events = 30;
+    for (int i = 0; i < events; i++) {
+      int seq = i;
+      transaction(2, null, true, c -> Outbox.post(c, table, receiver.uri("/one-key"), Integer.toString(seq)));
+    }
+    long start = System.nanoTime();
+    relay(table, b -> b.pollInterval(Duration.ofSeconds(30)));
+    Receiver.await("the backlog delivered", Duration.ofSeconds(10), () -> receiver.applied().size() == events);
+    System.out.println("[throughput] " + events + " events of one key in " + (System.nanoTime() - start) / 1_000_000
+        + " ms");
+    assertThat(receiver.requests().stream().map(r -> Integer.parseInt(r.body())))
+        .containsExactlyElementsOf(java.util.stream.IntStream.range(0, events).boxed().toList());
+  }
 }
