@@ -20,7 +20,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The metrics the agent and the HTTP fence really export, scraped from their real registries: what the dashboards
+ * The metrics the agent, the HTTP fence and the outbox relay really export, scraped from their real registries: what the dashboards
  * and rules may refer to. Scrape jobs add {@code job} and {@code instance}; deployments add {@code cluster} and
  * {@code namespace} (Kubernetes relabelling, or Prometheus' external labels), which the alert rules keep.
  */
@@ -45,6 +45,11 @@ final class Exposition {
     }
     return new AgentMetrics(FencingSeries.of(state, new SideEffectCounters(), new RejectionCounters()),
         new dev.fencing.agent.metrics.CoordinatorLatency(lock)).scrape();
+  }
+
+  /** An outbox relay's exposition for table {@code table} (it runs under a job of its own). */
+  static String outboxRelay(String table) {
+    return dev.fencing.outbox.RelayExposition.of(table);
   }
 
   /** The HTTP fence's exposition for one guarded lock. */
@@ -79,6 +84,7 @@ final class Exposition {
     Map<String, Map<String, Set<String>>> names = new TreeMap<>();
     List<Sample> all = new ArrayList<>(parse(agent("ledger", 42)));
     all.addAll(parse(httpFence("ledger")));
+    all.addAll(parse(outboxRelay("outbox")));
     for (Sample s : all) {
       Map<String, Set<String>> labels = names.computeIfAbsent(s.name(), k -> new TreeMap<>());
       s.labels().forEach((k, v) -> labels.computeIfAbsent(k, x -> new TreeSet<>()).add(v));

@@ -65,13 +65,14 @@ final class QueryRules {
 
   /**
    * What Prometheus would hold after scraping the real expositions of agent a (holding lock ledger with token 42),
-   * agent b (standby) and an HTTP fence, every 1m for 40m: gauges keep their scraped value, counters grow by 1 a scrape.
+   * agent b (standby), an HTTP fence and an outbox relay, every 1m for 40m: gauges keep their scraped value, counters grow by 1 a scrape.
    */
   static List<Series> scrapedSeries() {
     List<Series> out = new ArrayList<>();
     add(out, Exposition.agent("ledger", 42), "worker", "a:9464");
     add(out, Exposition.agent("ledger", 0), "worker", "b:9464");
     add(out, Exposition.httpFence("ledger"), "orders-api", "f:8080");
+    add(out, Exposition.outboxRelay("outbox"), "outbox-relay", "r:9465");
     return out;
   }
 
