@@ -17,6 +17,50 @@ public final class AgentProcesses {
 
   private AgentProcesses() {}
 
+  /**
+   * The versions of {@code library} that testing/library-versions holds (its modules {@code <library>-<version>}),
+   * oldest first.
+   */
+  public static List<String> libraryVersions(String library) {
+    try (java.util.stream.Stream<Path> dirs = java.nio.file.Files.list(libraryVersionsDir())) {
+      List<String> versions = dirs.map(d -> d.getFileName().toString())
+          .filter(n -> n.startsWith(library + "-") && n.substring(library.length() + 1).matches("[0-9][0-9.]*"))
+          .map(n -> n.substring(library.length() + 1))
+          .sorted(AgentProcesses::compareVersions).toList();
+      if (versions.isEmpty()) {
+        throw new IllegalStateException("no " + library + "-<version> module in " + libraryVersionsDir());
+      }
+      return versions;
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /** The jars testing/library-versions resolved for {@code library} {@code version}. */
+  public static Path libraryJars(String library, String version) {
+    return libraryVersionsDir().resolve(library + "-" + version).resolve("target").resolve("jars");
+  }
+
+  private static Path libraryVersionsDir() {
+    String dir = System.getProperty("fencing.it.library.versions");
+    if (dir == null) {
+      throw new IllegalStateException("fencing.it.library.versions is not set: run through Maven (testing/agent-it)");
+    }
+    return Path.of(dir);
+  }
+
+  private static int compareVersions(String a, String b) {
+    String[] x = a.split("\\.");
+    String[] y = b.split("\\.");
+    for (int i = 0; i < Math.max(x.length, y.length); i++) {
+      int c = Integer.compare(i < x.length ? Integer.parseInt(x[i]) : 0, i < y.length ? Integer.parseInt(y[i]) : 0);
+      if (c != 0) {
+        return c;
+      }
+    }
+    return 0;
+  }
+
   /** Every JDK the integration tests cover (17 and 25); fails when one is missing. */
   public static List<Path> javaHomes() {
     return AgentJvm.javaHomes();

@@ -68,6 +68,28 @@ public final class LibraryCheck {
   }
 
   /** The jars of one end of a tested range ({@code <dir>/<end>}, as the modules' poms copy them); fails on none. */
+  /**
+   * The jars of {@code library}'s {@code end} ("oldest", "latest") as testing/library-versions resolved them: the
+   * folder the module's surefire configuration names in the system property {@code fencing.test.<library>.<end>}.
+   */
+  public static List<Path> versionJars(String library, String end) throws IOException {
+    String key = "fencing.test." + library + "." + end;
+    String dir = System.getProperty(key);
+    if (dir == null) {
+      throw new IllegalStateException(key + " is not set: run the test through Maven (the module's pom names the "
+          + "testing/library-versions folder)");
+    }
+    try (Stream<Path> files = Files.list(Path.of(dir))) {
+      List<Path> jars = files.filter(f -> f.toString().endsWith(".jar")).sorted().toList();
+      if (jars.isEmpty()) {
+        throw new IllegalStateException("no jars in " + dir + ": build testing/library-versions first (mvn install)");
+      }
+      return jars;
+    } catch (java.nio.file.NoSuchFileException e) {
+      throw new IllegalStateException(dir + " is missing: build testing/library-versions first (mvn install)", e);
+    }
+  }
+
   public static List<Path> jars(Path dir, String end) throws IOException {
     Path d = dir.resolve(end);
     try (Stream<Path> files = Files.list(d)) {

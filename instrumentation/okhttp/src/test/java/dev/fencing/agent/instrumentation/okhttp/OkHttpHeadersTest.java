@@ -7,7 +7,6 @@ import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.RequestHeaders;
 import dev.fencing.agent.instrumentation.LibraryCheck;
 import java.net.URLClassLoader;
-import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -27,8 +26,7 @@ class OkHttpHeadersTest {
   @ParameterizedTest
   @ValueSource(strings = {"oldest", "latest"})
   void theCopyCarriesThePairOnceAndTheCallersRequestIsUnchanged(String end) throws Throwable {
-    Path dir = Path.of(System.getProperty("fencing.test.okhttp.jars"));
-    try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.jars(dir, end))) {
+    try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.versionJars("okhttp", end))) {
       Object builder = library.loadClass("okhttp3.Request$Builder").getConstructor().newInstance();
       invoke(builder, "url", "http://ledger:8080/entries");
       invoke(builder, "header", "Fencing-Token", "6");

@@ -17,7 +17,7 @@ class OkHttpRangeTest {
   @ParameterizedTest
   @ValueSource(strings = {"oldest", "latest"})
   void theHookSelectsRealInterceptorChainAndItsAdviceWeaves(String end) throws Exception {
-    List<Path> jars = LibraryCheck.jars(Path.of(System.getProperty("fencing.test.okhttp.jars")), end);
+    List<Path> jars = LibraryCheck.versionJars("okhttp", end);
     assertThat(LibraryCheck.advised(new OkHttpInstrumentationModule(), jars))
         .containsExactly(java.util.Map.entry("okhttp3.internal.http.RealInterceptorChain", 1));
   }

@@ -12,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -32,13 +31,10 @@ class OkHttpIT extends AbstractHttpClientIT {
     return "ok";
   }
 
-  /** The versions and their jars come from the failsafe configuration of testing/agent-it. */
+  /** Every OkHttp version of testing/library-versions ({@code okhttp-<version>}), oldest first. */
   @Override
   protected List<Run> runs() {
-    List<String> versions = Arrays.asList(System.getProperty("fencing.it.okhttp.versions", "").split(","));
-    if (versions.isEmpty() || versions.get(0).isBlank()) {
-      throw new IllegalStateException("fencing.it.okhttp.versions is not set: run through Maven (testing/agent-it)");
-    }
+    List<String> versions = AgentProcesses.libraryVersions("okhttp");
     List<Path> homes = AgentProcesses.javaHomes();
     List<Run> runs = new ArrayList<>();
     String newest = versions.get(versions.size() - 1);
@@ -108,19 +104,18 @@ class OkHttpIT extends AbstractHttpClientIT {
     }));
   }
 
-  /** OkHttp {@code version} with okio and kotlin-stdlib, copied by the build into target/okhttp/<version>. */
+  /** OkHttp {@code version} with its run-time dependencies, as testing/library-versions resolved them. */
   private static String okHttpClasspath(String version) {
-    Path dir = Path.of(System.getProperty("fencing.it.okhttp.dir", "target/okhttp")).resolve(version);
+    Path dir = AgentProcesses.libraryJars("okhttp", version);
     try (Stream<Path> jars = Files.list(dir)) {
       String cp = jars.filter(p -> p.toString().endsWith(".jar")).sorted().map(Path::toString)
           .collect(Collectors.joining(File.pathSeparator));
       if (cp.isEmpty()) {
-        throw new IllegalStateException(dir + " has no jars: run `mvn verify -pl testing/agent-it`, which copies them");
+        throw new IllegalStateException(dir + " has no jars: build testing/library-versions (mvn install)");
       }
       return cp;
     } catch (IOException e) {
-      throw new UncheckedIOException(dir + " is missing: run `mvn verify -pl testing/agent-it`, which copies the "
-          + "OkHttp jars", e);
+      throw new UncheckedIOException(dir + " is missing: build testing/library-versions (mvn install)", e);
     }
   }
 }
