@@ -48,3 +48,19 @@ CREATE TABLE IF NOT EXISTS spring_session_attributes (
   attribute_bytes BYTEA NOT NULL,
   PRIMARY KEY (session_primary_id, attribute_name)
 );
+-- ShedLock's lock table (profile "shedlock", JdbcTemplateLockProvider) and the rows its "settle" job writes, one
+-- statement each (autocommit), so a reader sees which of a run's writes landed.
+CREATE TABLE IF NOT EXISTS shedlock (
+  name VARCHAR(64) NOT NULL PRIMARY KEY,
+  lock_until TIMESTAMP NOT NULL,
+  locked_at TIMESTAMP NOT NULL,
+  locked_by VARCHAR(255) NOT NULL
+);
+CREATE TABLE IF NOT EXISTS settle_row (
+  id BIGSERIAL PRIMARY KEY,
+  replica TEXT NOT NULL,
+  run BIGINT NOT NULL,
+  step INT NOT NULL,
+  token_seen TEXT DEFAULT nullif(current_setting('fencing.token', true), ''),
+  at TIMESTAMPTZ NOT NULL DEFAULT now()
+);

@@ -125,6 +125,10 @@ public enum ConfigKey {
       ValueType.count(1, 1000)),
   CAPTURE_SAFETY_MARGIN("capture.safety-margin", "duration", "1s", "Subtracted from a captured lock's local deadline (the send time of the last answered ZooKeeper `sync` or etcd keepalive plus its session timeout or lease TTL).",
       ValueType.duration(Duration.ZERO)),
+  SHEDLOCK_ENABLED("shedlock.enabled", "true|false", "false", "Runs every ShedLock task (`@SchedulerLock(name = X)`, `LockingTaskExecutor`) as a scope of the agent's lock X: once ShedLock holds its lock, the agent campaigns for X (etcd or ZooKeeper, its own lease), the task runs in X's scope with X's token, and X is given back when the task ends. See Guides: ShedLock.",
+      ValueType.flag()),
+  SHEDLOCK_WAIT("shedlock.wait", "duration", "30s", "How long a ShedLock task waits for the agent's lock of its name (a paused or crashed previous holder's lease lapses within fencing.lease.ttl); when it is not held by then, the task fails with ShedLockNotFencedException and does not run.",
+      ValueType.duration(Duration.ofMillis(1))),
   INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, apache-httpclient-4, okhttp, reactor-netty, kafka-clients; inbound tokens: servlet, jdk-http-server, executors; application-owned locks: curator, jetcd-lock; class-loaders: makes every class loader delegate the agent's bootstrap package, see Safety) on or off.",
       ValueType.flag());
 

@@ -246,8 +246,9 @@ public final class ConfigLoader {
     }
     pairs(raw, v, problems);
     sectionsNeedALease(v, problems);
-    if (setValue(raw, ConfigKey.SECTIONS) != null) {
-      // Sections were declared (the problem above names a bad entry): a missing fencing.lock is not a second problem.
+    if (setValue(raw, ConfigKey.SECTIONS) != null || Boolean.TRUE.equals(v.get(ConfigKey.SHEDLOCK_ENABLED))) {
+      // Sections were declared (the problem above names a bad entry), or ShedLock's tasks name their locks: a missing
+      // fencing.lock is not a second problem.
       problems.removeIf(p -> p.startsWith(ConfigKey.LOCK.property() + " is not set"));
     }
 

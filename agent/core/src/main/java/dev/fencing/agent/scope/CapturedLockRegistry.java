@@ -6,6 +6,7 @@ import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import dev.fencing.agent.policy.SideEffectPolicy;
 import dev.fencing.agent.scope.CapturedLocks.Captured;
+import dev.fencing.agent.token.HighestTokenStore;
 import dev.fencing.agent.token.TokenState;
 import dev.fencing.protocol.TokenGrammar;
 import java.util.ArrayList;
@@ -75,6 +76,15 @@ final class CapturedLockRegistry {
    * a lock name, or {@code fencing.capture.max-locks} reached), logged once.
    */
   Captured captured(String library, String where, String path) {
+    return captured(library, where, path, false);
+  }
+
+  /**
+   * As {@link #captured(String, String, String)}; {@code campaigns}: a lock the agent itself campaigns for in its
+   * coordinator (a ShedLock task's), whose token state keeps the highest token in {@code fencing.state.dir} as a
+   * declared lock's does.
+   */
+  Captured captured(String library, String where, String path, boolean campaigns) {
     String id = CapturedLocks.identity(library, where, path);
     Captured known = byIdentity.get(id);
     if (known != null) {
@@ -101,7 +111,9 @@ final class CapturedLockRegistry {
         return null;
       }
       String name = uniqueName(pathName, id, library, where, path);
-      TokenState state = TokenState.captured(name, config.tokenMax(), config.signingKey());
+      TokenState state = campaigns
+          ? new TokenState(name, config.tokenMax(), HighestTokenStore.in(config.stateDir(), name), config.signingKey())
+          : TokenState.captured(name, config.tokenMax(), config.signingKey());
       // Counted under its own lock label (bounded by max-locks); a name that is also one of the configuration's
       // locks shares that lock's counters, so no label is exposed twice.
       boolean ownLabel = scopes.all().stream().noneMatch(r -> r.lock().equals(name));

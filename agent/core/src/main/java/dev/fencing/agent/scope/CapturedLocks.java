@@ -323,6 +323,15 @@ public final class CapturedLocks implements CaptureHook {
     return registry.locks();
   }
 
+  /**
+   * The lock the agent campaigns for on behalf of the application's lock {@code name} of {@code library} (a ShedLock
+   * task's, {@link ShedLockRuns}), registered as captured locks are (its lock name, max-locks, metrics, /status); null
+   * when it cannot be.
+   */
+  Captured campaigned(String library, String where, String name) {
+    return registry.captured(library, where, name, true);
+  }
+
   /** A lock's identity: the library, the coordinator it lives on and its path or name there. */
   static String identity(String library, String where, String path) {
     return library + '\n' + where + '\n' + path;

@@ -10,6 +10,10 @@ import dev.fencing.agent.instrumentation.InstrumentationInstaller;
 import dev.fencing.agent.bootstrap.Sections;
 import dev.fencing.agent.scope.Scopes;
 import dev.fencing.agent.bootstrap.Captures;
+import dev.fencing.agent.bootstrap.ShedLocks;
+import dev.fencing.agent.lease.LeaseKeeper;
+import dev.fencing.agent.lease.LeaseProviders;
+import dev.fencing.agent.scope.ShedLockRuns;
 import java.lang.instrument.Instrumentation;
 
 /**
@@ -31,6 +35,9 @@ public final class AgentStarter {
     Fencing.install(scopes.gate());
     Sections.install(scopes.sectionTable());
     Captures.install(scopes.captured());
+    if (config.shedLockEnabled()) {
+      ShedLocks.install(shedLockRuns(config, scopes));
+    }
     for (String warning : config.warnings()) {
       LOG.warn("configuration: " + warning);
     }
@@ -57,5 +64,22 @@ public final class AgentStarter {
     }
     // Last step: from here on, everything runs on daemon threads.
     AgentThreads.newThread(new AgentRuntime(config, scopes, premainNanos, inst)::start, "fencing-agent-init").start();
+  }
+
+  /**
+   * fencing.shedlock.enabled: each ShedLock task campaigns for the agent's lock of its name with a keeper, lease and
+   * coordinator session of its own, given back when the task ends. A misconfigured agent, or one without a lease, takes
+   * no lock: the tasks fail rather than run unfenced.
+   */
+  private static ShedLockRuns shedLockRuns(AgentConfig config, Scopes scopes) {
+    return new ShedLockRuns(config, scopes.captured(), LeaseProviders.name(config), lock -> {
+      if (!config.valid() || !config.leaseEnabled()) {
+        throw new IllegalStateException(config.valid() ? "fencing.lease.enabled=false" : "invalid configuration");
+      }
+      lock.state().loadPersisted();
+      LeaseKeeper keeper = new LeaseKeeper(config, lock.lock(), lock.state(), () -> LeaseProviders.create(config));
+      keeper.start();
+      return keeper;
+    });
   }
 }

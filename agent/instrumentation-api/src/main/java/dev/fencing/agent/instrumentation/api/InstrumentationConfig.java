@@ -43,4 +43,9 @@ public interface InstrumentationConfig {
 
   /** fencing.exempt.kafka: topic names and globs. */
   List<String> exemptKafka();
+
+  /** fencing.shedlock.enabled: ShedLock's tasks run as scopes of the agent's lock of their name. */
+  default boolean shedLockEnabled() {
+    return false;
+  }
 }
