@@ -1,0 +1,176 @@
+package dev.fencing.agent.it.logging;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.agent.it.AgentProcesses;
+import dev.fencing.agent.it.AppStdin;
+import dev.fencing.it.logging.LoggingApp;
+import dev.fencing.testing.AgentJvm;
+import dev.fencing.testing.EtcdCluster;
+import dev.fencing.testing.Http;
+import dev.fencing.testing.Ports;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Log correlation with the real Logback and Log4j 2 (behind SLF4J), the oldest and the latest of each, on Java 17
+ * and 25, against a real etcd: the lines the application's own pattern layout writes carry {@code %X{fencing.lock}},
+ * {@code %X{fencing.token}} and {@code %X{fencing.grant}} as /status shows them: a section's inside it, the whole-JVM
+ * lock's outside every section while the JVM holds it, nothing outside every section without one, nothing with the
+ * switch off; the application's own MDC keeps its entries and never gets the keys.
+ */
+class LogCorrelationIT {
+  private static final String JOB = LoggingApp.class.getName() + "#job";
+  private static final String PATTERN = "LINE lock=[%X{fencing.lock}] token=[%X{fencing.token}] grant=[%X{fencing.grant}]"
+      + " user=[%X{user}] %msg%n";
+
+  @TempDir
+  Path dir;
+
+  static List<String> libraries() {
+    return List.of(System.getProperty("fencing.it.logging.versions").split(","));
+  }
+
+  static Stream<Arguments> everyJavaAndLibrary() {
+    List<Arguments> cases = new ArrayList<>();
+    for (Path javaHome : AgentProcesses.javaHomes()) {
+      for (String library : libraries()) {
+        cases.add(Arguments.of(javaHome, library));
+      }
+    }
+    return cases.stream();
+  }
+
+  static Stream<Arguments> everyJavaAndLatestLibraries() {
+    List<String> libs = libraries();
+    List<Arguments> cases = new ArrayList<>();
+    for (Path javaHome : AgentProcesses.javaHomes()) {
+      cases.add(Arguments.of(javaHome, libs.get(1))); // logback latest
+      cases.add(Arguments.of(javaHome, libs.get(3))); // log4j latest
+    }
+    return cases.stream();
+  }
+
+  /** One JVM of the application with its logging library, its log configuration and its agent's status port. */
+  final class App implements AutoCloseable {
+    final AgentJvm jvm;
+    final int port;
+    private final AppStdin stdin;
+
+    App(Path javaHome, String library, String agentArgs) throws IOException {
+      port = Ports.freePort();
+      Path libs = Path.of(System.getProperty("fencing.it.logging"), library);
+      StringBuilder cp = new StringBuilder(AgentProcesses.appClasspath());
+      try (Stream<Path> jars = Files.list(libs)) {
+        jars.sorted().forEach(j -> cp.append(File.pathSeparator).append(j));
+      }
+      AgentJvm.Builder b = AgentJvm.builder().javaHome(javaHome)
+          .name("logging-" + library + "-java" + AgentProcesses.javaVersion(javaHome)).classpath(cp.toString())
+          .mainClass(LoggingApp.class.getName()).agentArgs(agentArgs + ",http.port=" + port);
+      if (library.startsWith("logback")) {
+        Path config = dir.resolve("logback.xml");
+        Files.writeString(config, "<configuration><appender name=\"OUT\" class=\"ch.qos.logback.core.ConsoleAppender\">"
+            + "<encoder><pattern>" + PATTERN + "</pattern></encoder></appender>"
+            + "<root level=\"INFO\"><appender-ref ref=\"OUT\"/></root></configuration>");
+        b.sysProp("logback.configurationFile", config.toString());
+      } else {
+        Path config = dir.resolve("log4j2.xml");
+        Files.writeString(config, "<Configuration status=\"WARN\"><Appenders><Console name=\"OUT\" target=\"SYSTEM_OUT\">"
+            + "<PatternLayout pattern=\"" + PATTERN.replace("%msg", "%m") + "\"/></Console></Appenders>"
+            + "<Loggers><Root level=\"info\"><AppenderRef ref=\"OUT\"/></Root></Loggers></Configuration>");
+        b.sysProp("log4j2.configurationFile", config.toString());
+      }
+      jvm = b.start();
+      stdin = AppStdin.answers(jvm, "OK ");
+      jvm.awaitOutput("APP STARTED", Duration.ofSeconds(20));
+    }
+
+    /** Logs {@code text} ("LOG" outside any section, "SECTION" inside it); returns what the layout wrote before it. */
+    String log(String command, String text) throws IOException {
+      assertThat(stdin.run(command + " " + text)).isEqualTo("OK logged");
+      Matcher m = Pattern.compile("(?m)^LINE (.*) " + Pattern.quote(text) + "$").matcher(jvm.output());
+      assertThat(m.find()).as(jvm.output()).isTrue();
+      return m.group(1);
+    }
+
+    String mdc() throws IOException {
+      return stdin.run("MDC");
+    }
+
+    /** Waits until /status shows the section lock {@code lock} held; returns "lock=[..] token=[..] grant=[..]". */
+    String sectionLock(String lock) {
+      String body = Http.awaitStatus(port, "\"lock\":\"" + lock + "\",\"scope\":\"sections\",\"state\":\"HOLDING\"",
+          Duration.ofSeconds(20));
+      Matcher m = Pattern.compile("\"lock\":\"" + Pattern.quote(lock) + "\",\"scope\":\"sections\",\"state\":\"HOLDING\","
+          + "\"token\":(\\d+),\"highestSeenToken\":\\d+,\"leaseId\":\"([0-9a-f]+)\"").matcher(body);
+      assertThat(m.find()).as(body).isTrue();
+      return "lock=[" + lock + "] token=[" + m.group(1) + "] grant=[" + m.group(2) + "]";
+    }
+
+    /** Waits until /status shows the whole-JVM lock {@code lock} held; returns "lock=[..] token=[..] grant=[..]". */
+    String jvmLock(String lock) {
+      String body = Http.awaitStatus(port, "{\"lock\":\"" + lock + "\",\"state\":\"HOLDING\"", Duration.ofSeconds(20));
+      Matcher m = Pattern.compile("^\\{\"lock\":\"" + Pattern.quote(lock) + "\",\"state\":\"HOLDING\",\"token\":(\\d+),"
+          + ".*?\"leaseId\":\"([0-9a-f]+)\"").matcher(body);
+      assertThat(m.find()).as(body).isTrue();
+      return "lock=[" + lock + "] token=[" + m.group(1) + "] grant=[" + m.group(2) + "]";
+    }
+
+    @Override
+    public void close() {
+      jvm.close();
+    }
+  }
+
+  private static final String NOTHING = "lock=[] token=[] grant=[] user=[alice]";
+
+  @ParameterizedTest(name = "{1} on {0}")
+  @MethodSource("everyJavaAndLibrary")
+  void linesLoggedWhileATokenIsCurrentCarryItsLockTokenAndGrant(Path javaHome, String library) throws Exception {
+    try (EtcdCluster etcd = EtcdCluster.single()) {
+      String endpoints = ",etcd.endpoints=" + etcd.endpoints();
+      // Sections only: a line outside the section carries nothing, one inside it the section's lock.
+      try (App app = new App(javaHome, library, "sections=" + JOB + "@job-a" + endpoints)) {
+        String job = app.sectionLock("job-a");
+        assertThat(app.log("LOG", "outside-before")).isEqualTo(NOTHING);
+        assertThat(app.log("SECTION", "inside")).isEqualTo(job + " user=[alice]");
+        assertThat(app.log("LOG", "outside-after")).isEqualTo(NOTHING);
+        assertThat(app.mdc()).isEqualTo("OK {user=alice}");
+      }
+      // A whole-JVM lock: held, every line outside a section carries it; a section's line its own lock.
+      try (App app = new App(javaHome, library, "lock=app-b,sections=" + JOB + "@job-b" + endpoints)) {
+        String jvmWide = app.jvmLock("app-b");
+        String job = app.sectionLock("job-b");
+        assertThat(app.log("LOG", "outside-before")).isEqualTo(jvmWide + " user=[alice]");
+        assertThat(app.log("SECTION", "inside")).isEqualTo(job + " user=[alice]");
+        assertThat(app.log("LOG", "outside-after")).isEqualTo(jvmWide + " user=[alice]");
+        assertThat(app.mdc()).isEqualTo("OK {user=alice}");
+      }
+    }
+  }
+
+  @ParameterizedTest(name = "{1} on {0}")
+  @MethodSource("everyJavaAndLatestLibraries")
+  void theSwitchTurnsItOff(Path javaHome, String library) throws Exception {
+    try (EtcdCluster etcd = EtcdCluster.single();
+        App app = new App(javaHome, library, "lock=app-c,sections=" + JOB + "@job-c,etcd.endpoints=" + etcd.endpoints()
+            + ",instrumentation.log-correlation.enabled=false")) {
+      app.jvmLock("app-c");
+      app.sectionLock("job-c");
+      assertThat(app.log("LOG", "outside")).isEqualTo(NOTHING);
+      assertThat(app.log("SECTION", "inside")).isEqualTo(NOTHING);
+    }
+  }
+}
