@@ -54,9 +54,10 @@ public final class FencingConsumerInterceptor<K, V> implements ConsumerIntercept
       close();
       throw e;
     }
-    LOG.info("fencing: consumer fence on for lock(s) {} ({} store{}; records without a token are {}; quarantined "
+    LOG.info("fencing: consumer fence on for lock(s) {} ({} store{}{}; records without a token are {}; quarantined "
         + "records are {})", settings.locks(), settings.store().name().toLowerCase(java.util.Locale.ROOT),
-        settings.strict() ? ", strict" : "", settings.missing() == KafkaFenceSettings.Missing.PASS ? "passed"
+        settings.strict() ? ", strict" : "", settings.outbox() == KafkaFenceSettings.Outbox.DEDUPE
+            ? ", outbox events deduplicated" : "", settings.missing() == KafkaFenceSettings.Missing.PASS ? "passed"
             : "quarantined", settings.deadLetterTopic() == null ? "dropped"
             : "sent to " + settings.deadLetterTopic());
   }
@@ -115,6 +116,16 @@ public final class FencingConsumerInterceptor<K, V> implements ConsumerIntercept
       public Advance record(String lock, String topic, int partition, Advance advance) {
         try {
           return jdbc.record(lock, topic, partition, advance);
+        } catch (RuntimeException e) {
+          ds.reset();
+          throw e;
+        }
+      }
+
+      @Override
+      public Position firstCopy(String lock, String eventId, Position here) {
+        try {
+          return jdbc.firstCopy(lock, eventId, here);
         } catch (RuntimeException e) {
           ds.reset();
           throw e;

@@ -29,6 +29,12 @@ public final class FencingHeaders {
    * {@code Fencing-Grant}): an equal token from another grant than the one stored with it is a replay.
    */
   public static final String GRANT = KafkaHeaderNames.GRANT;
+  /**
+   * The outbox event id of a record the outbox relay delivered (1 to {@value #MAX_EVENT_ID} visible ASCII characters,
+   * as the outbox's {@code event_id} column).
+   */
+  public static final String EVENT_ID = KafkaHeaderNames.EVENT_ID;
+  static final int MAX_EVENT_ID = 64;
   /** A signature has 43 characters; longer values are bad without being decoded. */
   static final int MAX_SIGNATURE_BYTES = 64;
   /** Longer token values are malformed without being decoded (TokenHeaders' limit). */
@@ -79,6 +85,35 @@ public final class FencingHeaders {
     TokenHeaders.Result g = TokenHeaders.grant(r, grants);
     return g.isValid() ? g : new TokenHeaders.Result(g.lock(), g.token(), g.rejection(),
         g.detail().replace(TokenHeaders.GRANT, GRANT));
+  }
+
+  /** A record's event id: {@code id} null when it carries none; {@code problem} non-null when the header is bad. */
+  record EventId(String id, String problem) {
+  }
+
+  /** Reads {@value #EVENT_ID}: absent, exactly one well-formed value, or a problem (repeated, empty, too long, ...). */
+  static EventId eventId(Headers headers) {
+    String id = null;
+    int n = 0;
+    for (Header h : headers.headers(EVENT_ID)) {
+      if (++n > 1) {
+        return new EventId(null, "repeated " + EVENT_ID + " header: a record is one outbox event");
+      }
+      byte[] v = h.value();
+      if (v == null || v.length == 0 || v.length > MAX_EVENT_ID) {
+        return new EventId(null, (v == null || v.length == 0 ? "empty " : "oversized ") + EVENT_ID + " header: an "
+            + "event id has 1 to " + MAX_EVENT_ID + " visible ASCII characters");
+      }
+      for (byte b : v) {
+        if (b < 0x21 || b > 0x7e) {
+          return new EventId(null, EVENT_ID + " header with a byte that is not visible ASCII (0x"
+              + Integer.toHexString(b & 0xff) + "): an event id has 1 to " + MAX_EVENT_ID
+              + " visible ASCII characters");
+        }
+      }
+      id = new String(v, StandardCharsets.US_ASCII);
+    }
+    return new EventId(id, null);
   }
 
   private static TokenHeaders.Result readToken(Headers headers, Set<String> locks) {

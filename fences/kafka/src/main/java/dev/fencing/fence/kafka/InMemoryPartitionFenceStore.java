@@ -13,7 +13,17 @@ final class InMemoryPartitionFenceStore implements PartitionFenceStore {
   private record Key(String lock, String topic, int partition) {
   }
 
+  private record Event(String lock, String eventId) {
+  }
+
   private final Map<Key, NavigableMap<Long, Advance>> partitions = new ConcurrentHashMap<>();
+  private final Map<Event, Position> events = new ConcurrentHashMap<>();
+
+  @Override
+  public Position firstCopy(String lock, String eventId, Position here) {
+    Position before = events.putIfAbsent(new Event(lock, eventId), here);
+    return before == null ? here : before;
+  }
 
   @Override
   public List<Advance> advances(String lock, String topic, int partition, long from, long to) {

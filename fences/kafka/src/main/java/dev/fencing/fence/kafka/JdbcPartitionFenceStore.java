@@ -16,16 +16,22 @@ import javax.sql.DataSource;
  * fence no longer reads or writes: its per-lock token would refuse a valid holder's records on another partition). One
  * row per advance; created on first use when missing ({@link #ddl}). Plain autocommit statements: an advance is one
  * {@code INSERT}, made atomic by the primary key (a second consumer judging the same record gets a duplicate key and
- * reads the row the first one stored). Tested on PostgreSQL and H2; the SQL is portable (MariaDB/MySQL too).
+ * reads the row the first one stored). The first copies of outbox events ({@code fencing.fence.outbox=dedupe}) are
+ * kept the same way in {@value #EVENTS}, one row per event. Tested on PostgreSQL and H2; the SQL is portable
+ * (MariaDB/MySQL too).
  */
 final class JdbcPartitionFenceStore implements PartitionFenceStore {
 
   static final String TABLE = "fencing_kafka_fence";
+  /** The first copy of each outbox event ({@code fencing.fence.outbox=dedupe}). */
+  static final String EVENTS = "fencing_kafka_event";
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
 
   private final DataSource dataSource;
   private final String table;
+  private final String events;
   private volatile boolean ensured;
+  private volatile boolean eventsEnsured;
 
   JdbcPartitionFenceStore(DataSource dataSource, String schema) {
     if (schema != null && !IDENTIFIER.matcher(schema).matches()) {
@@ -34,6 +40,14 @@ final class JdbcPartitionFenceStore implements PartitionFenceStore {
     }
     this.dataSource = dataSource;
     this.table = schema == null ? TABLE : schema + "." + TABLE;
+    this.events = schema == null ? EVENTS : schema + "." + EVENTS;
+  }
+
+  /** The events table's DDL (also in README.md). */
+  static String eventsDdl(String table) {
+    return "CREATE TABLE " + table + " (lock_name varchar(128) NOT NULL, event_id varchar(64) NOT NULL, "
+        + "topic varchar(249) NOT NULL, partition_id integer NOT NULL, record_offset bigint NOT NULL, "
+        + "seen_at timestamp, PRIMARY KEY (lock_name, event_id))";
   }
 
   /** The table's DDL (also in README.md). */
@@ -117,14 +131,63 @@ final class JdbcPartitionFenceStore implements PartitionFenceStore {
     }
   }
 
+  @Override
+  public Position firstCopy(String lock, String eventId, Position here) {
+    try (Connection c = dataSource.getConnection()) {
+      if (!eventsEnsured) {
+        create(c, events, eventsDdl(events), "record_offset");
+        eventsEnsured = true;
+      }
+      try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + events + " (lock_name, event_id, topic, "
+          + "partition_id, record_offset, seen_at) VALUES (?, ?, ?, ?, ?, LOCALTIMESTAMP)")) {
+        ps.setString(1, lock);
+        ps.setString(2, eventId);
+        ps.setString(3, here.topic());
+        ps.setInt(4, here.partition());
+        ps.setLong(5, here.offset());
+        ps.executeUpdate();
+        end(c);
+        return here;
+      } catch (SQLException e) {
+        if (e.getSQLState() == null || !e.getSQLState().startsWith("23")) {
+          throw e;
+        }
+        rollback(c);
+      }
+      // The event's first copy is stored (this record read again, or an earlier copy): that row is the answer.
+      try (PreparedStatement ps = c.prepareStatement("SELECT topic, partition_id, record_offset FROM " + events
+          + " WHERE lock_name = ? AND event_id = ?")) {
+        ps.setString(1, lock);
+        ps.setString(2, eventId);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) {
+            throw new SQLException("the first copy of event '" + eventId + "' collided with a key and is gone");
+          }
+          Position first = new Position(rs.getString(1), rs.getInt(2), rs.getLong(3));
+          end(c);
+          return first;
+        }
+      }
+    } catch (SQLException e) {
+      eventsEnsured = false;
+      throw new FenceStoreException("fencing: the JDBC fence store failed to look up outbox event '" + eventId
+          + "' of lock '" + lock + "' in " + events + ": " + e.getMessage(), e);
+    }
+  }
+
   /** Creates the table when it is missing (once per store; again after a failure). */
   private void ensure(Connection c) throws SQLException {
     if (ensured) {
       return;
     }
+    create(c, table, ddl(table), "from_offset");
+    ensured = true;
+  }
+
+  private static void create(Connection c, String table, String ddl, String column) throws SQLException {
     boolean exists;
     try (Statement st = c.createStatement()) {
-      st.executeQuery("SELECT from_offset FROM " + table + " WHERE 1 = 0").close();
+      st.executeQuery("SELECT " + column + " FROM " + table + " WHERE 1 = 0").close();
       exists = true;
     } catch (SQLException e) {
       rollback(c);
@@ -132,21 +195,20 @@ final class JdbcPartitionFenceStore implements PartitionFenceStore {
     }
     if (!exists) {
       try (Statement st = c.createStatement()) {
-        st.execute(ddl(table));
+        st.execute(ddl);
         end(c);
       } catch (SQLException e) {
         rollback(c);
         // Another consumer may have created it meanwhile.
         try (Statement st = c.createStatement()) {
-          st.executeQuery("SELECT from_offset FROM " + table + " WHERE 1 = 0").close();
+          st.executeQuery("SELECT " + column + " FROM " + table + " WHERE 1 = 0").close();
         } catch (SQLException again) {
           rollback(c);
           throw new SQLException("the Kafka fence's table " + table + " is missing and could not be created ("
-              + e.getMessage() + "); create it with: " + ddl(table), e.getSQLState(), e);
+              + e.getMessage() + "); create it with: " + ddl, e.getSQLState(), e);
         }
       }
     }
-    ensured = true;
   }
 
   private static void key(PreparedStatement ps, int i, String lock, String topic, int partition) throws SQLException {

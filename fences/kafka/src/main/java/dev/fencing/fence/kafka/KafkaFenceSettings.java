@@ -42,6 +42,8 @@ public final class KafkaFenceSettings {
   public static final String DLQ_PRODUCER_PREFIX = PREFIX + "dead-letter.producer.";
   public static final String MICROMETER = PREFIX + "metrics.micrometer";
   public static final String SIGNING_KEY_FILE = PREFIX + "signing.key-file";
+  public static final String OUTBOX = PREFIX + "outbox";
+  public static final String OUTBOX_TOPICS = PREFIX + "outbox.topics";
 
   /** One documented setting: key, default (as shown to users) and one line of meaning. */
   public record Key(String name, String defaultValue, String meaning) {
@@ -59,6 +61,12 @@ public final class KafkaFenceSettings {
       new Key(SIGNING_KEY_FILE, "(none)", "file holding the key the producers' agents sign tokens with (their "
           + "`fencing.signing.key-file`): a record whose token has no valid `fencing-signature` is quarantined "
           + "(`missing_signature`, `bad_signature`) before the store is asked; without it tokens are not verified"),
+      new Key(OUTBOX, "off", "records carrying `fencing-event-id` (the outbox relay's): `off` judges them by their "
+          + "partition's fence like every record; `dedupe` accepts one with valid headers whatever its partition's "
+          + "fence (its event passed the SQL fence at its commit; a higher token still raises the fence) and hands "
+          + "each event id over once: later copies are skipped (see \"Outbox deliveries\")"),
+      new Key(OUTBOX_TOPICS, "(all fenced)", "comma-separated topics where `" + OUTBOX + "=dedupe` applies; records "
+          + "carrying `fencing-event-id` on other topics are judged by their partition's fence"),
       new Key(STORE, "jdbc", "where the fence of each partition lives: `jdbc` (durable, shared by all consumers: table "
           + "`fencing_kafka_fence`, created on first use) or `memory` (this JVM only, lost on restart)"),
       new Key(JDBC_URL, "(none)", "JDBC URL of the database holding `fencing_kafka_fence`; required for `store=jdbc` "
@@ -85,11 +93,16 @@ public final class KafkaFenceSettings {
   /** What happens to a record without a fencing token. */
   public enum Missing { QUARANTINE, PASS }
 
+  /** The rule for records carrying {@code fencing-event-id}. */
+  public enum Outbox { OFF, DEDUPE }
+
   /** Where the highest token per lock is kept. */
   public enum Store { JDBC, MEMORY }
 
   private final FencePolicy policy;
   private final Set<String> topics;
+  private final Outbox outbox;
+  private final Set<String> outboxTopics;
   private final Store store;
   private final String jdbcUrl;
   private final String jdbcUser;
@@ -123,6 +136,10 @@ public final class KafkaFenceSettings {
     String topicList = string(config, TOPICS);
     this.topics = topicList == null || topicList.isBlank() ? null
         : Collections.unmodifiableSet(new LinkedHashSet<>(list(topicList)));
+    this.outbox = choice(config, OUTBOX, Outbox.class, Outbox.OFF);
+    String outboxTopicList = string(config, OUTBOX_TOPICS);
+    this.outboxTopics = outboxTopicList == null || outboxTopicList.isBlank() ? null
+        : Collections.unmodifiableSet(new LinkedHashSet<>(list(outboxTopicList)));
     this.store = choice(config, STORE, Store.class, Store.JDBC);
     this.jdbcUrl = string(config, JDBC_URL);
     this.jdbcUser = string(config, JDBC_USER);
@@ -182,6 +199,15 @@ public final class KafkaFenceSettings {
    */
   public boolean fences(String topic) {
     return (topics == null || topics.contains(topic)) && !topic.equals(deadLetterTopic);
+  }
+
+  public Outbox outbox() {
+    return outbox;
+  }
+
+  /** Whether records of {@code topic} that carry {@code fencing-event-id} are judged by the outbox rule. */
+  public boolean dedupesEvents(String topic) {
+    return outbox == Outbox.DEDUPE && (outboxTopics == null || outboxTopics.contains(topic));
   }
 
   public Store store() {

@@ -14,6 +14,10 @@ import java.util.List;
  */
 interface PartitionFenceStore {
 
+  /** Where a record is: its topic, partition and offset. */
+  record Position(String topic, int partition, long offset) {
+  }
+
   /** One advance: the record at {@code offset} raised the partition's fence to {@code token} ({@code grant}: null if none). */
   record Advance(long offset, long token, String grant) {
   }
@@ -30,4 +34,11 @@ interface PartitionFenceStore {
    * record first), and returns the advance stored at that offset.
    */
   Advance record(String lock, String topic, int partition, Advance advance);
+
+  /**
+   * Stores {@code here} as the first record of outbox event {@code eventId} of {@code lock} unless one is stored, and
+   * returns the one stored: a record is a later copy of its event exactly when the answer is another position, so the
+   * same record read again (after a crash, a rebalance, by another group) is never its own duplicate.
+   */
+  Position firstCopy(String lock, String eventId, Position here);
 }

@@ -109,6 +109,8 @@ final class RecordFence {
     long[] token = new long[n];
     long[] current = new long[n];
     TokenHeaders.Result[] headers = new TokenHeaders.Result[n];
+    String[] eventId = new String[n];
+    boolean[] duplicate = new boolean[n];
     Map<RunKey, Run> runs = new HashMap<>();
     boolean strict = settings.strict();
     boolean refused = false;
@@ -128,6 +130,16 @@ final class RecordFence {
           refused = true;
         }
         continue;
+      }
+      if (settings.dedupesEvents(r.topic())) {
+        FencingHeaders.EventId e = FencingHeaders.eventId(r.headers());
+        if (e.problem() != null) {
+          reason[i] = Rejection.MALFORMED_TOKEN;
+          detail[i] = e.problem();
+          refused = true;
+          continue;
+        }
+        eventId[i] = e.id();
       }
       headers[i] = h;
       Run run = runs.computeIfAbsent(new RunKey(h.lock(), r.topic(), r.partition()), k -> new Run());
@@ -155,6 +167,11 @@ final class RecordFence {
       RunKey k = new RunKey(h.lock(), r.topic(), r.partition());
       Run run = runs.get(k);
       PartitionVerdict.Result v = PartitionVerdict.judge(run.advances, r.offset(), h.token(), h.grant(), strict);
+      if (eventId[i] != null) {
+        duplicate[i] = outboxEvent(k, run, r, h, eventId[i], v);
+        refused |= duplicate[i];
+        continue;
+      }
       if (v.kind() == PartitionVerdict.Kind.ADVANCE) {
         PartitionFenceStore.Advance mine = new PartitionFenceStore.Advance(r.offset(), h.token(), h.grant());
         PartitionFenceStore.Advance stored = untilAnswered(k.lock(),
@@ -186,6 +203,9 @@ final class RecordFence {
     List<Quarantine> quarantined = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       ConsumerRecord<K, V> r = all.get(i);
+      if (duplicate[i]) {
+        continue;
+      }
       if (reason[i] == null) {
         kept.computeIfAbsent(new TopicPartition(r.topic(), r.partition()), tp -> new ArrayList<>()).add(r);
       } else {
@@ -195,6 +215,32 @@ final class RecordFence {
       }
     }
     return new Outcome<>(Batches.of(kept, records), quarantined);
+  }
+
+  /**
+   * The outbox rule ({@code fencing.fence.outbox=dedupe}) for a record with valid headers and an event id: its event
+   * passed the SQL fence when it committed, and the relay delivers a key's events in commit order, possibly after a
+   * successor's records, so the partition's fence does not judge it; a higher token still raises the fence (a direct
+   * record of an older holder after it is stale). What is left to refuse is a later copy of the same event (the relay
+   * delivers at least once): the first copy's position is stored, and only that record is handed over, every time it
+   * is read. Returns whether the record is a later copy.
+   */
+  private boolean outboxEvent(RunKey k, Run run, ConsumerRecord<?, ?> r, TokenHeaders.Result h, String eventId,
+      PartitionVerdict.Result v) {
+    PartitionFenceStore.Position here = new PartitionFenceStore.Position(r.topic(), r.partition(), r.offset());
+    PartitionFenceStore.Position first = untilAnswered(k.lock(), () -> store.firstCopy(k.lock(), eventId, here));
+    if (!first.equals(here)) {
+      LOG.info("fencing: outbox event '{}' of lock '{}' at {}-{}@{} skipped: a later copy of the one at {}-{}@{}",
+          eventId, k.lock(), r.topic(), r.partition(), r.offset(), first.topic(), first.partition(), first.offset());
+      return true;
+    }
+    if (v.kind() == PartitionVerdict.Kind.ADVANCE) {
+      PartitionFenceStore.Advance mine = new PartitionFenceStore.Advance(r.offset(), h.token(), h.grant());
+      PartitionFenceStore.Advance stored = untilAnswered(k.lock(),
+          () -> store.record(k.lock(), k.topic(), k.partition(), mine));
+      run.advances.put(stored.offset(), stored);
+    }
+    return false;
   }
 
   /**

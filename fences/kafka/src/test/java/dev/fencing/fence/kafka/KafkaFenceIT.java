@@ -401,6 +401,132 @@ class KafkaFenceIT {
         .rootCause().hasMessageContaining(KafkaFenceSettings.LOCKS);
   }
 
+  /**
+   * The outbox relay delivers a committed event of an earlier grant after the successor's direct records on the same
+   * partition. The plain rule refuses it as stale; {@code fencing.fence.outbox=dedupe} hands it over with its headers,
+   * while a direct record of that earlier grant after the successor's is still refused under both rules.
+   */
+  @Test
+  void anOutboxEventOfAnEarlierGrantAfterASuccessorsRecordIsAcceptedUnderTheOutboxRuleOnly() throws Exception {
+    String topic = topic(1);
+    String lock = "outbox-order";
+    sendGranted(topic, lock, "7", "g7", "direct-7");
+    sendEvent(topic, lock, "5", "g5", "ev-5", "event-5");
+    sendGranted(topic, lock, "5", "g5", "direct-5");
+    sendGranted(topic, lock, "7", "g7", "direct-7b");
+
+    long staleBefore = KafkaFenceMetrics.global().rejections(lock, Rejection.STALE_TOKEN);
+    Map<String, ConsumerRecord<String, String>> outbox = new LinkedHashMap<>();
+    try (KafkaConsumer<String, String> consumer = consumer("g-outbox-" + topic, lock, topic,
+        Map.of(KafkaFenceSettings.OUTBOX, "dedupe"))) {
+      drainRecords(consumer).forEach(r -> outbox.put(r.value(), r));
+    }
+    assertThat(outbox.keySet()).containsExactly("direct-7", "event-5", "direct-7b");
+    ConsumerRecord<String, String> event = outbox.get("event-5");
+    assertThat(header(event, FencingHeaders.TOKEN)).isEqualTo("5");
+    assertThat(header(event, FencingHeaders.LOCK)).isEqualTo(lock);
+    assertThat(header(event, FencingHeaders.GRANT)).isEqualTo("g5");
+    assertThat(header(event, FencingHeaders.EVENT_ID)).isEqualTo("ev-5");
+    assertThat(KafkaFenceMetrics.global().rejections(lock, Rejection.STALE_TOKEN)).isEqualTo(staleBefore + 1);
+
+    try (KafkaConsumer<String, String> consumer = consumer("g-plain-" + topic, lock, topic, Map.of())) {
+      assertThat(drain(consumer)).containsExactly("direct-7", "direct-7b");
+    }
+    assertThat(KafkaFenceMetrics.global().rejections(lock, Rejection.STALE_TOKEN)).isEqualTo(staleBefore + 3);
+    assertThat(fenceRow(lock)).isEqualTo(7);
+  }
+
+  /**
+   * The relay delivers at least once: a second copy of an event (a relay killed between the send and the mark) is
+   * skipped, once; the first copy is handed over again to a consumer that reads the partition again, and to another
+   * group; and an outbox event with a higher token raises the fence against an older holder's direct records.
+   */
+  @Test
+  void aSecondCopyOfAnOutboxEventIsSkippedAndTheFirstIsHandedOverEveryTimeItIsRead() throws Exception {
+    String topic = topic(1);
+    String lock = "outbox-dedupe";
+    Map<String, Object> dedupe = Map.of(KafkaFenceSettings.OUTBOX, "dedupe");
+    sendEvent(topic, lock, "9", "g9", "ev-1", "first-copy");
+    sendGranted(topic, lock, "8", "g8", "direct-8");
+    sendEvent(topic, lock, "9", "g9", "ev-1", "second-copy");
+    sendEvent(topic, lock, "9", "g9", "ev-2", "next-event");
+    try (KafkaConsumer<String, String> consumer = consumer("g-a-" + topic, lock, topic, dedupe)) {
+      assertThat(drain(consumer)).containsExactly("first-copy", "next-event");
+    }
+    assertThat(fenceRow(lock)).isEqualTo(9);
+    try (KafkaConsumer<String, String> consumer = consumer("g-b-" + topic, lock, topic, dedupe)) {
+      assertThat(drain(consumer)).containsExactly("first-copy", "next-event");
+    }
+    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl());
+        PreparedStatement ps = c.prepareStatement("SELECT event_id, record_offset FROM fencing_kafka_event "
+            + "WHERE lock_name = ? ORDER BY record_offset")) {
+      ps.setString(1, lock);
+      List<String> rows = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          rows.add(rs.getString(1) + "@" + rs.getLong(2));
+        }
+      }
+      assertThat(rows).containsExactly("ev-1@0", "ev-2@3");
+    }
+  }
+
+  /**
+   * The outbox rule trusts the event, not whatever carries an event id: the token, lock, grant and event id headers
+   * are checked first, and a record naming a lock the consumer does not guard, a repeated or malformed event id, or
+   * an event id without a token is refused and dead-lettered with its reason.
+   */
+  @Test
+  void outboxRecordsWithAForgedLockOrBadHeadersAreRefused() throws Exception {
+    String topic = topic(1);
+    String dlq = topic + "-dlq";
+    String lock = "outbox-forged";
+    sendEvent(topic, "not-" + lock, "99", "g99", "ev-forged", "forged-lock");
+    ProducerRecord<String, String> twice = new ProducerRecord<>(topic, 0, "k", "two-ids");
+    twice.headers().add(FencingHeaders.LOCK, bytes(lock)).add(FencingHeaders.TOKEN, bytes("5"))
+        .add(FencingHeaders.EVENT_ID, bytes("a")).add(FencingHeaders.EVENT_ID, bytes("b"));
+    producer.send(twice).get();
+    sendEvent(topic, lock, "5", "g5", "not an id", "bad-id");
+    ProducerRecord<String, String> noToken = new ProducerRecord<>(topic, 0, "k", "no-token");
+    noToken.headers().add(FencingHeaders.LOCK, bytes(lock)).add(FencingHeaders.EVENT_ID, bytes("ev-3"));
+    producer.send(noToken).get();
+    sendEvent(topic, lock, "5", "g5", "ev-ok", "valid");
+    try (KafkaConsumer<String, String> consumer = consumer("g-" + topic, lock, topic,
+        Map.of(KafkaFenceSettings.OUTBOX, "dedupe", KafkaFenceSettings.DLQ_TOPIC, dlq))) {
+      assertThat(drain(consumer)).containsExactly("valid");
+    }
+    Map<String, String> reasons = new LinkedHashMap<>();
+    for (ConsumerRecord<String, String> r : readAll(dlq, 4)) {
+      reasons.put(r.value(), header(r, DeadLetters.REJECTED));
+    }
+    assertThat(reasons).containsExactly(Map.entry("forged-lock", "unknown-lock"),
+        Map.entry("two-ids", "malformed-token"), Map.entry("bad-id", "malformed-token"),
+        Map.entry("no-token", "missing-token"));
+    assertThat(fenceRow(lock)).isEqualTo(5);
+  }
+
+  /** A record as the outbox relay produces it: the row's token, lock and grant, and its event id. */
+  private static void sendEvent(String topic, String lock, String token, String grant, String eventId, String value)
+      throws Exception {
+    ProducerRecord<String, String> r = new ProducerRecord<>(topic, 0, "order-1", value);
+    r.headers().add(FencingHeaders.TOKEN, bytes(token)).add(FencingHeaders.LOCK, bytes(lock))
+        .add(FencingHeaders.GRANT, bytes(grant)).add(FencingHeaders.EVENT_ID, bytes(eventId));
+    producer.send(r).get();
+  }
+
+  /** As {@link #drain}, the records themselves. */
+  private static List<ConsumerRecord<String, String>> drainRecords(KafkaConsumer<String, String> consumer) {
+    producer.flush();
+    List<ConsumerRecord<String, String>> got = new ArrayList<>();
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    do {
+      assertThat(System.nanoTime()).as("consumer caught up within " + WAIT).isLessThan(deadline);
+      consumer.poll(Duration.ofMillis(100)).forEach(got::add);
+      consumer.commitSync();
+    } while (!caughtUp(consumer));
+    return got;
+  }
+
   // --- helpers ---
 
   private static int topics;

@@ -21,6 +21,11 @@ final class MemoryStore implements PartitionFenceStore {
     return store.record(lock, topic, partition, advance);
   }
 
+  @Override
+  public Position firstCopy(String lock, String eventId, Position here) {
+    return store.firstCopy(lock, eventId, here);
+  }
+
   /** The fence of t-0 at {@code token} from before its first record (offset -1). */
   void check(String lock, long token) {
     store.record(lock, "t", 0, new Advance(-1, token, null));

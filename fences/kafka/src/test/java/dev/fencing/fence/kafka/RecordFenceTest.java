@@ -282,6 +282,11 @@ class RecordFenceTest {
         }
         return store.record(lock, topic, partition, advance);
       }
+
+      @Override
+      public Position firstCopy(String lock, String eventId, Position here) {
+        return store.firstCopy(lock, eventId, here);
+      }
     };
   }
 
@@ -402,12 +407,49 @@ class RecordFenceTest {
         store.record(lock, topic, partition, advance); // the other consumer judged the same record first
         return store.record(lock, topic, partition, new Advance(advance.offset(), advance.token(), "other"));
       }
+
+      @Override
+      public Position firstCopy(String lock, String eventId, Position here) {
+        return store.firstCopy(lock, eventId, here);
+      }
     };
     RecordFence.Outcome<String, String> out = fence(racing).filter(new Records()
         .add("t", 0, "a", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "g1")
         .add("t", 0, "a2", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "g1").build());
     assertThat(Records.values(out.accepted())).containsExactly("a", "a2");
     assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.store.FenceState(5, "g1"));
+  }
+
+  private static Records event(Records r, String topic, String token, String eventId, String value) {
+    return r.add(topic, 0, value, "fencing-lock", "ledger", "fencing-token", token, "fencing-event-id", eventId);
+  }
+
+  @Test
+  void underTheOutboxRuleAnEarlierGrantsEventIsAcceptedOnceAndAHigherOneRaisesTheFence() {
+    RecordFence fence = fence(KafkaFenceSettings.OUTBOX, "dedupe");
+    RecordFence.Outcome<String, String> out = fence.filter(event(event(event(new Records()
+        .fenced("ledger", "7", "direct-7"), "t", "5", "e1", "event-5"), "t", "5", "e1", "copy"), "t", "9", "e2",
+        "event-9").fenced("ledger", "7", "direct-7-after").build());
+    assertThat(Records.values(out.accepted())).containsExactly("direct-7", "event-5", "event-9");
+    assertThat(out.quarantined()).singleElement().satisfies(q -> assertThat(q.reason())
+        .isEqualTo(Rejection.STALE_TOKEN));
+    assertThat(store.current("ledger")).isEqualTo(9);
+    assertThat(metrics.rejections("ledger", Rejection.STALE_TOKEN)).isEqualTo(1);
+  }
+
+  @Test
+  void theOutboxRuleAppliesOnlyToItsTopicsAndTheDefaultRuleJudgesEventsByTheirToken() {
+    RecordFence scoped = fence(KafkaFenceSettings.OUTBOX, "dedupe", KafkaFenceSettings.OUTBOX_TOPICS, "events");
+    RecordFence.Outcome<String, String> out = scoped.filter(event(event(new Records()
+        .add("events", 0, "d", "fencing-lock", "ledger", "fencing-token", "7")
+        .fenced("ledger", "7", "direct"), "events", "5", "e1", "on-events"), "t", "5", "e2", "on-t").build());
+    assertThat(Records.values(out.accepted())).containsExactly("d", "on-events", "direct");
+
+    RecordFence plain = fence();
+    RecordFence.Outcome<String, String> off = plain.filter(event(new Records(), "t", "5", "e3", "off").build());
+    assertThat(off.accepted().isEmpty()).isTrue();
+    assertThat(off.quarantined()).singleElement().satisfies(q -> assertThat(q.reason())
+        .isEqualTo(Rejection.STALE_TOKEN));
   }
 
   @Test
