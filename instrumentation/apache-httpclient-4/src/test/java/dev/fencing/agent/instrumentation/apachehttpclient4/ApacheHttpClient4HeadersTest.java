@@ -7,7 +7,6 @@ import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.RequestHeaders;
 import dev.fencing.agent.instrumentation.LibraryCheck;
 import java.net.URLClassLoader;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -23,8 +22,7 @@ class ApacheHttpClient4HeadersTest {
   @ParameterizedTest
   @ValueSource(strings = {"oldest", "latest"})
   void theWrapperCarriesThePairOnceAndTheCallersRequestIsUnchanged(String end) throws Throwable {
-    Path dir = Path.of(System.getProperty("fencing.test.httpclient4.jars"));
-    try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.jars(dir, end))) {
+    try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.versionJars("httpclient4", end))) {
       Object caller = library.loadClass("org.apache.http.client.methods.HttpPost").getConstructor(String.class)
           .newInstance("http://ledger:8080/entries");
       invoke(caller, "addHeader", "Fencing-Token", "6");

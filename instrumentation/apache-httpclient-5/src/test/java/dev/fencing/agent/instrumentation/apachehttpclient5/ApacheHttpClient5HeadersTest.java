@@ -7,7 +7,6 @@ import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.RequestHeaders;
 import dev.fencing.agent.instrumentation.LibraryCheck;
 import java.net.URLClassLoader;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -34,8 +33,7 @@ class ApacheHttpClient5HeadersTest {
   @CsvSource({"oldest, BasicClassicHttpRequest", "latest, BasicClassicHttpRequest", "oldest, BasicHttpRequest",
       "latest, BasicHttpRequest"})
   void theAttemptCarriesThePairOnce(String end, String requestType) throws Throwable {
-    Path dir = Path.of(System.getProperty("fencing.test.httpclient5.jars"));
-    try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.jars(dir, end))) {
+    try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.versionJars("httpclient5", end))) {
       Object attempt = library.loadClass("org.apache.hc.core5.http.message." + requestType)
           .getConstructor(String.class, String.class).newInstance("PUT", "/entries/1");
       invoke(attempt, "addHeader", "Fencing-Token", "6");

@@ -11,12 +11,10 @@ import dev.fencing.testing.EtcdCluster;
 import dev.fencing.testing.Http;
 import dev.fencing.testing.Ports;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -36,31 +34,29 @@ class ApacheHttpClient4IT extends AbstractHttpClientIT {
     return AgentProcesses.javaHomes().stream().map(Run::new).toList();
   }
 
-  /** target/apache-httpclient-4/<version>/, filled by the apache-httpclient-4-range execution of testing/agent-it. */
-  static List<Path> libraryDirs() throws IOException {
-    String dir = System.getProperty("fencing.it.apache.httpclient4");
-    if (dir == null || !Files.isDirectory(Path.of(dir))) {
-      throw new IllegalStateException("Apache HttpClient 4 jars missing (" + dir + "): run through Maven "
-          + "(mvn verify -pl testing/agent-it -am), whose apache-httpclient-4-range execution copies them");
-    }
-    try (Stream<Path> s = Files.list(Path.of(dir))) {
-      List<Path> dirs = s.filter(Files::isDirectory).sorted().toList();
-      assertThat(dirs).as("oldest and latest Apache HttpClient 4 in " + dir).hasSize(2);
-      return dirs;
-    }
+  /** The Apache HttpClient 4 versions of testing/library-versions, oldest first. */
+  static List<String> versions() {
+    List<String> versions = AgentProcesses.libraryVersions("httpclient4");
+    assertThat(versions).as("oldest and latest Apache HttpClient 4").hasSize(2);
+    return versions;
+  }
+
+  /** The jars of {@code version}, as testing/library-versions resolved them. */
+  static Path jars(String version) {
+    return AgentProcesses.libraryJars("httpclient4", version);
   }
 
   @Override
   protected AgentJvm start(Run run, String agentArgs) throws IOException {
     List<String> args = new ArrayList<>(List.of("driver=" + ApacheHttp4Driver.class.getName()));
-    libraryDirs().forEach(p -> args.add(p.getFileName() + "=" + p));
+    versions().forEach(v -> args.add(v + "=" + jars(v)));
     AgentJvm app = AgentJvm.builder().javaHome(run.javaHome())
         .name("apache4-java" + AgentProcesses.javaVersion(run.javaHome())).agentArgs(agentArgs)
         .classpath(AgentProcesses.appClasspath()).mainClass(ApacheHttpApp.class.getName())
         .args(args.toArray(String[]::new)).start();
     app.awaitOutput("APP STARTED", Duration.ofSeconds(30));
-    for (Path p : libraryDirs()) {
-      assertThat(app.output()).contains("LOADED " + p.getFileName() + " httpclient-" + p.getFileName() + ".jar");
+    for (String v : versions()) {
+      assertThat(app.output()).contains("LOADED " + v + " httpclient-" + v + ".jar");
     }
     return app;
   }
@@ -68,11 +64,7 @@ class ApacheHttpClient4IT extends AbstractHttpClientIT {
   /** 4.x has a classic client only. */
   @Override
   protected List<String> modes(Run run) {
-    try {
-      return libraryDirs().stream().map(p -> p.getFileName() + " SYNC").toList();
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    }
+    return versions().stream().map(v -> v + " SYNC").toList();
   }
 
   /** The caller's request object keeps only its own header. */
@@ -90,8 +82,8 @@ class ApacheHttpClient4IT extends AbstractHttpClientIT {
   /** fencing.instrumentation.apache-httpclient-4.enabled=false: the client runs as without the agent. */
   @Test
   void theSwitchLeavesTheClientAlone() throws Exception {
-    Path latest = libraryDirs().get(libraryDirs().size() - 1);
-    String v = latest.getFileName().toString();
+    String v = versions().get(versions().size() - 1);
+    Path latest = jars(v);
     int port = Ports.freePort();
     try (EtcdCluster etcd = EtcdCluster.single(); RecordingServer open = new RecordingServer();
         AgentJvm app = AgentJvm.builder().name("apache4-off")

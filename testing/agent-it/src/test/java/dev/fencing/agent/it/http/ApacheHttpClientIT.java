@@ -6,12 +6,9 @@ import dev.fencing.agent.it.AgentProcesses;
 import dev.fencing.agent.it.apps.ApacheHttpApp;
 import dev.fencing.testing.AgentJvm;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * The Apache HttpClient 5 hook, classic and async default clients, with the oldest and the latest supported 5.x
@@ -28,22 +25,11 @@ class ApacheHttpClientIT extends AbstractHttpClientIT {
     return AgentProcesses.javaHomes().stream().map(Run::new).toList();
   }
 
-  /** target/apache-httpclient/<version>/, filled by the apache-httpclient-range execution of testing/agent-it. */
-  static List<Path> libraryDirs() throws IOException {
-    String dir = System.getProperty("fencing.it.apache.httpclient");
-    if (dir == null || !Files.isDirectory(Path.of(dir))) {
-      throw new IllegalStateException("Apache HttpClient jars missing (" + dir + "): run through Maven "
-          + "(mvn verify -pl testing/agent-it -am), whose apache-httpclient-range execution copies them");
-    }
-    try (Stream<Path> s = Files.list(Path.of(dir))) {
-      List<Path> dirs = s.filter(Files::isDirectory).sorted().toList();
-      assertThat(dirs).as("oldest and latest Apache HttpClient 5 in " + dir).hasSize(2);
-      return dirs;
-    }
-  }
-
+  /** The Apache HttpClient 5 versions of testing/library-versions, oldest first. */
   static List<String> versions() throws IOException {
-    return libraryDirs().stream().map(p -> p.getFileName().toString()).toList();
+    List<String> versions = AgentProcesses.libraryVersions("httpclient5");
+    assertThat(versions).as("oldest and latest Apache HttpClient 5").hasSize(2);
+    return versions;
   }
 
   @Override
@@ -51,7 +37,8 @@ class ApacheHttpClientIT extends AbstractHttpClientIT {
     AgentJvm app = AgentJvm.builder().javaHome(run.javaHome())
         .name("apache-java" + AgentProcesses.javaVersion(run.javaHome())).agentArgs(agentArgs)
         .classpath(AgentProcesses.appClasspath()).mainClass(ApacheHttpApp.class.getName())
-        .args(libraryDirs().stream().map(p -> p.getFileName() + "=" + p).toArray(String[]::new)).start();
+        .args(versions().stream().map(v -> v + "=" + AgentProcesses.libraryJars("httpclient5", v))
+            .toArray(String[]::new)).start();
     app.awaitOutput("APP STARTED", Duration.ofSeconds(30));
     for (String v : versions()) {
       assertThat(app.output()).contains("LOADED " + v + " httpclient5-" + v + ".jar");
