@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark command (BENCHMARKS.md). Not part of the test run: `mvn verify` only compiles benchmarks/.
 #
-#   scripts/bench.sh [all|jmh|startup|nmt|pg|pooler|clients|kafka|failover|spring] [JMH options or benchmark regex]
+#   scripts/bench.sh [all|jmh|startup|nmt|pg|pooler|clients|kafka|failover|spring|etcd-client|outbox] [JMH options or benchmark regex]
 #   scripts/bench.sh pg,clients,kafka      several parts, one build
 #
 # jmh:      per-call hot path (policy decision + tagging) per channel, against a no-op hook, in ns/op.
@@ -31,6 +31,11 @@
 #           appends agent options to both (log.level=debug prints the transformer's counters per run);
 #           SPRING_THREAD_CPU=true prints each run's CPU time per thread name at the first 200;
 #           SPRING_JVM_ARGS=<JVM options> for every variant (profiles; %v in them: the variant and round).
+# outbox:   the tokened outbox on loopback PostgreSQL, OUTBOX_ROUNDS rounds (default 3): the writing transaction
+#           (UPDATE of a fenced row, COMMIT) with and without one outbox INSERT, agent attached (many keys / one key,
+#           1 and 4 threads); the relay's events/s for 20,000 committed events to a loopback JDK HttpServer (1 and 2
+#           relays); commit-to-delivery latency p50/p99 at 100 events/s, LISTEN and --no-listen (writer, relay and
+#           receiver in one JVM). OUTBOX_PARTS=insert,relay,latency selects among the three.
 # etcd-client: what holding an etcd lock costs a fresh JVM (launch to held, CPU, RSS, classes): nothing / the agent's
 #           jetcd provider / the same calls to etcd's JSON gateway over the JDK HttpClient / over a plain socket
 #           (transports the agent does not have, measured for comparison), ETCD_CLIENT_ROUNDS rounds (default 10,
@@ -50,7 +55,7 @@ java17="${FENCING_BENCH_JAVA17:-${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f
 jmh_opts="${JMH_OPTS:--f 1 -wi 3 -i 5 -w 1s -r 1s}"
 rounds="${STARTUP_ROUNDS:-5}"
 out=benchmarks/target/results
-parts="jmh startup nmt pg pooler clients kafka failover spring etcd-client"
+parts="jmh startup nmt pg pooler clients kafka failover spring etcd-client outbox"
 for w in ${what//,/ }; do
   case " all $parts " in *" $w "*) ;; *) echo "usage: $0 [all|${parts// /|}][,part...] [JMH args]" >&2; exit 2 ;; esac
 done
@@ -130,6 +135,15 @@ for part in pg pooler clients kafka; do
       "$load_rounds" "$java17" | tee "$out/$part-table.md"
   fi
 done
+
+if run outbox; then
+  need_etcd
+  need_pg
+  echo
+  # shellcheck disable=SC2086
+  flock "$lock" "$java17/bin/java" ${BENCH_JAVA_OPTS:-} -cp "$cp" dev.fencing.bench.OutboxBench "$agent_jar" \
+    "${OUTBOX_ROUNDS:-3}" "$java17" "${OUTBOX_PARTS:-insert,relay,latency}" | tee "$out/outbox-table.md"
+fi
 
 if run failover; then
   need_etcd

@@ -55,6 +55,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * <pre>
  * LoadApp pg &lt;jdbc url&gt; &lt;warm-up s&gt; &lt;measure s&gt; &lt;table&gt;:&lt;connections&gt;...
  *     single-row UPDATE (PreparedStatement, autocommit), one connection per thread, each thread its own row
+ * LoadApp outbox-tx &lt;jdbc url&gt; &lt;warm-up s&gt; &lt;measure s&gt; &lt;outbox table&gt; &lt;shape&gt;:&lt;threads&gt;...
+ *     one transaction per operation (OutboxBench): update = UPDATE of the thread's row of bench_fenced, COMMIT;
+ *     outbox-many = the same plus one outbox INSERT whose message key cycles over 1000 keys of the thread's own;
+ *     outbox-one = the same plus one outbox INSERT, every event of every thread with the same key
  * LoadApp http &lt;warm-up s&gt; &lt;measure s&gt; jdk|okhttp|apache...
  *     POST of a small JSON body to a loopback JDK HttpServer, one client thread
  *     (-Dbench.fencing-headers=true: the application sends the agent's three headers itself)
@@ -97,6 +101,11 @@ public final class LoadApp {
       case "pg":
         for (int i = 4; i < args.length; i++) {
           pg(args[1], Long.parseLong(args[2]), Long.parseLong(args[3]), args[i]);
+        }
+        break;
+      case "outbox-tx":
+        for (int i = 5; i < args.length; i++) {
+          outboxTx(args[1], Long.parseLong(args[2]), Long.parseLong(args[3]), args[4], args[i]);
         }
         break;
       case "http":
@@ -179,6 +188,66 @@ public final class LoadApp {
       throw failure[0];
     }
     report(table + ":" + connections, recorders, measureSeconds);
+  }
+
+  /**
+   * The outbox part's writing transaction (see the class comment): the business UPDATE, with or without one outbox
+   * INSERT in plain SQL, committed; one connection per thread, each thread its own row.
+   */
+  private static void outboxTx(String url, long warmSeconds, long measureSeconds, String outbox, String scenario)
+      throws Exception {
+    String shape = scenario.substring(0, scenario.indexOf(':'));
+    int threadCount = Integer.parseInt(scenario.substring(scenario.indexOf(':') + 1));
+    if (!List.of("update", "outbox-many", "outbox-one").contains(shape)) {
+      throw new IllegalArgumentException("unknown shape " + shape);
+    }
+    try (Connection c = DriverManager.getConnection(url);
+        PreparedStatement s = c.prepareStatement("UPDATE bench_fenced SET v = v + 1 WHERE id = 1")) {
+      s.executeUpdate(); // with standby=wait, returns once the lease is held
+    }
+    Thread[] threads = new Thread[threadCount];
+    Recorder[] recorders = new Recorder[threadCount];
+    Exception[] failure = new Exception[1];
+    long warmEnd = System.nanoTime() + warmSeconds * 1_000_000_000L + 500_000_000L;
+    long end = warmEnd + measureSeconds * 1_000_000_000L;
+    for (int t = 0; t < threadCount; t++) {
+      int row = t + 1;
+      Recorder rec = recorders[t] = new Recorder();
+      threads[t] = new Thread(() -> {
+        try (Connection c = DriverManager.getConnection(url);
+            PreparedStatement u = c.prepareStatement("UPDATE bench_fenced SET v = v + 1 WHERE id = ?");
+            PreparedStatement ins = c.prepareStatement("INSERT INTO " + outbox
+                + " (channel, target, message_key, payload) VALUES ('http', 'http://127.0.0.1:9/hook', ?, ?)")) {
+          c.setAutoCommit(false);
+          u.setInt(1, row);
+          long[] i = {0};
+          loop(() -> {
+            if (u.executeUpdate() != 1) {
+              throw new IllegalStateException("row " + row + " of bench_fenced missing");
+            }
+            if (!shape.equals("update")) {
+              ins.setString(1, shape.equals("outbox-one") ? "all" : "t" + row + "-" + (i[0] % 1000));
+              ins.setString(2, JSON);
+              ins.executeUpdate();
+            }
+            i[0]++;
+            c.commit();
+          }, warmEnd, end, rec);
+        } catch (Exception e) {
+          synchronized (failure) {
+            failure[0] = e;
+          }
+        }
+      });
+      threads[t].start();
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+    if (failure[0] != null) {
+      throw failure[0];
+    }
+    report(scenario, recorders, measureSeconds);
   }
 
   private static HttpServer startServer(int port) throws Exception {
