@@ -218,29 +218,30 @@ public final class OutboxBench {
   private static void relay(PostgresServer pg, int rounds) throws Exception {
     String table = "relay_outbox";
     createRelayOutbox(pg, table);
-    // variant: {relays, concurrency per relay}
-    int[][] variants = {{1, 4}, {2, 4}, {1, 16}};
+    // variant: {relays, concurrency per relay, 1: every event of one key (EVENTS / 10 of them)}
+    int[][] variants = {{1, 4, 0}, {2, 4, 0}, {1, 16, 0}, {1, 4, 1}};
     String[] names = {"1 relay (defaults: batch 100, concurrency 4)", "2 relays (defaults each)",
-        "1 relay, concurrency 16"};
+        "1 relay, concurrency 16", "1 relay (defaults), all events of one key"};
     double[][] eps = new double[variants.length][rounds];
     try (Receiver receiver = new Receiver()) {
       // One unmeasured run first: JIT of the relay, the HTTP client and the server.
-      fill(pg, table, receiver.url(), "w", Math.min(EVENTS, 5000));
+      fill(pg, table, receiver.url(), "w", Math.min(EVENTS, 5000), false);
       deliver(pg, table, receiver, Math.min(EVENTS, 5000), 1, 4);
       for (int round = 0; round < rounds; round++) {
         for (int k = 0; k < variants.length; k++) {
           int v = (round + k) % variants.length;
           reset(pg, table);
-          fill(pg, table, receiver.url(), "r" + round + "v" + v, EVENTS);
-          eps[v][round] = deliver(pg, table, receiver, EVENTS, variants[v][0], variants[v][1]);
+          int n = variants[v][2] == 1 ? EVENTS / 10 : EVENTS;
+          fill(pg, table, receiver.url(), "r" + round + "v" + v, n, variants[v][2] == 1);
+          eps[v][round] = deliver(pg, table, receiver, n, variants[v][0], variants[v][1]);
           System.err.printf(Locale.ROOT, "  round %d %s: %.0f events/s%n", round, names[v], eps[v][round]);
         }
       }
     }
     reset(pg, table);
     System.out.println();
-    System.out.println("Relay throughput: " + EVENTS + " committed events (one key each, HTTP POST of a 21-byte JSON body)"
-        + " to a loopback JDK HttpServer answering 200; from the relays' start to the last event's arrival; "
+    System.out.println("Relay throughput: " + EVENTS + " committed events (one key each; one key: " + EVENTS / 10
+        + " events), HTTP POST of a 21-byte JSON body to a loopback JDK HttpServer answering 200; from the relays' start to the last event's arrival; "
         + rounds + " rounds:");
     System.out.println("| relays | events/s (median) | min–max | / 1 relay (paired) |");
     System.out.println("|---|---:|---:|---:|");
@@ -255,8 +256,9 @@ public final class OutboxBench {
     System.out.flush();
   }
 
-  /** Commits n events, one key each, in transactions of 1000. */
-  private static void fill(PostgresServer pg, String table, String url, String prefix, int n) throws SQLException {
+  /** Commits n events, one key each (or all of one key), in transactions of 1000. */
+  private static void fill(PostgresServer pg, String table, String url, String prefix, int n, boolean oneKey)
+      throws SQLException {
     try (Connection c = DriverManager.getConnection(pg.jdbcUrl());
         PreparedStatement ins = c.prepareStatement("INSERT INTO " + table
             + " (event_id, channel, target, message_key, payload) VALUES (?, 'http', ?, ?, ?)")) {
@@ -265,7 +267,7 @@ public final class OutboxBench {
       for (int i = 0; i < n; i++) {
         ins.setString(1, prefix + "-" + i);
         ins.setString(2, url);
-        ins.setString(3, prefix + "-k" + i);
+        ins.setString(3, oneKey ? prefix + "-k" : prefix + "-k" + i);
         ins.setString(4, "{\"id\":7,\"amount\":10}");
         ins.addBatch();
         if ((i + 1) % 1000 == 0 || i == n - 1) {
