@@ -69,7 +69,8 @@ class LogCorrelationIT {
     final int port;
     private final AppStdin stdin;
 
-    App(Path javaHome, String library, String agentArgs) throws IOException {
+    /** {@code sysProps}: more system properties of the application, as key, value pairs. */
+    App(Path javaHome, String library, String agentArgs, String... sysProps) throws IOException {
       port = Ports.freePort();
       Path libs = Path.of(System.getProperty("fencing.it.logging"), library);
       StringBuilder cp = new StringBuilder(AgentProcesses.appClasspath());
@@ -91,6 +92,9 @@ class LogCorrelationIT {
             + "<PatternLayout pattern=\"" + PATTERN.replace("%msg", "%m") + "\"/></Console></Appenders>"
             + "<Loggers><Root level=\"info\"><AppenderRef ref=\"OUT\"/></Root></Loggers></Configuration>");
         b.sysProp("log4j2.configurationFile", config.toString());
+      }
+      for (int i = 0; i < sysProps.length; i += 2) {
+        b.sysProp(sysProps[i], sysProps[i + 1]);
       }
       jvm = b.start();
       stdin = AppStdin.answers(jvm, "OK ");
@@ -159,6 +163,29 @@ class LogCorrelationIT {
         assertThat(app.mdc()).isEqualTo("OK {user=alice}");
       }
     }
+  }
+
+  /**
+   * Log4j 2's garbage-free logging (thread-local reusable events, the garbage-free ThreadContext map): the keys go into
+   * the event's own reusable map, and the next event on that thread, made outside the section, has none left.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("javaHomes")
+  void garbageFreeLog4jEventsGetTheKeysAndKeepNoneForTheNext(Path javaHome) throws Exception {
+    String log4j = libraries().get(3);
+    try (EtcdCluster etcd = EtcdCluster.single();
+        App app = new App(javaHome, log4j, "sections=" + JOB + "@job-d,etcd.endpoints=" + etcd.endpoints(),
+            "log4j2.enableThreadlocals", "true", "log4j2.garbagefreeThreadContextMap", "true")) {
+      String job = app.sectionLock("job-d");
+      assertThat(app.log("LOG", "outside-before")).isEqualTo(NOTHING);
+      assertThat(app.log("SECTION", "inside")).isEqualTo(job + " user=[alice]");
+      assertThat(app.log("LOG", "outside-after")).isEqualTo(NOTHING);
+      assertThat(app.mdc()).isEqualTo("OK {user=alice}");
+    }
+  }
+
+  static List<Path> javaHomes() {
+    return AgentProcesses.javaHomes();
   }
 
   @ParameterizedTest(name = "{1} on {0}")
