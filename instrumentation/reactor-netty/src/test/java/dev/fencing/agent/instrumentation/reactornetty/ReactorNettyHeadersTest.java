@@ -10,7 +10,6 @@ import dev.fencing.agent.bootstrap.RequestHeaders;
 import dev.fencing.agent.instrumentation.LibraryCheck;
 import java.lang.reflect.Proxy;
 import java.net.URLClassLoader;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -61,8 +60,7 @@ class ReactorNettyHeadersTest {
   @ParameterizedTest
   @ValueSource(strings = {"oldest", "latest"})
   void theRequestsHeadersCarryThePairOnce(String end) throws Throwable {
-    Path dir = Path.of(System.getProperty("fencing.test.reactor-netty.jars"));
-    try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.jars(dir, end))) {
+    try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.versionJars("reactor-netty", end))) {
       Object headers = library.loadClass("io.netty.handler.codec.http.DefaultHttpHeaders").getConstructor()
           .newInstance();
       add(headers, "Fencing-Token", "6");
@@ -101,8 +99,7 @@ class ReactorNettyHeadersTest {
       @Override
       public void observe(CompletableFuture<?> response) {}
     });
-    Path dir = Path.of(System.getProperty("fencing.test.reactor-netty.jars"));
-    try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.jars(dir, end))) {
+    try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.versionJars("reactor-netty", end))) {
       Class<?> status = library.loadClass("io.netty.handler.codec.http.HttpResponseStatus");
       Object headers = library.loadClass("io.netty.handler.codec.http.DefaultHttpHeaders").getConstructor()
           .newInstance();

@@ -20,7 +20,7 @@ class ReactorNettyRangeTest {
   @ParameterizedTest
   @ValueSource(strings = {"oldest", "latest"})
   void everyHookFindsExactlyOneMethodAndItsAdviceWeaves(String end) throws Exception {
-    List<Path> jars = LibraryCheck.jars(Path.of(System.getProperty("fencing.test.reactor-netty.jars")), end);
+    List<Path> jars = LibraryCheck.versionJars("reactor-netty", end);
     assertThat(LibraryCheck.advised(new ReactorNettyInstrumentationModule(), jars))
         .containsExactlyInAnyOrderEntriesOf(Map.of(
             "reactor.netty.http.client.HttpClientConnect", 1,

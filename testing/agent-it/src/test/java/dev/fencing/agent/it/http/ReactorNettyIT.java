@@ -18,7 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -35,18 +34,14 @@ import org.junit.jupiter.api.Test;
 class ReactorNettyIT extends AbstractHttpClientIT {
   static final String SECTION = ReactorNettySection.class.getName() + "#send@rn-section";
 
+  /** The Reactor Netty versions of testing/library-versions, oldest first. */
   static List<String> versions() {
-    String v = System.getProperty("fencing.it.reactor.netty.versions");
-    if (v == null || v.isBlank()) {
-      throw new IllegalStateException("fencing.it.reactor.netty.versions is not set: run through Maven "
-          + "(mvn verify -pl testing/agent-it -am), whose reactor-netty-range execution copies the jars");
-    }
-    return Arrays.asList(v.split(","));
+    return AgentProcesses.libraryVersions("reactor-netty");
   }
 
-  /** The jars of one version (target/reactor-netty/<version>), plus Spring WebClient's with the oldest. */
+  /** The jars of one version (testing/library-versions), plus Spring WebClient's with the oldest. */
   static String classpath(String version) throws IOException {
-    Path dir = Path.of(System.getProperty("fencing.it.reactor.netty", "target/reactor-netty")).resolve(version);
+    Path dir = AgentProcesses.libraryJars("reactor-netty", version);
     List<Path> dirs = new ArrayList<>(List.of(dir));
     if (webClient(version)) {
       dirs.add(Path.of(System.getProperty("fencing.it.spring.webflux")));
@@ -54,8 +49,8 @@ class ReactorNettyIT extends AbstractHttpClientIT {
     List<String> jars = new ArrayList<>();
     for (Path d : dirs) {
       if (!Files.isDirectory(d)) {
-        throw new IllegalStateException(d + " is missing: the reactor-netty-range execution of testing/agent-it "
-            + "copies it");
+        throw new IllegalStateException(d + " is missing: testing/library-versions (Reactor Netty) and the "
+            + "spring-webflux execution of testing/agent-it fill it");
       }
       try (Stream<Path> s = Files.list(d)) {
         s.filter(p -> p.toString().endsWith(".jar")).sorted().forEach(p -> jars.add(p.toString()));
