@@ -29,9 +29,11 @@ public final class PostgresServer implements AutoCloseable {
   private final Path dataDir;
   private final Path logFile;
   private final int port;
+  private final List<String> settings;
   private boolean running;
 
-  private PostgresServer(Path root, int port) {
+  private PostgresServer(Path root, int port, List<String> settings) {
+    this.settings = settings;
     this.root = root;
     this.dataDir = root.resolve("data");
     this.logFile = root.resolve("pg.log");
@@ -40,6 +42,21 @@ public final class PostgresServer implements AutoCloseable {
 
   /** A new server (a fresh cluster, as initdb makes it) started; running on return. */
   public static PostgresServer start() {
+    return start(new String[0]);
+  }
+
+  /**
+   * As {@link #start()}, with server settings {@code name=value} added to the command line (each one {@code -c}),
+   * e.g. {@code wal_level=logical}, {@code max_replication_slots=4} and {@code max_wal_senders=4} for logical
+   * decoding (Debezium).
+   */
+  public static PostgresServer start(String... settings) {
+    for (String s : settings) {
+      if (!s.matches("[a-z_.]+=[A-Za-z0-9_.:/-]+")) {
+        throw new IllegalArgumentException("PostgreSQL setting '" + s + "': expected name=value, e.g. "
+            + "wal_level=logical");
+      }
+    }
     binary("initdb");
     binary("pg_ctl");
     Path root;
@@ -48,7 +65,7 @@ public final class PostgresServer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    PostgresServer server = new PostgresServer(root, Ports.freePort());
+    PostgresServer server = new PostgresServer(root, Ports.freePort(), List.of(settings));
     try {
       server.init();
       server.startServer();
@@ -176,6 +193,9 @@ public final class PostgresServer implements AutoCloseable {
   private void startServer() {
     String options = "-p " + port + " -k " + root + " -c listen_addresses=127.0.0.1 -c fsync=off"
         + " -c synchronous_commit=off -c full_page_writes=off -c max_connections=50";
+    for (String s : settings) {
+      options += " -c " + s;
+    }
     Processes.Result result = Processes.run(COMMAND_TIMEOUT, Map.of(), command(List.of(binary("pg_ctl").toString(),
         "-D", dataDir.toString(), "-l", logFile.toString(), "-w", "-t", "30", "-o", options, "start")));
     if (!result.ok()) {
