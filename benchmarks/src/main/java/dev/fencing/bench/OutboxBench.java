@@ -223,6 +223,8 @@ public final class OutboxBench {
     String[] names = {"1 relay (defaults: batch 100, concurrency 4)", "2 relays (defaults each)",
         "1 relay, concurrency 16", "1 relay (defaults), all events of one key"};
     double[][] eps = new double[variants.length][rounds];
+    // [variant][round] = {JVM CPU µs per event, machine busy share of all cores}
+    double[][][] cpu = new double[variants.length][rounds][];
     try (Receiver receiver = new Receiver()) {
       // One unmeasured run first: JIT of the relay, the HTTP client and the server.
       fill(pg, table, receiver.url(), "w", Math.min(EVENTS, 5000), false);
@@ -233,8 +235,14 @@ public final class OutboxBench {
           reset(pg, table);
           int n = variants[v][2] == 1 ? EVENTS / 10 : EVENTS;
           fill(pg, table, receiver.url(), "r" + round + "v" + v, n, variants[v][2] == 1);
+          long jvm0 = jvmCpuNanos();
+          long[] machine0 = machineTicks();
           eps[v][round] = deliver(pg, table, receiver, n, variants[v][0], variants[v][1]);
-          System.err.printf(Locale.ROOT, "  round %d %s: %.0f events/s%n", round, names[v], eps[v][round]);
+          long[] machine1 = machineTicks();
+          cpu[v][round] = new double[] {(jvmCpuNanos() - jvm0) / 1e3 / n,
+              (machine1[0] - machine0[0]) / (double) Math.max(1, machine1[1] - machine0[1])};
+          System.err.printf(Locale.ROOT, "  round %d %s: %.0f events/s, JVM CPU %.0f µs/event, machine busy %.0f%%%n",
+              round, names[v], eps[v][round], cpu[v][round][0], 100 * cpu[v][round][1]);
         }
       }
     }
@@ -243,17 +251,45 @@ public final class OutboxBench {
     System.out.println("Relay throughput: " + EVENTS + " committed events (one key each; one key: " + EVENTS / 10
         + " events), HTTP POST of a 21-byte JSON body to a loopback JDK HttpServer answering 200; from the relays' start to the last event's arrival; "
         + rounds + " rounds:");
-    System.out.println("| relays | events/s (median) | min–max | / 1 relay (paired) |");
-    System.out.println("|---|---:|---:|---:|");
+    System.out.println("| relays | events/s (median) | min–max | / 1 relay (paired) | this JVM's CPU per event"
+        + " (relays, HTTP client, receiver; µs) | machine busy (all cores) |");
+    System.out.println("|---|---:|---:|---:|---:|---:|");
     for (int v = 0; v < variants.length; v++) {
       double[] q = new double[rounds];
       for (int i = 0; i < rounds; i++) {
         q[i] = eps[v][i] / eps[0][i];
       }
-      System.out.printf(Locale.ROOT, "| %s | %.0f | %.0f–%.0f | %.2f |%n", names[v], RoundStats.median(eps[v]),
-          Arrays.stream(eps[v]).min().orElse(0), Arrays.stream(eps[v]).max().orElse(0), RoundStats.median(q));
+      double[] us = new double[rounds];
+      double[] busy = new double[rounds];
+      for (int i = 0; i < rounds; i++) {
+        us[i] = cpu[v][i][0];
+        busy[i] = cpu[v][i][1];
+      }
+      System.out.printf(Locale.ROOT, "| %s | %.0f | %.0f–%.0f | %.2f | %.0f | %.0f %% |%n", names[v],
+          RoundStats.median(eps[v]), Arrays.stream(eps[v]).min().orElse(0), Arrays.stream(eps[v]).max().orElse(0),
+          RoundStats.median(q), RoundStats.median(us), 100 * RoundStats.median(busy));
     }
     System.out.flush();
+  }
+
+  private static long jvmCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+        .getOperatingSystemMXBean()).getProcessCpuTime();
+  }
+
+  /** {busy ticks, all ticks} of all cores from /proc/stat (Linux); {0, 1} elsewhere. */
+  private static long[] machineTicks() {
+    try {
+      String[] f = java.nio.file.Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+      long all = 0;
+      for (int i = 1; i < f.length && i <= 8; i++) {
+        all += Long.parseLong(f[i]);
+      }
+      long idle = Long.parseLong(f[4]) + Long.parseLong(f[5]); // idle + iowait
+      return new long[] {all - idle, all};
+    } catch (Exception e) {
+      return new long[] {0, 1};
+    }
   }
 
   /** Commits n events, one key each (or all of one key), in transactions of 1000. */
