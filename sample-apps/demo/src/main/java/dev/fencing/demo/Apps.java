@@ -31,6 +31,7 @@ final class Apps {
   final int servicePort = Ports.freePort();
   final int serviceAgentPort = Ports.freePort();
   final int consumerMetricsPort = Ports.freePort();
+  final int relayMetricsPort = Ports.freePort();
 
   Apps(DemoOptions options, Infrastructure infra, Resources resources) {
     this.options = options;
@@ -69,6 +70,25 @@ final class Apps {
     return jvm;
   }
 
+  /**
+   * The outbox relay, as an operator runs it: {@code java -jar fencing-agent.jar outbox relay} in its own JVM, no
+   * agent attached, on the bank database's outbox (PostgreSQL wakes it at each commit).
+   */
+  AgentJvm startRelay() {
+    String driver = java.util.Arrays.stream(options.appClasspath("ledger-worker").split(java.io.File.pathSeparator))
+        .filter(p -> p.contains("postgresql")).findFirst()
+        .orElseThrow(() -> new StoryBroken("no PostgreSQL driver jar on the ledger worker's class path"));
+    AgentJvm jvm = launch(AgentJvm.builder()
+        .noAgent()
+        .executableJar(options.agentJar())
+        .args("outbox", "relay", "--jdbc-url", infra.bankUrl(), "--driver-jar", driver,
+            "--table", Infrastructure.OUTBOX, "--metrics-port", Integer.toString(relayMetricsPort),
+            "--request-timeout", "5s", "--poll-interval", "1s", "--claim-timeout", "15s", "--backoff", "200ms")
+        .name("outbox-relay"));
+    jvm.awaitOutput(" running on ", START_TIMEOUT);
+    return jvm;
+  }
+
   /** One ledger worker with the agent attached: lock ledger, a short lease, its status endpoint on a free port. */
   Worker startWorker(String name, int webhookPort) {
     int statusPort = Ports.freePort();
@@ -84,6 +104,8 @@ final class Apps {
             "inventory=http://127.0.0.1:" + servicePort + "/reservations",
             "kafka=" + infra.kafka.bootstrapServers(), "topic=" + Infrastructure.TOPIC,
             "webhook=http://127.0.0.1:" + webhookPort + "/hooks/transfer",
+            "outbox=" + Infrastructure.OUTBOX,
+            "notify=http://127.0.0.1:" + webhookPort + WebhookReceiver.OUTBOX_PATH,
             "accounts=" + Infrastructure.ACCOUNTS)
         .name(name));
     jvm.awaitOutput("WORKER STARTED", START_TIMEOUT);

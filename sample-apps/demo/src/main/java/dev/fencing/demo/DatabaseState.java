@@ -9,9 +9,20 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
-/** What the two databases hold at the end: ledger entries, reservations (each with its token), balances, stock. */
-record DatabaseState(List<Row> ledger, List<Row> reservations, Map<Integer, Long> balances, long stockReserved) {
+/**
+ * What the two databases hold at the end: ledger entries, reservations (each with its token), balances, stock, and
+ * the outbox's events.
+ */
+record DatabaseState(List<Row> ledger, List<Row> reservations, Map<Integer, Long> balances, long stockReserved,
+    List<OutboxRow> outbox) {
+
+  private static final Pattern FORM = Pattern.compile("worker=([^&]+)&transfer=(\\d+)");
+
+  /** One outbox event: its id, the worker and transfer its payload names, the token it carries, its state. */
+  record OutboxRow(String eventId, String worker, long transfer, long token, String state) {}
 
   /** A ledger entry or a reservation, in insertion order ({@code id}), with the token the fence stamped on it. */
   record Row(long id, String worker, long transfer, int from, int to, int amount, long token) {}
@@ -35,7 +46,17 @@ record DatabaseState(List<Row> ledger, List<Row> reservations, Map<Integer, Long
         rs.next();
         reserved = rs.getLong(1);
       }
-      return new DatabaseState(ledger, reservations, balances, reserved);
+      List<OutboxRow> outbox = new ArrayList<>();
+      try (Statement s = bank.createStatement(); ResultSet rs = s.executeQuery("SELECT event_id, payload, token,"
+          + " state FROM " + Infrastructure.OUTBOX + " ORDER BY key_seq")) {
+        while (rs.next()) {
+          Matcher m = FORM.matcher(rs.getString(2) == null ? "" : rs.getString(2));
+          boolean found = m.find();
+          outbox.add(new OutboxRow(rs.getString(1), found ? m.group(1) : null, found ? Long.parseLong(m.group(2)) : -1,
+              rs.getLong(3), rs.getString(4)));
+        }
+      }
+      return new DatabaseState(ledger, reservations, balances, reserved, outbox);
     } catch (SQLException e) {
       throw new StoryBroken("cannot read the end state from PostgreSQL: " + e.getMessage(), e);
     }

@@ -35,6 +35,7 @@ final class EndStateChecks {
     c.inventory();
     c.consumer();
     c.webhook();
+    c.outbox();
     c.staleAttempts();
     c.metrics();
     return c.checks;
@@ -141,12 +142,51 @@ final class EndStateChecks {
     }
   }
 
+  /**
+   * The notifications written into the outbox: one per committed transfer (the ledger says which committed), each
+   * delivered by the relay and applied once by the receiver with its writer's token and an Idempotency-Key; none for
+   * a transfer the fence rejected.
+   */
+  private void outbox() {
+    Map<String, Long> committed = new java.util.TreeMap<>();
+    f.db().ledger().forEach(r -> committed.put(r.worker() + "#" + r.transfer(), r.token()));
+    Map<String, DatabaseState.OutboxRow> rows = new java.util.TreeMap<>();
+    f.db().outbox().forEach(r -> rows.put(r.worker() + "#" + r.transfer(), r));
+    boolean rowsMatch = rows.size() == f.db().outbox().size() && rows.keySet().equals(committed.keySet())
+        && rows.entrySet().stream().allMatch(e -> e.getValue().token() == committed.get(e.getKey())
+            && e.getValue().state().equals("delivered"));
+    List<WebhookReceiver.Delivery> applied = f.deliveries().stream().filter(WebhookReceiver.Delivery::applied).toList();
+    Map<String, Long> appliedPerTransfer = applied.stream()
+        .collect(Collectors.groupingBy(d -> d.worker() + "#" + d.transfer(), Collectors.counting()));
+    boolean onceEach = appliedPerTransfer.keySet().equals(committed.keySet())
+        && appliedPerTransfer.values().stream().allMatch(n -> n == 1);
+    boolean tokensAndKeys = f.deliveries().stream().allMatch(d -> d.key() != null && !d.key().isBlank()
+        && committed.containsKey(d.worker() + "#" + d.transfer())
+        && Long.toString(committed.get(d.worker() + "#" + d.transfer())).equals(d.token()));
+    List<SideEffect> rejected = stale().stream().filter(e -> e.is(SideEffect.OUTBOX) && !e.ok()).toList();
+    long staleRows = rejected.stream().filter(e -> f.outboxRow(e.worker(), e.transfer()) != null).count();
+    long staleReceived = rejected.stream().mapToLong(e -> f.applied(e.worker(), e.transfer(), false)).sum();
+    long fromB = applied.stream().filter(d -> Facts.WORKER_B.equals(d.worker())).count();
+    long repeats = f.deliveries().size() - applied.size();
+    check("the webhook receiver got each committed transfer's notification through the outbox once, with its"
+            + " writer's token and an Idempotency-Key; worker-a's rejected transfers left no outbox row and sent it"
+            + " nothing", rowsMatch && onceEach && tokensAndKeys && !rejected.isEmpty() && staleRows == 0
+            && staleReceived == 0,
+        f.db().outbox().size() + " outbox rows for " + committed.size() + " committed transfers, all delivered: "
+            + rowsMatch + "; applied once each: " + onceEach + " (" + (applied.size() - fromB) + " of worker-a's with"
+            + " token " + f.tokenA() + ", " + fromB + " of worker-b's with token " + f.tokenB() + "; " + repeats
+            + " repeated deliveries ignored); every delivery with its transfer's token and an Idempotency-Key: "
+            + tokensAndKeys + "; worker-a's " + rejected.size() + " rejected transfers after resuming: " + staleRows
+            + " outbox rows, " + staleReceived + " deliveries");
+  }
+
   private void staleAttempts() {
     List<SideEffect> stale = f.aAfterResume();
     Map<String, Verdict.Kind> expected = Map.of(
         SideEffect.JDBC, Verdict.Kind.REJECTED_BY_DATABASE,
         SideEffect.INVENTORY, Verdict.Kind.REJECTED_BY_SERVICE,
         SideEffect.KAFKA, Verdict.Kind.DROPPED_BY_CONSUMER,
+        SideEffect.OUTBOX, Verdict.Kind.REJECTED_BY_DATABASE,
         SideEffect.WEBHOOK, f.observe() ? Verdict.Kind.ACCEPTED : Verdict.Kind.BLOCKED_BY_AGENT);
     List<String> wrong = stale.stream()
         .filter(e -> Verdict.of(e, f).kind() != expected.get(e.channel()) && !legitimate(Verdict.of(e, f).kind()))

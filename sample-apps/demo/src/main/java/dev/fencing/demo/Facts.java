@@ -5,7 +5,8 @@ import java.util.List;
 /**
  * Everything the story produced, gathered after the workers were drained: the moments and tokens the orchestrator
  * observed (epoch milliseconds), what each worker says it attempted, what the consumer received, what the webhook
- * received, what the databases hold, and the counters before the freeze and at the end.
+ * received (the workers' direct calls, and the outbox relay's deliveries), what the databases hold, and the counters
+ * before the freeze and at the end.
  */
 record Facts(
     boolean observe,
@@ -24,6 +25,7 @@ record Facts(
     List<SideEffect> b,
     List<Consumed> consumed,
     List<WebhookReceiver.Call> webhookCalls,
+    List<WebhookReceiver.Delivery> deliveries,
     DatabaseState db,
     MetricsSnapshot before,
     MetricsSnapshot after) {
@@ -52,7 +54,7 @@ record Facts(
       return false;
     }
     return switch (e.channel()) {
-      case SideEffect.JDBC -> rowBeforeSuccessor(db.ledger(), e);
+      case SideEffect.JDBC, SideEffect.OUTBOX -> rowBeforeSuccessor(db.ledger(), e);
       case SideEffect.INVENTORY -> rowBeforeSuccessor(db.reservations(), e);
       case SideEffect.KAFKA -> {
         int index = -1;
@@ -131,6 +133,18 @@ record Facts(
   /** Whether the audit consumer received the event of this worker's transfer. */
   boolean consumed(String worker, long transfer) {
     return consumed.stream().anyMatch(c -> c.worker().equals(worker) && c.transfer() == transfer);
+  }
+
+  /** The outbox's event of this worker's transfer, or null: it exists only if the transfer committed. */
+  DatabaseState.OutboxRow outboxRow(String worker, long transfer) {
+    return db.outbox().stream().filter(r -> worker.equals(r.worker()) && r.transfer() == transfer).findFirst()
+        .orElse(null);
+  }
+
+  /** How many deliveries of this worker's transfer's notification the receiver applied (received at all). */
+  long applied(String worker, long transfer, boolean appliedOnly) {
+    return deliveries.stream().filter(d -> worker.equals(d.worker()) && d.transfer() == transfer)
+        .filter(d -> !appliedOnly || d.applied()).count();
   }
 
   /** Whether the webhook received the call of this worker's transfer. */

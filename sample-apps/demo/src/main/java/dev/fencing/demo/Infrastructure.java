@@ -1,7 +1,9 @@
 package dev.fencing.demo;
 
+import dev.fencing.fence.sql.OutboxInstaller;
 import dev.fencing.fence.sql.SqlFence;
 import dev.fencing.fence.sql.SqlFenceInstaller;
+import dev.fencing.fence.sql.SqlOutbox;
 import dev.fencing.fence.sql.TableName;
 import dev.fencing.testing.EtcdCluster;
 import dev.fencing.testing.KafkaBroker;
@@ -22,6 +24,8 @@ import java.util.concurrent.CompletionException;
 final class Infrastructure {
   static final String LOCK = "ledger";
   static final String TOPIC = "transfers";
+  /** The tokened outbox in the bank database, for lock {@link #LOCK}. */
+  static final String OUTBOX = "outbox";
   static final int ACCOUNTS = 10;
   static final long OPENING_BALANCE = 1_000;
 
@@ -71,6 +75,8 @@ final class Infrastructure {
    *   <li>{@code bank.account}: table mode — every write of a token below the lock's highest fails with FN001;</li>
    *   <li>{@code bank.ledger_entry}: per-row mode — each row keeps the token it was written with (the transfer's
    *       account updates, in the same transaction, are what rejects a stale writer);</li>
+   *   <li>{@code bank.outbox}: a tokened outbox for the lock ({@code sql install --outbox outbox --lock ledger}),
+   *       fenced like a table-mode table; the workers write their webhook notifications into it;</li>
    *   <li>{@code inventory.stock} (table mode) and {@code inventory.reservation} (per-row), the same way.</li>
    * </ul>
    */
@@ -89,6 +95,7 @@ final class Infrastructure {
       SqlFenceInstaller installer = new SqlFenceInstaller(c);
       installer.install(new SqlFence(TableName.parse("account"), LOCK, false, false));
       installer.install(new SqlFence(TableName.parse("ledger_entry"), LOCK, true, false));
+      new OutboxInstaller(c).install(new SqlOutbox(TableName.parse(OUTBOX), LOCK));
     } catch (SQLException e) {
       throw new StoryBroken("cannot prepare the bank database: " + e.getMessage(), e);
     }

@@ -17,6 +17,8 @@ record SideEffect(String worker, long at, long transfer, String channel, String 
   static final String INVENTORY = "http-inventory";
   static final String KAFKA = "kafka";
   static final String WEBHOOK = "webhook";
+  /** The webhook notification the transfer's transaction wrote into the outbox (or did not: it rolled back). */
+  static final String OUTBOX = "outbox";
 
   private static final Pattern LINE = Pattern.compile("^SIDE (\\d+) (\\d+) (\\S+) (.*)$", Pattern.MULTILINE);
   private static final Pattern SQLSTATE = Pattern.compile("SQLSTATE=(\\w+)");
@@ -42,7 +44,8 @@ record SideEffect(String worker, long at, long transfer, String channel, String 
    * not. A request in flight when its worker froze times out on the client's clock although the service took it.
    */
   boolean indeterminate() {
-    return outcome.startsWith("ERR") && !blockedByAgent() && sqlState() == null && httpStatus() < 0;
+    return outcome.startsWith("ERR") && !channel.equals(OUTBOX) && !blockedByAgent() && sqlState() == null
+        && httpStatus() < 0;
   }
 
   /** Stopped by the agent before it left the JVM (FencingBlockedException, or SQLSTATE FN003 for JDBC). */
@@ -59,7 +62,7 @@ record SideEffect(String worker, long at, long transfer, String channel, String 
 
   /** The HTTP status of an HTTP side effect that got an answer, else -1. */
   int httpStatus() {
-    if (channel.equals(JDBC) || channel.equals(KAFKA) || outcome.length() < 3) {
+    if (channel.equals(JDBC) || channel.equals(KAFKA) || channel.equals(OUTBOX) || outcome.length() < 3) {
       return -1;
     }
     try {
@@ -86,6 +89,7 @@ record SideEffect(String worker, long at, long transfer, String channel, String 
       case INVENTORY -> "POST /reservations";
       case KAFKA -> "Kafka event";
       case WEBHOOK -> "webhook call";
+      case OUTBOX -> "webhook via outbox";
       default -> channel;
     };
   }

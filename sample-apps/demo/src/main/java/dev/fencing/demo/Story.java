@@ -56,6 +56,8 @@ final class Story {
         + Infrastructure.LOCK + "':");
     console.line("          bank.account        table mode: a write with a token below the fence's fails (FN001)");
     console.line("          bank.ledger_entry   per-row mode: every entry keeps the token it was written with");
+    console.line("          bank.outbox         a tokened outbox (sql install --outbox): an insert with a stale token"
+        + " fails like a write to bank.account");
     console.line("          inventory.stock, inventory.reservation   the same two modes in the service's database");
     WebhookReceiver webhook = resources.add(WebhookReceiver.start());
     apps = new Apps(options, infra, resources);
@@ -67,6 +69,10 @@ final class Story {
         + " (enabled by consumer properties only).");
     console.say("A webhook receiver on port " + webhook.port() + " stands for a third party: it checks no token, and"
         + " the workers' agents are not told it is fenced.");
+    apps.startRelay();
+    console.say("The outbox relay runs on its own (java -jar fencing-agent.jar outbox relay, no agent): it delivers"
+        + " each committed row of bank.outbox to the webhook receiver's " + WebhookReceiver.OUTBOX_PATH + ", with the"
+        + " row's token and an Idempotency-Key, by which the receiver applies each event once.");
 
     console.heading("The story");
     console.say("Starting the same unmodified ledger-worker app twice, worker-a then worker-b, with the agent attached:"
@@ -88,7 +94,8 @@ final class Story {
     pause(HOLDER_WORKS.toMillis());
     MetricsSnapshot before = scrape(a, b);
     console.say("worker-a has booked " + countOk(a, SideEffect.JDBC, 0) + " transfers; each is one PostgreSQL"
-        + " transaction, one POST to the inventory service, one Kafka event and one webhook call.");
+        + " transaction (which also writes a webhook notification into bank.outbox), one POST to the inventory"
+        + " service, one Kafka event and one direct webhook call.");
 
     long freezeAt = System.currentTimeMillis();
     a.jvm().suspend();
@@ -134,6 +141,7 @@ final class Story {
     Apps.Status finalA = a.status();
     Apps.Status finalB = b.status();
     awaitConsumerCaughtUp(infra, consumer);
+    awaitOutboxDelivered(infra);
     MetricsSnapshot after = scrape(a, b);
     if (prometheus != null) {
       prometheus.awaitStaleWriteAlerts();
@@ -142,7 +150,7 @@ final class Story {
     return new Facts(options.observe(), tokenA, tokenB, aHoldingAt, freezeAt, takeoverAt, resumeAt, drainedAt, woke,
         knewWithin, finalA, finalB, SideEffect.parse(a.name(), a.jvm().output()),
         SideEffect.parse(b.name(), b.jvm().output()), Consumed.parse(consumer.output()), webhook.calls(),
-        DatabaseState.read(infra), before, after);
+        webhook.deliveries(), DatabaseState.read(infra), before, after);
   }
 
   private MetricsSnapshot scrape(Apps.Worker a, Apps.Worker b) {
@@ -153,7 +161,8 @@ final class Story {
         MetricsSnapshot.http("inventory-service HTTP fence", "http://127.0.0.1:" + apps.servicePort
             + "/fence-metrics"),
         MetricsSnapshot.http("audit-consumer Kafka fence", "http://127.0.0.1:" + apps.consumerMetricsPort
-            + "/metrics")));
+            + "/metrics"),
+        MetricsSnapshot.http("outbox relay", "http://127.0.0.1:" + apps.relayMetricsPort + "/metrics")));
   }
 
   private static Apps.Status awaitHolding(Apps.Worker w, Duration timeout) {
@@ -210,6 +219,29 @@ final class Story {
       }
       pause(100);
     }
+  }
+
+  /** The relay has delivered every event of the outbox (the workers are drained: no new ones come). */
+  private static void awaitOutboxDelivered(Infrastructure infra) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    long left = -1;
+    while (System.nanoTime() < deadline) {
+      try (java.sql.Connection c = java.sql.DriverManager.getConnection(infra.bankUrl());
+          java.sql.Statement s = c.createStatement();
+          java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM " + Infrastructure.OUTBOX
+              + " WHERE state <> 'delivered'")) {
+        rs.next();
+        left = rs.getLong(1);
+      } catch (java.sql.SQLException e) {
+        throw new StoryBroken("cannot read the outbox: " + e.getMessage(), e);
+      }
+      if (left == 0) {
+        return;
+      }
+      pause(100);
+    }
+    throw new StoryBroken("the outbox relay did not deliver every event within 20 s (" + left + " left); see the"
+        + " outbox-relay log");
   }
 
   private static int countOk(Apps.Worker w, String channel, long since) {

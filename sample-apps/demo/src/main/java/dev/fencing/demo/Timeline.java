@@ -78,6 +78,9 @@ final class Timeline {
     console.line("  The topic '" + Infrastructure.TOPIC + "' is listed in fencing.fenced.kafka: after its lease expired"
         + " the agent still sends worker-a's events, with the old token, for the consumer fence to judge (an unlisted"
         + " topic would be blocked by the agent, like the webhook call).");
+    console.line("  The webhook via the outbox is a row written in the transfer's own transaction: when the fence"
+        + " rejects the transfer, the row rolls back with it, so the relay has nothing to deliver. The direct webhook call"
+        + " is stopped only by worker-a's agent, at its deadline.");
     console.line("  " + reached + " of worker-a's " + (stale.size() - ordered - inFlight) + " stale side effects took"
         + " effect" + (f.observe() && reached > 0
             ? ": the webhook calls, which observe mode lets out (enforce mode blocks them)." : ".")

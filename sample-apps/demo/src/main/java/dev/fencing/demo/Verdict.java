@@ -32,6 +32,10 @@ record Verdict(Kind kind, String sentence) {
           + (e.is(SideEffect.JDBC) ? "a SQLException, SQLSTATE FN003" : e.is(SideEffect.KAFKA)
               ? "a failed send future (KafkaException)" : "an IOException") + ")");
     }
+    if (facts.staleAttempt(e) && facts.beforeSuccessor(e) && e.is(SideEffect.OUTBOX)) {
+      return new Verdict(Kind.BEFORE_SUCCESSOR, "written in that same transaction, so ordered before every write of"
+          + " worker-b too; " + delivered(e, facts));
+    }
     if (facts.staleAttempt(e) && facts.beforeSuccessor(e)) {
       return new Verdict(Kind.BEFORE_SUCCESSOR, "accepted: " + resource(e) + " had not seen worker-b's token yet ("
           + (e.is(SideEffect.JDBC) ? "worker-a froze inside this transaction after it passed the fence, and the fence"
@@ -62,6 +66,7 @@ record Verdict(Kind kind, String sentence) {
       case SideEffect.JDBC -> jdbc(e);
       case SideEffect.INVENTORY -> inventory(e);
       case SideEffect.KAFKA -> kafka(e, facts);
+      case SideEffect.OUTBOX -> outbox(e, facts);
       case SideEffect.WEBHOOK -> e.ok()
           ? new Verdict(Kind.ACCEPTED, "DELIVERED to the webhook, which checks no token"
               + (facts.observe() ? " (observe mode: the agent let it out and counted it as would_block)" : ""))
@@ -119,6 +124,34 @@ record Verdict(Kind kind, String sentence) {
     }
     return new Verdict(Kind.DROPPED_BY_CONSUMER, "sent to the fenced topic '" + Infrastructure.TOPIC + "', then"
         + " DROPPED by the consumer fence: the audit consumer's code never saw it");
+  }
+
+  private static Verdict outbox(SideEffect e, Facts facts) {
+    DatabaseState.OutboxRow row = facts.outboxRow(e.worker(), e.transfer());
+    long received = facts.applied(e.worker(), e.transfer(), false);
+    if (e.ok() && row != null && facts.applied(e.worker(), e.transfer(), true) == 1) {
+      return new Verdict(Kind.ACCEPTED, delivered(e, facts));
+    }
+    SideEffect transaction = (e.worker().equals(Facts.WORKER_A) ? facts.a() : facts.b()).stream()
+        .filter(t -> t.is(SideEffect.JDBC) && t.transfer() == e.transfer()).findFirst().orElse(null);
+    if (!e.ok() && row == null && received == 0 && transaction != null && transaction.blockedByAgent()) {
+      return new Verdict(Kind.BLOCKED_BY_AGENT, "NEVER WRITTEN: the agent blocked its transaction; the receiver never"
+          + " saw it");
+    }
+    if (!e.ok() && row == null && received == 0) {
+      return new Verdict(Kind.REJECTED_BY_DATABASE, "NEVER WRITTEN: its outbox row was in the rejected transaction"
+          + " and rolled back with it; the relay had nothing to deliver, the receiver never saw it");
+    }
+    return new Verdict(Kind.FAILED, e.outcome() + " (outbox row: " + (row == null ? "none" : row.state() + ", token "
+        + row.token()) + "; deliveries received: " + received + ")");
+  }
+
+  private static String delivered(SideEffect e, Facts facts) {
+    DatabaseState.OutboxRow row = facts.outboxRow(e.worker(), e.transfer());
+    long received = facts.applied(e.worker(), e.transfer(), false);
+    return "committed with the transfer, delivered by the relay with token " + (row == null ? "?" : row.token())
+        + " and applied once by the receiver" + (received > 1 ? " (" + (received - 1) + " repeat ignored by its"
+            + " Idempotency-Key)" : "");
   }
 
   private static Verdict failed(SideEffect e) {

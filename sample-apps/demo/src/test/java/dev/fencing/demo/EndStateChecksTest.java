@@ -32,11 +32,15 @@ class EndStateChecksTest {
     final List<Row> ledger = new ArrayList<>();
     final List<Row> reservations = new ArrayList<>();
     final Map<String, Integer> counted = new TreeMap<>();
+    /** Extra outbox rows and deliveries; by default every ledger row has its delivered event, applied once. */
+    final List<DatabaseState.OutboxRow> extraRows = new ArrayList<>();
+    final List<WebhookReceiver.Delivery> extraDeliveries = new ArrayList<>();
 
     /** A transfer all of whose side effects were accepted (moving 10 from account 1 to 2). */
     Story accepted(String worker, long transfer, long at, long token) {
       List<SideEffect> list = worker.equals(A) ? a : b;
       list.add(new SideEffect(worker, at, transfer, SideEffect.JDBC, "OK"));
+      list.add(new SideEffect(worker, at, transfer, SideEffect.OUTBOX, "OK written"));
       list.add(new SideEffect(worker, at + 1, transfer, SideEffect.INVENTORY, "201 reserved"));
       list.add(new SideEffect(worker, at + 2, transfer, SideEffect.KAFKA, "OK offset=1"));
       list.add(new SideEffect(worker, at + 3, transfer, SideEffect.WEBHOOK, "204 "));
@@ -50,6 +54,7 @@ class EndStateChecksTest {
     /** A stale transfer of worker-a, every side effect stopped where the demo expects it. */
     Story stopped(long transfer, long at) {
       a.add(new SideEffect(A, at, transfer, SideEffect.JDBC, FN001));
+      a.add(new SideEffect(A, at, transfer, SideEffect.OUTBOX, "ERR not written: the transaction rolled back"));
       a.add(new SideEffect(A, at + 1, transfer, SideEffect.INVENTORY, "409 {}"));
       a.add(new SideEffect(A, at + 2, transfer, SideEffect.KAFKA, "OK offset=9"));
       a.add(new SideEffect(A, at + 3, transfer, SideEffect.WEBHOOK, BLOCKED));
@@ -71,9 +76,19 @@ class EndStateChecksTest {
       }
       long stock = reservations.stream().mapToLong(Row::amount).sum();
       Apps.Status expired = new Apps.Status("EXPIRED", 2, "deadline_passed", "{}");
+      List<DatabaseState.OutboxRow> outbox = new ArrayList<>();
+      List<WebhookReceiver.Delivery> deliveries = new ArrayList<>();
+      for (Row r : ledger) {
+        String id = "event-" + r.worker() + "-" + r.transfer();
+        outbox.add(new DatabaseState.OutboxRow(id, r.worker(), r.transfer(), r.token(), "delivered"));
+        deliveries.add(new WebhookReceiver.Delivery(9000, r.worker(), r.transfer(), Long.toString(r.token()), id,
+            true));
+      }
+      outbox.addAll(extraRows);
+      deliveries.addAll(extraDeliveries);
       return new Facts(false, 2, 3, 100, 1000, 4000, 6000, 8000, expired, 5, expired,
-          new Apps.Status("HOLDING", 3, null, "{}"), a, b, consumed, calls,
-          new DatabaseState(ledger, reservations, balances, stock), snapshot(Map.of()), snapshot(counted));
+          new Apps.Status("HOLDING", 3, null, "{}"), a, b, consumed, calls, deliveries,
+          new DatabaseState(ledger, reservations, balances, stock, outbox), snapshot(Map.of()), snapshot(counted));
     }
 
     private static MetricsSnapshot snapshot(Map<String, Integer> n) {
@@ -96,11 +111,40 @@ class EndStateChecksTest {
   @Test
   void theUsualStoryHolds() {
     Facts f = new Story().accepted(A, 1, 500, 2).accepted(B, 2, 4500, 3).stopped(2, 6010).stopped(3, 6210).facts();
-    assertThat(EndStateChecks.run(f)).hasSize(9).allSatisfy(c -> assertThat(c.ok()).as(c.claim()).isTrue());
+    assertThat(EndStateChecks.run(f)).hasSize(10).allSatisfy(c -> assertThat(c.ok()).as(c.claim()).isTrue());
     assertThat(f.aAfterResume()).extracting(e -> Verdict.of(e, f).kind()).containsExactly(
+        Verdict.Kind.REJECTED_BY_DATABASE, Verdict.Kind.REJECTED_BY_DATABASE, Verdict.Kind.REJECTED_BY_SERVICE,
+        Verdict.Kind.DROPPED_BY_CONSUMER, Verdict.Kind.BLOCKED_BY_AGENT, Verdict.Kind.REJECTED_BY_DATABASE,
         Verdict.Kind.REJECTED_BY_DATABASE, Verdict.Kind.REJECTED_BY_SERVICE, Verdict.Kind.DROPPED_BY_CONSUMER,
-        Verdict.Kind.BLOCKED_BY_AGENT, Verdict.Kind.REJECTED_BY_DATABASE, Verdict.Kind.REJECTED_BY_SERVICE,
-        Verdict.Kind.DROPPED_BY_CONSUMER, Verdict.Kind.BLOCKED_BY_AGENT);
+        Verdict.Kind.BLOCKED_BY_AGENT);
+  }
+
+  private static final String OUTBOX_CLAIM = "the webhook receiver got each committed transfer's notification";
+
+  @Test
+  void aRepeatedOutboxDeliveryIsAppliedOnceAndTheStoryHolds() {
+    Story s = new Story().accepted(A, 1, 500, 2).accepted(B, 2, 4500, 3).stopped(3, 6010);
+    s.extraDeliveries.add(new WebhookReceiver.Delivery(9500, B, 2, "3", "event-worker-b-2", false));
+    assertThat(EndStateChecks.run(s.facts())).allSatisfy(c -> assertThat(c.ok()).as(c.claim() + ": "
+        + c.evidence()).isTrue());
+  }
+
+  @Test
+  void aStaleOutboxEventThatExistsOrReachedTheReceiverFailsTheStory() {
+    Story row = new Story().accepted(A, 1, 500, 2).accepted(B, 2, 4500, 3).stopped(3, 6010);
+    row.extraRows.add(new DatabaseState.OutboxRow("stale", A, 3, 2, "pending"));
+    assertThat(EndStateChecks.run(row.facts())).filteredOn(c -> !c.ok()).extracting(EndStateChecks.Check::claim)
+        .anyMatch(claim -> claim.startsWith(OUTBOX_CLAIM));
+
+    Story delivered = new Story().accepted(A, 1, 500, 2).accepted(B, 2, 4500, 3).stopped(3, 6010);
+    delivered.extraDeliveries.add(new WebhookReceiver.Delivery(9500, A, 3, "2", "stale", true));
+    assertThat(EndStateChecks.run(delivered.facts())).filteredOn(c -> !c.ok()).extracting(EndStateChecks.Check::claim)
+        .anyMatch(claim -> claim.startsWith(OUTBOX_CLAIM));
+
+    Story twice = new Story().accepted(A, 1, 500, 2).accepted(B, 2, 4500, 3).stopped(3, 6010);
+    twice.extraDeliveries.add(new WebhookReceiver.Delivery(9500, B, 2, "3", "another-key", true));
+    assertThat(EndStateChecks.run(twice.facts())).filteredOn(c -> !c.ok()).extracting(EndStateChecks.Check::claim)
+        .anyMatch(claim -> claim.startsWith(OUTBOX_CLAIM));
   }
 
   @Test

@@ -35,10 +35,15 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *   <li>{@code kafka}: publishes one event to the transfers topic (plain KafkaProducer);</li>
  *   <li>{@code webhook}: POSTs a notification to an external webhook.</li>
  * </ol>
+ * With {@code outbox=<table>} and {@code notify=<url>}, the transfer's transaction also inserts one row into that
+ * table, with plain SQL: a notification to {@code notify} that someone else's process delivers after the commit (a
+ * transactional outbox). It commits or rolls back with the transfer, and is reported as channel {@code outbox}
+ * ({@code OK written}, or {@code ERR not written} when the transaction rolled back).
  * One line per outcome on stdout, for whoever watches: {@code SIDE <epoch ms> <transfer> <channel> <outcome>
  * [detail]}, outcome {@code OK}, an HTTP status, or {@code ERR} with the exception (and SQLSTATE).
  *
- * <p>Arguments, {@code key=value}: name, jdbc, inventory, kafka, topic, webhook, accounts (default 10),
+ * <p>Arguments, {@code key=value}: name, jdbc, inventory, kafka, topic, webhook, outbox,
+ * notify, accounts (default 10),
  * interval-ms (default 200). A {@code stop} line on stdin drains it: the loop ends after the current transfer and
  * the process prints {@code WORKER IDLE} and waits to be shut down.
  */
@@ -51,6 +56,8 @@ public final class LedgerWorker {
   private final String topic;
   private final URI inventory;
   private final URI webhook;
+  private final String outbox;
+  private final String notify;
 
   private LedgerWorker(Settings s) {
     this.name = s.get("name");
@@ -73,6 +80,8 @@ public final class LedgerWorker {
     this.topic = s.get("topic");
     this.inventory = URI.create(s.get("inventory"));
     this.webhook = URI.create(s.get("webhook"));
+    this.outbox = s.get("outbox", null);
+    this.notify = outbox == null ? null : s.get("notify");
   }
 
   public static void main(String[] args) throws Exception {
@@ -114,14 +123,18 @@ public final class LedgerWorker {
     int to = 1 + (from + random.nextInt(accounts - 1)) % accounts;
     int amount = 1 + random.nextInt(50);
     String body = "worker=" + name + "&transfer=" + n + "&amount=" + amount;
-    report(n, "jdbc", book(n, from, to, amount));
+    String booked = book(n, from, to, amount, body);
+    report(n, "jdbc", booked);
+    if (outbox != null) {
+      report(n, "outbox", booked.equals("OK") ? "OK written" : "ERR not written: the transaction rolled back");
+    }
     report(n, "http-inventory", post(inventory, body));
     report(n, "kafka", publish(n, from, to, amount));
     report(n, "webhook", post(webhook, body));
   }
 
-  /** Debits one account, credits another and appends the ledger row, atomically. */
-  private String book(long n, int from, int to, int amount) {
+  /** Debits one account, credits another, appends the ledger row and (with an outbox) the notification, atomically. */
+  private String book(long n, int from, int to, int amount, String notification) {
     try (Connection c = pool.getConnection()) {
       c.setAutoCommit(false);
       try (PreparedStatement debit = c.prepareStatement("UPDATE account SET balance = balance - ? WHERE id = ?");
@@ -140,6 +153,14 @@ public final class LedgerWorker {
         entry.setInt(4, to);
         entry.setInt(5, amount);
         entry.executeUpdate();
+        if (outbox != null) {
+          try (PreparedStatement event = c.prepareStatement("INSERT INTO " + outbox + " (channel, target, headers,"
+              + " payload) VALUES ('http', ?, 'Content-Type: application/x-www-form-urlencoded', ?)")) {
+            event.setString(1, notify);
+            event.setString(2, notification);
+            event.executeUpdate();
+          }
+        }
         c.commit();
         return "OK";
       } catch (SQLException e) {
