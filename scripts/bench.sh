@@ -35,7 +35,8 @@
 #           (UPDATE of a fenced row, COMMIT) with and without one outbox INSERT, agent attached (many keys / one key,
 #           1 and 4 threads); the relay's events/s for 20,000 committed events to a loopback JDK HttpServer (1 and 2
 #           relays); commit-to-delivery latency p50/p99 at 100 events/s, LISTEN and --no-listen (writer, relay and
-#           receiver in one JVM). OUTBOX_PARTS=insert,relay,latency selects among the three.
+#           receiver in one JVM); profile: the outbox INSERT's triggers inside PostgreSQL (EXPLAIN ANALYZE).
+#           OUTBOX_PARTS=insert,profile,relay,latency selects among them.
 # etcd-client: what holding an etcd lock costs a fresh JVM (launch to held, CPU, RSS, classes): nothing / the agent's
 #           jetcd provider / the same calls to etcd's JSON gateway over the JDK HttpClient / over a plain socket
 #           (transports the agent does not have, measured for comparison), ETCD_CLIENT_ROUNDS rounds (default 10,
@@ -142,7 +143,7 @@ if run outbox; then
   echo
   # shellcheck disable=SC2086
   flock "$lock" "$java17/bin/java" ${BENCH_JAVA_OPTS:-} -cp "$cp" dev.fencing.bench.OutboxBench "$agent_jar" \
-    "${OUTBOX_ROUNDS:-3}" "$java17" "${OUTBOX_PARTS:-insert,relay,latency}" | tee "$out/outbox-table.md"
+    "${OUTBOX_ROUNDS:-3}" "$java17" "${OUTBOX_PARTS:-insert,profile,relay,latency}" | tee "$out/outbox-table.md"
 fi
 
 if run failover; then

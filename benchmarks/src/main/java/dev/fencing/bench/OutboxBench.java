@@ -68,10 +68,13 @@ public final class OutboxBench {
     Path agentJar = Path.of(args[0]);
     int rounds = Integer.parseInt(args[1]);
     Path java = Path.of(args[2], "bin", "java");
-    String parts = args.length > 3 ? args[3] : "insert,relay,latency";
+    String parts = args.length > 3 ? args[3] : "insert,profile,relay,latency";
     try (PostgresServer pg = PostgresServer.start()) {
       if (parts.contains("insert")) {
         insert(pg, java, agentJar, rounds);
+      }
+      if (parts.contains("profile")) {
+        profile(pg, Integer.getInteger("bench.outbox.profile-statements", 2000));
       }
       if (parts.contains("relay")) {
         relay(pg, rounds);
@@ -138,6 +141,58 @@ public final class OutboxBench {
       }
       System.out.flush();
     }
+  }
+
+  // ---------------------------------------------------------------- the INSERT inside PostgreSQL
+
+  private static final java.util.regex.Pattern TRIGGER = java.util.regex.Pattern.compile(
+      "Trigger ([^:]+): time=([0-9.]+) calls=([0-9]+)");
+  private static final java.util.regex.Pattern EXECUTION = java.util.regex.Pattern.compile(
+      "Execution Time: ([0-9.]+) ms");
+
+  /**
+   * Where the outbox INSERT's time goes inside PostgreSQL: EXPLAIN ANALYZE of the same INSERT (autocommit, many keys)
+   * reports each trigger's time and the statement's execution time (the commit's NOTIFY is not in it).
+   */
+  private static void profile(PostgresServer pg, int statements) throws SQLException {
+    String table = "profile_outbox";
+    createRelayOutbox(pg, table);
+    Map<String, List<Double>> times = new java.util.LinkedHashMap<>();
+    try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+      session(c);
+      for (int i = 0; i < statements + 200; i++) {
+        Map<String, Double> one = new java.util.LinkedHashMap<>();
+        try (java.sql.ResultSet rs = s.executeQuery("EXPLAIN (ANALYZE, SUMMARY ON, COSTS OFF) INSERT INTO " + table
+            + " (channel, target, message_key, payload) VALUES ('http', 'http://127.0.0.1:9/hook', 'k" + (i % 1000)
+            + "', '{\"id\":7,\"amount\":10}')")) {
+          while (rs.next()) {
+            String line = rs.getString(1);
+            java.util.regex.Matcher m = TRIGGER.matcher(line);
+            if (m.find()) {
+              one.put("trigger " + m.group(1) + " (calls " + m.group(3) + ")", Double.parseDouble(m.group(2)) * 1000);
+            }
+            m = EXECUTION.matcher(line);
+            if (m.find()) {
+              one.put("whole statement (execution time)", Double.parseDouble(m.group(1)) * 1000);
+            }
+          }
+        }
+        if (i >= 200) { // the first 200: warm-up (plan cache, new keys)
+          one.forEach((k, v) -> times.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
+        }
+      }
+    }
+    System.out.println();
+    System.out.println("The outbox INSERT inside PostgreSQL (EXPLAIN ANALYZE, " + statements
+        + " autocommit INSERTs on one session, message key cycling over 1000 keys, after 200 unmeasured):");
+    System.out.println("| part | median µs | p25–p75 µs |");
+    System.out.println("|---|---:|---|");
+    times.forEach((k, v) -> {
+      v.sort(null);
+      System.out.printf(Locale.ROOT, "| %s | %.0f | %.0f–%.0f |%n", k, v.get(v.size() / 2), v.get(v.size() / 4),
+          v.get(v.size() * 3 / 4));
+    });
+    System.out.flush();
   }
 
   // ---------------------------------------------------------------- receiver
