@@ -308,13 +308,18 @@ public final class LeaseKeeper implements AutoCloseable {
   /** Releases the lease (bounded by fencing.shutdown.timeout) and stops. Called at JVM shutdown. */
   @Override
   public void close() {
+    close("lease released at shutdown");
+  }
+
+  /** As {@link #close()}, {@code why} told as the grant's end (a ShedLock task's lock: the task ended). */
+  public void close(String why) {
     closed = true;
     Session s = current;
     LeaseProvider p = provider;
     if (s != null) {
       synchronized (s) {
         if (s.grant != null) {
-          state.released(s.grant, "lease released at shutdown");
+          state.released(s.grant, why);
         }
       }
       s.end(null);

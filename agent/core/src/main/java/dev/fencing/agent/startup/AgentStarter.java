@@ -79,7 +79,7 @@ public final class AgentStarter {
       lock.state().loadPersisted();
       LeaseKeeper keeper = new LeaseKeeper(config, lock.lock(), lock.state(), () -> LeaseProviders.create(config));
       keeper.start();
-      return keeper;
+      return () -> keeper.close("lease released: the ShedLock task ended");
     });
   }
 }

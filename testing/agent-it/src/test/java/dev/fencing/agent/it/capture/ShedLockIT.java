@@ -16,6 +16,7 @@ import dev.fencing.testing.Http;
 import dev.fencing.testing.Ports;
 import dev.fencing.testing.PostgresServer;
 import dev.fencing.testing.SpringApp;
+import dev.fencing.testing.ZooKeeperEnsemble;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -24,6 +25,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -31,7 +33,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * ShedLock users turn fencing on with one setting: the Spring Boot sample's profile "shedlock" (ShedLock's JDBC
  * provider on PostgreSQL, a {@code @Scheduled @SchedulerLock(name = "settle")} job writing one row per step to
  * {@code settle_row}, no fencing code) on two replicas with the agent ({@code fencing.shedlock.enabled=true}, real
- * etcd) and the SQL fence on {@code settle_row} for lock {@code settle}. The replica running the job is frozen
+ * etcd; ZooKeeper in {@link #onZooKeeperToo}) and the SQL fence on {@code settle_row} for lock {@code settle}. The replica running the job is frozen
  * (SIGSTOP) in the middle of a run, past its lease TTL and ShedLock's lockAtMostFor; the other replica's job takes
  * ShedLock's lock, then the agent's lock {@code settle} with a higher token, and writes; the frozen one resumes: its
  * writes after the successor's first are refused, the successor's land.
@@ -44,7 +46,22 @@ class ShedLockIT {
   @ParameterizedTest
   @MethodSource("javaHomes")
   void aFrozenShedLockHoldersWritesAfterItsSuccessorsFirstAreRefused(Path javaHome) throws Exception {
-    try (EtcdCluster etcd = EtcdCluster.single(); PostgresServer pg = PostgresServer.start()) {
+    try (EtcdCluster etcd = EtcdCluster.single()) {
+      frozenHolderIsOutTokened(javaHome, "etcd.endpoints=" + etcd.endpoints());
+    }
+  }
+
+  /** The same with the agent's locks in ZooKeeper (the token: the czxid of the agent's lock node), on this JDK. */
+  @Test
+  void onZooKeeperToo() throws Exception {
+    try (ZooKeeperEnsemble zk = ZooKeeperEnsemble.start(1)) {
+      frozenHolderIsOutTokened(Path.of(System.getProperty("java.home")),
+          "coordinator=zookeeper,zookeeper.connect=" + zk.connectString());
+    }
+  }
+
+  private static void frozenHolderIsOutTokened(Path javaHome, String coordinator) throws Exception {
+    try (PostgresServer pg = PostgresServer.start()) {
       String url = pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "user=" + pg.user();
       try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
         s.execute(schemaOfTheApp());
@@ -52,8 +69,7 @@ class ShedLockIT {
       }
       int portA = Ports.freePort();
       int portB = Ports.freePort();
-      String common = "shedlock.enabled=true,shedlock.wait=15s,lease.ttl=3s,lease.safety-margin=500ms,"
-          + "etcd.endpoints=" + etcd.endpoints();
+      String common = "shedlock.enabled=true,shedlock.wait=15s,lease.ttl=3s,lease.safety-margin=500ms," + coordinator;
       // A run: 25 rows, 200 ms apart (5 s); ShedLock's lock lasts at most 6 s. The older settlement job is off.
       String[] app = {"-Dspring.profiles.active=shedlock", "-Dapp.settlement.initial-delay-ms=86400000",
           "-Dapp.settle.steps=25", "-Dapp.settle.step-ms=200", "-Dapp.settle.lock-at-most-for=PT6S"};
@@ -86,8 +102,9 @@ class ShedLockIT {
             + "' AND id > " + lastOfFrozen);
         long tokenOfSuccessor = Long.parseLong(
             strings(c, "SELECT token_seen FROM settle_row WHERE id = " + firstOfSuccessor).get(0));
-        System.out.printf("java %s: %s frozen at row %d (token %d); %s's first row %d (token %d) %d ms later%n",
-            AgentProcesses.javaVersion(javaHome), holder, lastOfFrozen, tokenOfFrozen, successorName,
+        System.out.printf("java %s, %s: %s frozen at row %d (token %d); %s's first row %d (token %d) %d ms later%n",
+            AgentProcesses.javaVersion(javaHome), coordinator.startsWith("coordinator=zookeeper") ? "ZooKeeper" : "etcd", holder,
+            lastOfFrozen, tokenOfFrozen, successorName,
             firstOfSuccessor, tokenOfSuccessor, (System.nanoTime() - frozenAt) / 1_000_000);
         assertThat(tokenOfSuccessor).as("the successor's token").isGreaterThan(tokenOfFrozen);
 
