@@ -55,6 +55,8 @@ class ModuleGraphTest {
           "fencing-instrumentation-kafka-clients", "fencing-test-harness",
           "fencing-fence-sql")),
       Map.entry("fencing-dashboards", Set.of()),
+      // Tests only: Debezium capturing the outbox table; nothing depends on it.
+      Map.entry("fencing-outbox-cdc", Set.of()),
       // Test scope only: the agent-jar integration tests.
       Map.entry("fencing-agent-it", Set.of()));
 
