@@ -12,7 +12,7 @@ import org.slf4j.MDC;
 /**
  * Logs through SLF4J (Logback or Log4j 2 behind it, whichever is on the class path) with an MDC entry of its own, on
  * stdin commands: "LOG text" outside any section, "SECTION text" inside {@link #job} (declared as a section by the
- * test), "MDC" prints the application's own MDC. Answers "OK ...". Outside dev.fencing.agent, whose classes the agent
+ * test), "USER name" changes the application's MDC entry, "MDC" prints the application's own MDC. Answers "OK ...". Outside dev.fencing.agent, whose classes the agent
  * never instruments.
  */
 public final class LoggingApp {
@@ -34,6 +34,10 @@ public final class LoggingApp {
         case "SECTION" -> {
           job(p[1]);
           System.out.println("OK logged");
+        }
+        case "USER" -> {
+          MDC.put("user", p[1]);
+          System.out.println("OK user");
         }
         case "MDC" -> {
           Map<String, String> mdc = MDC.getCopyOfContextMap();

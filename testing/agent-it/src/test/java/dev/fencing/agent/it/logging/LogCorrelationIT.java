@@ -109,6 +109,10 @@ class LogCorrelationIT {
       return m.group(1);
     }
 
+    String stdinRun(String command) throws IOException {
+      return stdin.run(command);
+    }
+
     String mdc() throws IOException {
       return stdin.run("MDC");
     }
@@ -152,6 +156,10 @@ class LogCorrelationIT {
         assertThat(app.log("SECTION", "inside")).isEqualTo(job + " user=[alice]");
         assertThat(app.log("LOG", "outside-after")).isEqualTo(NOTHING);
         assertThat(app.mdc()).isEqualTo("OK {user=alice}");
+        // The application's MDC changes under the same token: the next line has its new value beside the keys.
+        assertThat(app.stdinRun("USER bob")).isEqualTo("OK user");
+        assertThat(app.log("SECTION", "inside-bob")).isEqualTo(job + " user=[bob]");
+        assertThat(app.mdc()).isEqualTo("OK {user=bob}");
       }
       // A whole-JVM lock: held, every line outside a section carries it; a section's line its own lock.
       try (App app = new App(javaHome, library, "lock=app-b,sections=" + JOB + "@job-b" + endpoints)) {
