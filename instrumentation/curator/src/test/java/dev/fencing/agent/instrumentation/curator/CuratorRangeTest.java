@@ -3,7 +3,6 @@ package dev.fencing.agent.instrumentation.curator;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.instrumentation.LibraryCheck;
-import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -22,8 +21,7 @@ class CuratorRangeTest {
   @ParameterizedTest
   @ValueSource(strings = {"oldest", "latest"})
   void theHooksSelectTheLockRecipesAndTheirAdviceWeaves(String end) throws Exception {
-    Path dir = Path.of(System.getProperty("fencing.test.curator.jars"));
-    assertThat(LibraryCheck.advised(new CuratorInstrumentationModule(), LibraryCheck.jars(dir, end))).containsOnly(
+    assertThat(LibraryCheck.advised(new CuratorInstrumentationModule(), LibraryCheck.versionJars("curator", end))).containsOnly(
         Map.entry(LockInternalsInstrumentation.CLASS, 2),
         Map.entry(CuratorInstrumentationModule.SEMAPHORE, 2), Map.entry(CuratorInstrumentationModule.SEMAPHORE_MUTEX, 1),
         Map.entry(CuratorInstrumentationModule.LEADER_LATCH, 1),

@@ -3,7 +3,6 @@ package dev.fencing.agent.instrumentation.jetcdlock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.instrumentation.LibraryCheck;
-import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -18,9 +17,8 @@ class JetcdLockRangeTest {
   @ParameterizedTest
   @ValueSource(strings = {"oldest", "latest"})
   void theHooksSelectLockElectionLeaseAndKeepAliveAndTheirAdviceWeaves(String end) throws Exception {
-    Path dir = Path.of(System.getProperty("fencing.test.jetcd.jars"));
     String impl = JetcdLockInstrumentationModule.IMPL;
-    assertThat(LibraryCheck.advised(new JetcdLockInstrumentationModule(), LibraryCheck.jars(dir, end))).containsOnly(
+    assertThat(LibraryCheck.advised(new JetcdLockInstrumentationModule(), LibraryCheck.versionJars("jetcd", end))).containsOnly(
         Map.entry(impl + ".LockImpl", 2), Map.entry(impl + ".ElectionImpl", 2), Map.entry(impl + ".LeaseImpl", 2),
         Map.entry(impl + ".LeaseImpl$KeepAlive", 2));
   }
