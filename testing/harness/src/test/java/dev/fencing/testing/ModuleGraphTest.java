@@ -52,7 +52,7 @@ class ModuleGraphTest {
           "fencing-fence-kafka")),
       Map.entry("fencing-benchmarks", Set.of("fencing-agent-bootstrap", "fencing-agent-core",
           "fencing-instrumentation-http-common", "fencing-instrumentation-jdbc",
-          "fencing-instrumentation-kafka-clients", "fencing-test-harness",
+          "fencing-instrumentation-kafka-clients", "fencing-outbox", "fencing-test-harness",
           "fencing-fence-sql")),
       Map.entry("fencing-dashboards", Set.of()),
       // Tests only: Debezium capturing the outbox table; nothing depends on it.
