@@ -18,7 +18,7 @@ class LogCorrelationRangeTest {
   @ParameterizedTest
   @ValueSource(strings = {"oldest", "latest"})
   void logbacksLoggingEventConstructorIsAdvised(String end) throws Exception {
-    List<Path> jars = LibraryCheck.jars(Path.of(System.getProperty("fencing.test.logback.jars")), end);
+    List<Path> jars = LibraryCheck.versionJars("logback", end);
     assertThat(LibraryCheck.advised(new LogCorrelationInstrumentationModule(), jars))
         .containsExactly(Map.entry(LogbackLoggingEventInstrumentation.LOGGING_EVENT, 1));
   }
@@ -26,7 +26,7 @@ class LogCorrelationRangeTest {
   @ParameterizedTest
   @ValueSource(strings = {"oldest", "latest"})
   void log4jsContextDataInjectorsAreAdvised(String end) throws Exception {
-    List<Path> jars = LibraryCheck.jars(Path.of(System.getProperty("fencing.test.log4j.jars")), end);
+    List<Path> jars = LibraryCheck.versionJars("log4j", end);
     assertThat(LibraryCheck.advised(new LogCorrelationInstrumentationModule(), jars)).containsOnly(
         Map.entry("org.apache.logging.log4j.core.impl.ThreadContextDataInjector$ForDefaultThreadContextMap", 1),
         Map.entry("org.apache.logging.log4j.core.impl.ThreadContextDataInjector$ForGarbageFreeThreadContextMap", 1),

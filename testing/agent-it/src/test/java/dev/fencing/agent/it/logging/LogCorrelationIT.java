@@ -39,8 +39,13 @@ class LogCorrelationIT {
   @TempDir
   Path dir;
 
+  /** Logback and Log4j 2 at each version of testing/library-versions: {@code logback-<v>}, {@code log4j-<v>}. */
   static List<String> libraries() {
-    return List.of(System.getProperty("fencing.it.logging.versions").split(","));
+    List<String> libraries = new ArrayList<>();
+    for (String library : List.of("logback", "log4j")) {
+      AgentProcesses.libraryVersions(library).forEach(v -> libraries.add(library + "-" + v));
+    }
+    return libraries;
   }
 
   static Stream<Arguments> everyJavaAndLibrary() {
@@ -72,7 +77,8 @@ class LogCorrelationIT {
     /** {@code sysProps}: more system properties of the application, as key, value pairs. */
     App(Path javaHome, String library, String agentArgs, String... sysProps) throws IOException {
       port = Ports.freePort();
-      Path libs = Path.of(System.getProperty("fencing.it.logging"), library);
+      Path libs = AgentProcesses.libraryJars(library.substring(0, library.indexOf('-')),
+          library.substring(library.indexOf('-') + 1));
       StringBuilder cp = new StringBuilder(AgentProcesses.appClasspath());
       try (Stream<Path> jars = Files.list(libs)) {
         jars.sorted().forEach(j -> cp.append(File.pathSeparator).append(j));
