@@ -4,28 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.instrumentation.LibraryCheck;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The inbound hook against real Jakarta containers (copied by the pom's servlet-range execution): Tomcat 10.1.48 and
+ * The inbound hook against real Jakarta containers (as testing/library-versions resolves them): Tomcat 10.1.48 and
  * 11.0.27, Jetty 12 ee10. Where each hands a request to the application (its FilterChain implementation, and
  * HttpServlet.service for a servlet called without a chain) is selected with exactly one method, no class gets two,
  * and the advice weaves. javax.servlet containers (Tomcat 9, Jetty 12 ee8) are not hooked: the marker names jakarta.servlet only.
  */
 class ServletRangeTest {
   private static Map<String, Integer> advised(String container, String end) throws IOException {
-    Path dir = Path.of(System.getProperty("fencing.test.servlet.jars"), container, end);
-    try (Stream<Path> files = Files.list(dir)) {
-      List<Path> jars = files.filter(f -> f.toString().endsWith(".jar")).toList();
-      assertThat(jars).as("jars in " + dir).isNotEmpty();
-      return LibraryCheck.advised(new ServletInstrumentationModule(), jars);
-    }
+    return LibraryCheck.advised(new ServletInstrumentationModule(), LibraryCheck.versionJars(container, end));
   }
 
   @ParameterizedTest
