@@ -6,8 +6,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.it.jdbc.JdbcIT.JdbcJvm;
 import dev.fencing.agent.it.apps.DownstreamServiceApp;
+import dev.fencing.agent.it.http.RecordingServer;
+import dev.fencing.fence.sql.OutboxInstaller;
 import dev.fencing.fence.sql.SqlFence;
 import dev.fencing.fence.sql.SqlFenceInstaller;
+import dev.fencing.fence.sql.SqlOutbox;
 import dev.fencing.fence.sql.TableName;
 import dev.fencing.testing.AgentJvm;
 import dev.fencing.testing.EtcdCluster;
@@ -32,9 +35,10 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * The monitoring story live: a real Prometheus (Debian's) scrapes two agent-attached workers and an HTTP fence
- * through a takeover in which the resumed old holder's write is rejected by the database; the project's alert rules
- * fire FencingStaleWriteRejected, and every query of the project's Grafana dashboards returns data.
+ * The monitoring story live: a real Prometheus (Debian's) scrapes two agent-attached workers, an HTTP fence and an
+ * outbox relay (delivering the first holder's webhook event) through a takeover in which the resumed old holder's
+ * write is rejected by the database; the project's alert rules fire FencingStaleWriteRejected, and every query of the
+ * project's Grafana dashboards returns data.
  */
 class MonitoringIT {
   private static final Pattern EXPR = Pattern.compile("\"expr\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
@@ -55,10 +59,17 @@ class MonitoringIT {
         s.execute("INSERT INTO account VALUES (1, 0)");
         new SqlFenceInstaller(c).install(new SqlFence(TableName.parse("account"), "ledger", false, false));
         s.execute("CREATE TABLE ledger (id SERIAL PRIMARY KEY, amount INT NOT NULL)"); // the fence app's table
+        new OutboxInstaller(c).install(new SqlOutbox(TableName.parse("outbox"), "ledger"));
       }
       String args = "lock=ledger,lease.ttl=3s,lease.safety-margin=500ms,etcd.endpoints=" + etcd.endpoints();
       String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar");
-      try (JdbcJvm a = new JdbcJvm(javaHome, "monitored-a", args, url, cp);
+      try (RecordingServer webhook = new RecordingServer("Idempotency-Key");
+          AgentJvm relay = AgentJvm.builder().name("monitored-relay").noAgent()
+              .executableJar(Path.of(System.getProperty("fencing.agent.jar")))
+              .args("outbox", "relay", "--jdbc-url", url, "--driver-jar", System.getProperty("fencing.it.postgresql.jar"),
+                  "--table", "outbox", "--poll-interval", "1s", "--metrics-port", "0")
+              .start();
+          JdbcJvm a = new JdbcJvm(javaHome, "monitored-a", args, url, cp);
           AgentJvm fence = AgentJvm.builder().javaHome(javaHome).name("monitored-fence").noAgent()
               .classpath(AgentProcesses.appClasspath() + File.pathSeparator + AgentProcesses.libraries("jetty-",
                   "jakarta.servlet-api", "slf4j-api", "HikariCP", "postgresql", "fencing-fence-http",
@@ -67,11 +78,24 @@ class MonitoringIT {
         Matcher ports = Pattern.compile("APP STARTED jdk=(\\d+)").matcher(fence.awaitOutput("APP STARTED", Duration.ofSeconds(30)));
         assertThat(ports.find()).isTrue();
         Http.awaitStatus(a.port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15));
+        Matcher relayPort = Pattern.compile("metrics on http://0\\.0\\.0\\.0:(\\d+)/metrics")
+            .matcher(relay.awaitOutput("/metrics", Duration.ofSeconds(20)));
+        assertThat(relayPort.find()).isTrue();
         try (JdbcJvm b = new JdbcJvm(javaHome, "monitored-b", args, url, cp);
             Prometheus prometheus = Prometheus.start(prometheusBinary, dashboards.resolve("prometheus/fencing-alerts.yaml"),
-                List.of("127.0.0.1:" + a.port, "127.0.0.1:" + b.port), "127.0.0.1:" + ports.group(1))) {
+                List.of("127.0.0.1:" + a.port, "127.0.0.1:" + b.port), "127.0.0.1:" + ports.group(1),
+                "127.0.0.1:" + relayPort.group(1))) {
           Http.awaitStatus(b.port, "\"state\":\"STANDBY\"", Duration.ofSeconds(15));
           assertThat(a.run("SQL UPDATE account SET balance = 100 WHERE id = 1")).isEqualTo("OK 1");
+          // The holder's webhook, written to the outbox in its transaction and delivered by the relay.
+          assertThat(a.run("SQL INSERT INTO outbox(channel, target, payload) VALUES ('http', '" + webhook.base()
+              + "/paid', '{}')")).isEqualTo("OK 1");
+          long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+          while (webhook.received.isEmpty() && System.nanoTime() < until) {
+            Thread.sleep(50);
+          }
+          assertThat(webhook.received).as("the relay delivered the outbox event").hasSize(1);
+          assertThat(webhook.received.get(0)).startsWith("POST /paid token=[").contains("lock=[ledger]");
           prometheus.awaitQueryWithData("fencing_lease_held{job=\"fencing\"} == 1", Duration.ofSeconds(20));
 
           a.jvm.suspend(); // a long GC pause; B takes over
@@ -125,14 +149,16 @@ class MonitoringIT {
       this.base = base;
     }
 
-    static Prometheus start(Path binary, Path rules, List<String> agents, String fence) throws IOException {
+    static Prometheus start(Path binary, Path rules, List<String> agents, String fence, String relay)
+        throws IOException {
       Path dir = Files.createTempDirectory("fencing-prometheus");
       int port = Ports.freePort();
       String config = "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
           + "rule_files:\n  - " + rules + "\n"
           + "scrape_configs:\n"
           + "  - job_name: fencing\n    static_configs:\n      - targets: ['" + String.join("', '", agents) + "']\n"
-          + "  - job_name: fence\n    metrics_path: /fence-metrics\n    static_configs:\n      - targets: ['" + fence + "']\n";
+          + "  - job_name: fence\n    metrics_path: /fence-metrics\n    static_configs:\n      - targets: ['" + fence + "']\n"
+          + "  - job_name: outbox-relay\n    static_configs:\n      - targets: ['" + relay + "']\n";
       Files.writeString(dir.resolve("prometheus.yml"), config);
       Process p = new ProcessBuilder(binary.toString(), "--config.file=" + dir.resolve("prometheus.yml"),
           "--storage.tsdb.path=" + dir.resolve("data"), "--web.listen-address=127.0.0.1:" + port)
