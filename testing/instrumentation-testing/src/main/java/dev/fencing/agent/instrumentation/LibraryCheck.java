@@ -67,7 +67,6 @@ public final class LibraryCheck {
     }
   }
 
-  /** The jars of one end of a tested range ({@code <dir>/<end>}, as the modules' poms copy them); fails on none. */
   /**
    * The jars of {@code library}'s {@code end} ("oldest", "latest") as testing/library-versions resolved them: the
    * folder the module's surefire configuration names in the system property {@code fencing.test.<library>.<end>}.
@@ -79,25 +78,24 @@ public final class LibraryCheck {
       throw new IllegalStateException(key + " is not set: run the test through Maven (the module's pom names the "
           + "testing/library-versions folder)");
     }
-    try (Stream<Path> files = Files.list(Path.of(dir))) {
+    return jarsIn(Path.of(dir), "build testing/library-versions first (mvn install)");
+  }
+
+  /** The jars of one end of a tested range ({@code <dir>/<end>}, as the modules' poms copy them); fails on none. */
+  public static List<Path> jars(Path dir, String end) throws IOException {
+    return jarsIn(dir.resolve(end), "the module's maven-dependency-plugin copies them");
+  }
+
+  /** The jars in {@code dir}, sorted; fails saying {@code howToFill} when there are none or it is missing. */
+  private static List<Path> jarsIn(Path dir, String howToFill) throws IOException {
+    try (Stream<Path> files = Files.list(dir)) {
       List<Path> jars = files.filter(f -> f.toString().endsWith(".jar")).sorted().toList();
       if (jars.isEmpty()) {
-        throw new IllegalStateException("no jars in " + dir + ": build testing/library-versions first (mvn install)");
+        throw new IllegalStateException("no jars in " + dir + ": " + howToFill);
       }
       return jars;
     } catch (java.nio.file.NoSuchFileException e) {
-      throw new IllegalStateException(dir + " is missing: build testing/library-versions first (mvn install)", e);
-    }
-  }
-
-  public static List<Path> jars(Path dir, String end) throws IOException {
-    Path d = dir.resolve(end);
-    try (Stream<Path> files = Files.list(d)) {
-      List<Path> jars = files.filter(f -> f.toString().endsWith(".jar")).sorted().toList();
-      if (jars.isEmpty()) {
-        throw new IllegalStateException("no jars in " + d + ": the module's maven-dependency-plugin copies them");
-      }
-      return jars;
+      throw new IllegalStateException(dir + " is missing: " + howToFill, e);
     }
   }
 
