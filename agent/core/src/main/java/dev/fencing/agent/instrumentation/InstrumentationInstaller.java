@@ -1,6 +1,7 @@
 package dev.fencing.agent.instrumentation;
 
 import dev.fencing.agent.config.AgentConfig;
+import dev.fencing.agent.config.JdkModules;
 import dev.fencing.agent.instrumentation.api.InstrumentationModule;
 import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import dev.fencing.agent.instrumentation.api.AgentContext;
@@ -8,11 +9,16 @@ import dev.fencing.agent.log.AgentLog;
 import java.lang.instrument.Instrumentation;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Iterator;
+import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 
 /** Installs every enabled instrumentation module behind one {@link FencingTransformer}. */
 public final class InstrumentationInstaller {
   private static final AgentLog LOG = AgentLog.get(InstrumentationInstaller.class);
+
+  /** A bound on load errors, so a provider list that keeps failing can never hold premain in a loop. */
+  private static final int MAX_LOAD_FAILURES = 64;
 
   private InstrumentationInstaller() {}
 
@@ -24,17 +30,26 @@ public final class InstrumentationInstaller {
       boolean dynamic) {
     List<String> installed = new ArrayList<>();
     FencingTransformer transformer = new FencingTransformer();
-    for (InstrumentationModule module : ServiceLoader.load(InstrumentationModule.class,
-        InstrumentationInstaller.class.getClassLoader())) {
-      if (!config.instrumentationEnabled(module.name())) {
-        LOG.info("instrumentation '" + module.name() + "' is disabled by configuration");
+    Iterator<InstrumentationModule> modules = ServiceLoader.load(InstrumentationModule.class,
+        InstrumentationInstaller.class.getClassLoader()).iterator();
+    for (int failures = 0; failures < MAX_LOAD_FAILURES; ) {
+      InstrumentationModule module;
+      try {
+        if (!modules.hasNext()) {
+          break;
+        }
+        module = modules.next();
+      } catch (ServiceConfigurationError | LinkageError e) {
+        // One module that cannot even load must not cost the others: the iterator goes on with the next one.
+        LOG.warn("an instrumentation module could not be loaded; its library is not fenced", e);
+        failures++;
         continue;
       }
-      module.install(context);
-      for (TypeInstrumentation type : module.typeInstrumentations()) {
-        transformer.add(type);
+      List<TypeInstrumentation> types = installOne(module, config, context);
+      if (types != null) {
+        types.forEach(transformer::add);
+        installed.add(module.name());
       }
-      installed.add(module.name());
     }
     if (!transformer.isEmpty()) {
       // Before any application class loader is defined, so each one's loadClass already sees the bootstrap part.
@@ -58,5 +73,33 @@ public final class InstrumentationInstaller {
       }
     }
     return installed;
+  }
+
+  /**
+   * The module's type instrumentations once its hook is installed, or null when it is off: disabled by
+   * configuration, a JDK module it needs is missing from this runtime, or it failed to install (each module on its
+   * own, so the other channels stay fenced).
+   */
+  private static List<TypeInstrumentation> installOne(InstrumentationModule module, AgentConfig config,
+      AgentContext context) {
+    String name = module.name();
+    if (!config.instrumentationEnabled(name)) {
+      LOG.info("instrumentation '" + name + "' is disabled by configuration");
+      return null;
+    }
+    List<String> missing = JdkModules.missing(module.requiredJdkModules());
+    if (!missing.isEmpty()) {
+      // Nothing of that library can run here (a jlink image or --limit-modules without it): nothing to fence.
+      LOG.info("instrumentation '" + name + "' is off: this Java runtime has no " + String.join(", ", missing)
+          + " module");
+      return null;
+    }
+    try {
+      module.install(context);
+      return List.copyOf(module.typeInstrumentations());
+    } catch (Throwable t) {
+      LOG.error("could not install instrumentation '" + name + "'; its library is not fenced (the others are)", t);
+      return null;
+    }
   }
 }

@@ -1,6 +1,7 @@
 package dev.fencing.agent.lease;
 
 import dev.fencing.agent.config.AgentConfig;
+import java.util.List;
 
 /**
  * The provider of fencing.coordinator. Each coordinator's client is referenced from its own provider class only, so
@@ -24,6 +25,16 @@ public final class LeaseProviders {
     return config.coordinator() == AgentConfig.Coordinator.ZOOKEEPER
         ? "ZooKeeper " + config.zookeeperConnect()
         : "etcd " + config.etcdEndpoints();
+  }
+
+  /**
+   * The JDK modules the coordinator's client needs beyond java.base: gRPC (jetcd) logs through java.util.logging; the
+   * ZooKeeper client's connection sets up SASL. A runtime without them (a jlink image) cannot hold a lease.
+   */
+  public static List<String> requiredJdkModules(AgentConfig config) {
+    return config.coordinator() == AgentConfig.Coordinator.ZOOKEEPER
+        ? List.of("java.security.sasl")
+        : List.of("java.logging");
   }
 
   /** The coordinator's name in messages: "etcd" or "ZooKeeper". */

@@ -2,6 +2,7 @@ package dev.fencing.agent.startup;
 
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.config.ConfigKey;
+import dev.fencing.agent.config.JdkModules;
 import dev.fencing.agent.lease.LeaseProviders;
 import dev.fencing.agent.lease.LeaseKeeper;
 import dev.fencing.agent.log.AgentLog;
@@ -72,6 +73,16 @@ final class AgentRuntime {
       }
       if (!config.leaseEnabled()) {
         LOG.info("started without a lease (fencing.lease.enabled=false): side effects carry inbound tokens only");
+        return;
+      }
+      List<String> missing = JdkModules.missing(LeaseProviders.requiredJdkModules(config));
+      if (!missing.isEmpty()) {
+        // Campaigning would only fail on every attempt with a ClassNotFoundException: say once what to change.
+        String problem = "this Java runtime lacks the JDK module " + String.join(", ", missing) + " that the "
+            + LeaseProviders.name(config) + " client needs: add it to the runtime (jlink --add-modules "
+            + String.join(",", missing) + ", or to --limit-modules)";
+        LOG.error(problem + "; no lease is taken, side effects follow fencing.fail-mode");
+        scopes.failed(problem);
         return;
       }
       // One keeper, coordinator session and lease per lock: each lock's grant, deadline and loss stay its own (the keeper's
@@ -166,7 +177,10 @@ final class AgentRuntime {
           + "/status, /metrics, /ready and /live");
     } catch (Throwable t) {
       // The endpoint is for operators; its failure must not stop fencing.
-      LOG.error("cannot start the status endpoint on " + config.httpHost() + ":" + config.httpPort(), t);
+      LOG.error("cannot start the status endpoint on " + config.httpHost() + ":" + config.httpPort()
+          + (JdkModules.missing(List.of("jdk.httpserver")).isEmpty() ? ""
+              : " (this Java runtime lacks the JDK module jdk.httpserver it is served with: add it, or set"
+                  + " fencing.http.port=off)"), t);
     }
   }
 

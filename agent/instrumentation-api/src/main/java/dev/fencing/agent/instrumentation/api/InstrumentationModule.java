@@ -14,4 +14,12 @@ public interface InstrumentationModule {
 
   /** Called once in premain when enabled, before any class is transformed: install the hook its advice calls. */
   void install(AgentContext context);
+
+  /**
+   * The JDK modules the library needs (e.g. {@code java.sql} for JDBC). A runtime built without one of them (a jlink
+   * image, {@code --limit-modules}) cannot run the library at all, so the module is left out and the others install.
+   */
+  default List<String> requiredJdkModules() {
+    return List.of();
+  }
 }

@@ -22,6 +22,11 @@ public final class JavaHttpClientInstrumentationModule implements Instrumentatio
   }
 
   @Override
+  public List<String> requiredJdkModules() {
+    return List.of("java.net.http");
+  }
+
+  @Override
   public void install(AgentContext context) {
     HttpFencing.install(context);
     // Advice inlined into java.net.http refers to the bootstrap part, which lives in the boot loader's unnamed

@@ -19,6 +19,11 @@ public final class JdbcInstrumentationModule implements InstrumentationModule {
   }
 
   @Override
+  public List<String> requiredJdkModules() {
+    return List.of("java.sql");
+  }
+
+  @Override
   public void install(AgentContext context) {
     Fencing.installJdbc(new JdbcFencing(context.config().fencedJdbc(), context.config().jdbcPooler(),
         context.config().jdbcWriteFunctions(), context.config().jdbcIdleInTransactionTimeout(),

@@ -21,6 +21,11 @@ public final class JdkHttpServerInstrumentationModule implements Instrumentation
   }
 
   @Override
+  public List<String> requiredJdkModules() {
+    return List.of("jdk.httpserver");
+  }
+
+  @Override
   public void install(AgentContext context) {
     // Advice inlined into jdk.httpserver refers to the bootstrap part (the boot loader's unnamed module).
     ModuleLayer.boot().findModule("jdk.httpserver").ifPresent(m -> context.instrumentation()

@@ -1,0 +1,13 @@
+package dev.fencing.agent.config;
+
+import java.util.List;
+
+/** Which JDK modules this Java runtime lacks (a jlink image or {@code --limit-modules} may leave any out). */
+public final class JdkModules {
+  private JdkModules() {}
+
+  /** The names in {@code required} that the boot layer does not have, in their order. */
+  public static List<String> missing(List<String> required) {
+    return required.stream().filter(name -> ModuleLayer.boot().findModule(name).isEmpty()).toList();
+  }
+}
