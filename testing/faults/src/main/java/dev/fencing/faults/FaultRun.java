@@ -113,7 +113,7 @@ public final class FaultRun implements FaultKind.Trial {
    * its own proxies in front of.
    */
   record Setup(Path agentJar, String classpath, String pgUrl, String mariaUrl, String httpUrl, Topology topology,
-      FaultCoordinator coordinator, String unfencedHttpUrl, String kafkaDirect) {
+      FaultCoordinator coordinator, String unfencedHttpUrl, String kafkaDirect, String outboxHttpUrl) {
   }
 
   /**
@@ -125,7 +125,7 @@ public final class FaultRun implements FaultKind.Trial {
       Topology topology) {
     public static final String USAGE = "usage: scripts/faults.sh [trials] [--seed=N] [--workers=2|3] [--out=DIR]"
         + " [--pooler[=POOL_SIZE]] [--coordinator=etcd|zookeeper] [--locks=N] [--partitions=N]"
-        + " [--work=jvm|section|curator|jetcd|leader]";
+        + " [--work=jvm|section|curator|jetcd|leader|outbox]";
     /** {@code --pooler} alone: 2 server connections, fewer than the workers, so they share backends. */
     public static final int DEFAULT_POOL_SIZE = 2;
 
@@ -202,11 +202,14 @@ public final class FaultRun implements FaultKind.Trial {
   }
 
   /**
-   * The run's verdict, the counts per fault, where its history was written, and the accepted writes per
-   * {@link Accepted#stream()} (resource, lock, partition).
+   * The run's verdict, the counts per fault, where its history was written, the accepted writes per
+   * {@link Accepted#stream()} (resource, lock, partition), and with {@code --work=outbox} the outbox's verdict (its
+   * stale and lost events are in the run's too; null in the other modes) and how many relays were killed between
+   * the receiver's effect and its answer.
    */
   public record Outcome(HistoryChecker.Result result, Map<Fault, Integer> faults, List<String> notes, Path outDir,
-      String summary, PoolerReport pooler, Map<String, Long> acceptedPerStream) {
+      String summary, PoolerReport pooler, Map<String, Long> acceptedPerStream, OutboxChecker.Result outbox,
+      int relaysKilledMidDelivery) {
   }
 
   /**
@@ -248,6 +251,10 @@ public final class FaultRun implements FaultKind.Trial {
   private final Map<Fault, List<Long>> recovery = new EnumMap<>(Fault.class);
   private final List<DelayedWrites.Hold> holds = new ArrayList<>();
   private final List<String> faultViolations = new ArrayList<>();
+  /** {@code --work=outbox}: the relays' kill after each trial (null otherwise). */
+  private RelayKill relayKill;
+  /** How long the final drain waits for the outbox's events to be delivered. */
+  private static final Duration OUTBOX_DRAIN = Duration.ofSeconds(90);
 
   private FaultRun(Options options, PrintStream out) {
     this.options = options;
@@ -295,6 +302,10 @@ public final class FaultRun implements FaultKind.Trial {
     }
     infra.start(notes::add);
     Setup setup = infra.workerSetup(options.agentJar());
+    if (topology.work() == Topology.Work.OUTBOX) {
+      relayKill = new RelayKill(infra.startRelays(options.agentJar()), infra.outboxReceiver(),
+          infra.postgres().jdbcUrl(), random);
+    }
     for (int i = 1; i <= options.workers(); i++) {
       slots.add(infra.add(new WorkerSlot("w" + i, setup, infra.dataPaths().open(i, setup))));
     }
@@ -332,9 +343,19 @@ public final class FaultRun implements FaultKind.Trial {
       if (holder != null) {
         recovery.computeIfAbsent(fault, f -> new ArrayList<>()).add(recovered);
       }
-      String line = String.format("%s trial %d/%d %-12s %s; then %s", at(), trial, options.trials(), label(fault),
+      String relay = "";
+      if (relayKill != null) {
+        try {
+          relay = "; " + relayKill.inject();
+        } catch (RuntimeException | AssertionError e) {
+          notes.add("harness: trial " + trial + ": the relay kill failed: " + e + "; trials stopped");
+          break;
+        }
+      }
+      String line = String.format("%s trial %d/%d %-12s %s; then %s%s", at(), trial, options.trials(), label(fault),
           what, holder == null ? "NO HOLDER within " + HOLDER_TIMEOUT.toSeconds() + " s"
-              : holder.worker() + " holds token " + holder.token() + " (" + recovered + " ms after the fault began)");
+              : holder.worker() + " holds token " + holder.token() + " (" + recovered + " ms after the fault began)",
+          relay);
       out.println(line);
       trialLog.add(line);
       if (holder == null) {
@@ -400,6 +421,9 @@ public final class FaultRun implements FaultKind.Trial {
     if (!sink.awaitCaughtUp(ends, Duration.ofSeconds(60))) {
       notes.add("the Kafka consumer did not reach the end of the topics " + ends + " within 60 s");
     }
+    if (relayKill != null) {
+      drainOutbox();
+    }
     List<Attempt> attempts = new ArrayList<>();
     Map<String, History.AgentMetrics> metrics = new HashMap<>();
     Map<String, java.util.Set<Long>> grants = new HashMap<>();
@@ -423,6 +447,17 @@ public final class FaultRun implements FaultKind.Trial {
     List<String> violations = new ArrayList<>(delayed.violations());
     violations.addAll(faultViolations);
     HistoryChecker.Result result = checked.with(violations);
+    OutboxChecker.Result outbox = null;
+    if (relayKill != null) {
+      OutboxReceiver receiver = infra.outboxReceiver();
+      outbox = OutboxChecker.check(infra.outboxEvents(), accepted.stream().filter(a -> a.resource().equals("pg"))
+          .toList(), receiver.deliveries(), receiver.applied(), attempts);
+      List<String> all = new ArrayList<>(result.violations());
+      all.addAll(outbox.violations());
+      result = new HistoryChecker.Result(result.trials(), result.staleAccepted() + outbox.stale(),
+          result.lost() + outbox.lost(), result.blocked(), result.rejected(), result.unfencedStale(),
+          result.unfencedWrites(), List.copyOf(all));
+    }
     HistoryFiles.write(outDir, history, trialLog, result.violations());
     PoolerReport pooler = infra.pooler() == null ? null : infra.pooler().report();
 
@@ -445,6 +480,12 @@ public final class FaultRun implements FaultKind.Trial {
     if (!holds.isEmpty()) {
       out.println(delayed.describe());
     }
+    if (outbox != null) {
+      out.println("outbox: " + outbox.events() + " events committed, " + outbox.deliveries() + " deliveries ("
+          + outbox.duplicates() + " of an event already delivered), " + outbox.applied() + " applied; relays killed: "
+          + infra.outboxRelays().kills() + ", " + relayKill.midDelivery() + " of them between the receiver's effect"
+          + " and its answer");
+    }
     notes.forEach(n -> out.println("note: " + n));
     result.violations().stream().limit(40).forEach(v -> out.println("VIOLATION " + v));
     if (result.violations().size() > 40) {
@@ -453,12 +494,42 @@ public final class FaultRun implements FaultKind.Trial {
     }
     out.println("history, worker logs: " + outDir + " (seed=" + options.seed() + ", "
         + (System.currentTimeMillis() - started) / 1000 + " s)");
-    String summary = result.summary() + (options.pooler() ? " " + options.poolerLabel() : "") + topology.suffix();
+    String summary = result.summary() + (options.pooler() ? " " + options.poolerLabel() : "") + topology.suffix()
+        + (outbox == null ? "" : outbox.summary());
     out.println(summary);
     List<Accepted> streams = new ArrayList<>(accepted);
     streams.addAll(unfenced);
     return new Outcome(result, counts, List.copyOf(notes), outDir, summary, pooler, streams.stream()
-        .collect(Collectors.groupingBy(Accepted::stream, java.util.TreeMap::new, Collectors.counting())));
+        .collect(Collectors.groupingBy(Accepted::stream, java.util.TreeMap::new, Collectors.counting())), outbox,
+        relayKill == null ? 0 : relayKill.midDelivery());
+  }
+
+  /**
+   * {@code --work=outbox}, once the workers stopped: every relay running (one that exited by itself is noted and
+   * started again), then waits until the outbox table has no undelivered event and the topic's consumer has applied
+   * every record (an HTTP event is applied before its relay marks it delivered); the relays' logs are kept.
+   */
+  private void drainOutbox() {
+    OutboxRelays relays = infra.outboxRelays();
+    List<String> dead = relays.restartDead();
+    if (!dead.isEmpty()) {
+      notes.add("outbox relays that had exited by themselves (started again for the drain): " + dead);
+    }
+    long deadline = System.nanoTime() + OUTBOX_DRAIN.toNanos();
+    long left;
+    while ((left = infra.undeliveredEvents()) != 0 && System.nanoTime() < deadline) {
+      sleep(200);
+    }
+    if (left != 0) {
+      notes.add("the outbox still had " + left + " undelivered events " + OUTBOX_DRAIN.toSeconds()
+          + " s after the workers stopped");
+    }
+    TopicPartition events = new TopicPartition(OutboxReceiver.TOPIC, 0);
+    long end = infra.endOffsets(List.of(events)).get(events);
+    if (!infra.outboxReceiver().awaitConsumed(end, Duration.ofSeconds(60))) {
+      notes.add("the outbox topic's consumer did not apply its " + end + " records within 60 s");
+    }
+    relays.stop(outDir);
   }
 
   /** How many freezes caught the frozen worker between an ATTEMPT line and its OUTCOME. */

@@ -65,12 +65,15 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * {@code kafka} send's callback writes to the unfenced table there too. Such a worker gives its lock up when its
  * client reports the session or lease lost, or after {@value #GIVE_UP} iterations in a row with a failed write, and
  * takes it again; when it has it, it prints the token {@code /status} shows for it as the agent prints its own
- * grants ({@code holding lock 'faults' with fencing token N}).
+ * grants ({@code holding lock 'faults' with fencing token N}). {@code outbox}: as {@code jvm}, and the {@code pg}
+ * transaction also inserts two events into the tokened outbox table {@value #OUTBOX_TABLE} (plain SQL, no token
+ * written by the worker): {@code <id>/http}, a POST of the write id to the unfenced receiver ({@code outbox-http}),
+ * and {@code <id>/kafka}, a record on the unfenced topic ({@code outbox-topic}), both keyed by the worker's name.
  *
  * <p>Arguments, {@code key=value}: name, pg, mariadb, http, kafka, topic, status, pg-direct, http-unfenced,
  * kafka-direct, unfenced-topic, interval-ms (default 100), locks (none: the one JVM-wide lock), work (default jvm),
  * coordinator and ttl-ms (the worker's own lock: ZooKeeper connect string or etcd endpoints, session timeout or
- * lease TTL).
+ * lease TTL), outbox-http and outbox-topic (work=outbox: the events' destinations).
  */
 public final class FaultWorker {
   private static final Pattern STATE = Pattern.compile("\"state\":\"([A-Z_]+)\"");
@@ -98,6 +101,11 @@ public final class FaultWorker {
   private final String unfencedTopic;
   private final KafkaProducer<String, String> unfencedProducer;
   private final java.util.concurrent.atomic.AtomicLong seq = new java.util.concurrent.atomic.AtomicLong();
+  /** {@code work=outbox}: where the events of each pg transaction go (null in the other modes). */
+  private final String outboxHttp;
+  private final String outboxTopic;
+  /** The tokened outbox table ({@code sql install --outbox}) the {@code outbox} mode writes events into. */
+  static final String OUTBOX_TABLE = "outbox";
   /**
    * {@code work=section}: how long the caller works between the section's return and its commit of the unfenced
    * transaction, so that a freeze often lands there (the commit is then decided after the freeze).
@@ -124,6 +132,8 @@ public final class FaultWorker {
     this.unfencedHttpUri = URI.create(required(args, "http-unfenced"));
     this.unfencedTopic = required(args, "unfenced-topic");
     this.unfencedProducer = producer(required(args, "kafka-direct"));
+    this.outboxHttp = args.get("outbox-http");
+    this.outboxTopic = args.get("outbox-topic");
   }
 
   private static KafkaProducer<String, String> producer(String bootstrap) {
@@ -156,7 +166,7 @@ public final class FaultWorker {
     stdin.start();
     print("WORKER STARTED " + worker.name);
     switch (args.getOrDefault("work", "jvm")) {
-      case "jvm" -> {
+      case "jvm", "outbox" -> {
         while (running.get()) {
           worker.iteration(worker.nextId());
           Thread.sleep(interval);
@@ -171,7 +181,7 @@ public final class FaultWorker {
       case "curator" -> worker.curatorLoop(args, running, interval);
       case "jetcd" -> worker.jetcdLoop(args, running, interval);
       case "leader" -> worker.leaderLoop(args, running, interval);
-      default -> throw new IllegalArgumentException("work must be jvm, section, curator, jetcd or leader, not '"
+      default -> throw new IllegalArgumentException("work must be jvm, section, curator, jetcd, leader or outbox, not '"
           + args.get("work") + "'");
     }
     worker.producer.close(Duration.ofSeconds(1));
@@ -601,6 +611,28 @@ public final class FaultWorker {
       s.execute("SELECT pg_sleep(0.02)");
       insert.setString(1, id);
       insert.setString(2, name);
+      insert.executeUpdate();
+    }
+    if (outboxHttp != null) {
+      outboxEvents(c, id);
+    }
+  }
+
+  /**
+   * The events of the transaction: the outbox table's trigger fills their lock, token and grant from the session
+   * values the agent set, and its fence refuses them with the transaction's other writes when the token is stale.
+   */
+  private void outboxEvents(Connection c, String id) throws SQLException {
+    try (PreparedStatement insert = c.prepareStatement("INSERT INTO " + OUTBOX_TABLE
+        + " (event_id, channel, target, message_key, payload) VALUES (?, 'http', ?, ?, ?), (?, 'kafka', ?, ?, ?)")) {
+      insert.setString(1, id + "/http");
+      insert.setString(2, outboxHttp);
+      insert.setString(3, name);
+      insert.setString(4, id);
+      insert.setString(5, id + "/kafka");
+      insert.setString(6, outboxTopic);
+      insert.setString(7, name);
+      insert.setString(8, id);
       insert.executeUpdate();
     }
   }

@@ -1,8 +1,10 @@
 package dev.fencing.faults;
 
 import dev.fencing.faults.History.Accepted;
+import dev.fencing.fence.sql.OutboxInstaller;
 import dev.fencing.fence.sql.SqlFence;
 import dev.fencing.fence.sql.SqlFenceInstaller;
+import dev.fencing.fence.sql.SqlOutbox;
 import dev.fencing.fence.sql.TableName;
 import dev.fencing.protocol.SessionVariables;
 import dev.fencing.testing.KafkaBroker;
@@ -51,6 +53,8 @@ final class Infrastructure {
   private HttpWriteServer http;
   private KafkaSink sink;
   private DataPath.Plan dataPaths;
+  private OutboxReceiver outboxReceiver;
+  private OutboxRelays outboxRelays;
 
   /** {@code poolSize} 0: the workers connect straight to PostgreSQL; else through PgBouncer with that pool. */
   Infrastructure(Topology topology, int workers, int poolSize, PrintStream out) {
@@ -82,6 +86,10 @@ final class Infrastructure {
     kafka.createTopic(FaultRun.TOPIC, topology.partitions());
     kafka.createTopic(FaultRun.DEAD_LETTER_TOPIC, 1);
     kafka.createTopic(FaultRun.UNFENCED_TOPIC, 1);
+    if (outbox()) {
+      kafka.createTopic(OutboxReceiver.TOPIC, 1);
+      outboxReceiver = add(new OutboxReceiver(postgres.jdbcUrl(), kafka.bootstrapServers()));
+    }
     http = add(new HttpWriteServer(Ports.freePort(), topology.lockNames()));
     sink = add(new KafkaSink(kafka.bootstrapServers(), FaultRun.TOPIC, topology.partitions(),
         FaultRun.DEAD_LETTER_TOPIC, FaultRun.UNFENCED_TOPIC, topology.lockNames()));
@@ -93,7 +101,56 @@ final class Infrastructure {
     String workerPgUrl = bouncer != null ? bouncer.jdbcUrl("postgres", postgres.user()) : postgres.jdbcUrl();
     return new FaultRun.Setup(agentJar, System.getProperty("java.class.path"),
         workerPgUrl + "&socketTimeout=30", maria.jdbcUrl() + "&socketTimeout=30000", http.url(), topology,
-        coordinator, http.unfencedUrl(), kafka.bootstrapServers());
+        coordinator, http.unfencedUrl(), kafka.bootstrapServers(), outbox() ? outboxReceiver.url() : null);
+  }
+
+  private boolean outbox() {
+    return topology.work() == Topology.Work.OUTBOX;
+  }
+
+  /** {@code --work=outbox}: starts one relay per worker, on the outbox table, straight to PostgreSQL and Kafka. */
+  OutboxRelays startRelays(Path agentJar) {
+    outboxRelays = add(new OutboxRelays(agentJar, postgres.jdbcUrl(), kafka.bootstrapServers(), workers));
+    outboxRelays.start();
+    return outboxRelays;
+  }
+
+  /** Null unless {@code --work=outbox}. */
+  OutboxReceiver outboxReceiver() {
+    return outboxReceiver;
+  }
+
+  /** Null unless {@code --work=outbox} and started. */
+  OutboxRelays outboxRelays() {
+    return outboxRelays;
+  }
+
+  /** The outbox table's events: how many are not delivered yet (pending or parked). */
+  long undeliveredEvents() {
+    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement();
+        ResultSet r = s.executeQuery("SELECT count(*) FROM " + FaultWorker.OUTBOX_TABLE
+            + " WHERE state <> 'delivered'")) {
+      r.next();
+      return r.getLong(1);
+    } catch (SQLException e) {
+      return -1;
+    }
+  }
+
+  /** Every event of the outbox table. */
+  List<OutboxChecker.Event> outboxEvents() {
+    List<OutboxChecker.Event> events = new ArrayList<>();
+    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement();
+        ResultSet r = s.executeQuery("SELECT event_id, payload, channel, coalesce(token, 0), state, last_error FROM "
+            + FaultWorker.OUTBOX_TABLE)) {
+      while (r.next()) {
+        events.add(new OutboxChecker.Event(r.getString(1), r.getString(2), r.getString(3), r.getLong(4),
+            r.getString(5), r.getString(6)));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot read the outbox table: " + e.getMessage(), e);
+    }
+    return events;
   }
 
   /**
@@ -126,6 +183,11 @@ final class Infrastructure {
         installer.install(new SqlFence(TableName.parse(write), lock, false, false));
       }
       s.execute("CREATE VIEW pg_write_all AS " + String.join(" UNION ALL ", all));
+      if (outbox()) {
+        // As `sql install --outbox outbox --lock faults` does: the table, its fence for the lock, its triggers.
+        new OutboxInstaller(c).install(new SqlOutbox(TableName.parse(FaultWorker.OUTBOX_TABLE), FaultRun.LOCK));
+        OutboxReceiver.createTables(c);
+      }
       // The unfenced table: no fence trigger. Its arrival order is its commit order: a deferred constraint trigger
       // numbers each row when its transaction commits (an insert's id would order a transaction committed late by
       // when it began).

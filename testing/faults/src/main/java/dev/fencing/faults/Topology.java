@@ -45,11 +45,13 @@ public record Topology(Coordinator coordinator, int locks, int partitions, Work 
    * commit after it returned; {@code curator}, an {@code InterProcessMutex} the worker takes itself (ZooKeeper);
    * {@code jetcd}, a jetcd {@code Lock} on a lease the worker keeps alive (etcd); {@code leader}, a Curator
    * {@code LeaderSelector} whose {@code takeLeadership} starts a scheduler that writes (ZooKeeper). The last three
-   * are the application's own locks, which the agent captures (no {@code fencing.lock}).
+   * are the application's own locks, which the agent captures (no {@code fencing.lock}). {@code outbox}: the JVM-wide
+   * lock, and each {@code pg} transaction also writes two events into the tokened outbox table, which standalone
+   * relays deliver to an unfenced HTTP receiver and an unfenced topic ({@link OutboxReceiver}).
    */
   public enum Work {
     JVM("jvm", null), SECTION("section", null), CURATOR("curator", Coordinator.ZOOKEEPER),
-    JETCD("jetcd", Coordinator.ETCD), LEADER("leader", Coordinator.ZOOKEEPER);
+    JETCD("jetcd", Coordinator.ETCD), LEADER("leader", Coordinator.ZOOKEEPER), OUTBOX("outbox", null);
 
     final String label;
     /** The coordinator the application's own lock lives in (null: either). */
@@ -71,7 +73,8 @@ public record Topology(Coordinator coordinator, int locks, int partitions, Work 
           return w;
         }
       }
-      throw new IllegalArgumentException("--work must be jvm, section, curator, jetcd or leader, not '" + value + "'");
+      throw new IllegalArgumentException("--work must be jvm, section, curator, jetcd, leader or outbox, not '" + value
+          + "'");
     }
   }
 

@@ -155,6 +155,10 @@ final class WorkerSlot implements AutoCloseable {
     if (topology.locks() > 1) {
       workerArgs.add("locks=" + String.join(",", topology.lockNames()));
     }
+    if (topology.work() == Topology.Work.OUTBOX) {
+      workerArgs.add("outbox-http=" + setup.outboxHttpUrl());
+      workerArgs.add("outbox-topic=" + OutboxReceiver.TOPIC);
+    }
     Topology.Work work = topology.work();
     workerArgs.add("work=" + work.label);
     List<Integer> ports = proxies.stream().map(TcpProxy::port).toList();

@@ -123,7 +123,9 @@ class FaultRunOptionsTest {
         + " lock in etcd, not --coordinator=zookeeper");
     assertThatThrownBy(() -> parse("--work=section", "--locks=2")).hasMessage("--work=section runs one lock, not"
         + " --locks=2");
-    assertThatThrownBy(() -> parse("--work=spring")).hasMessage("--work must be jvm, section, curator, jetcd or"
-        + " leader, not 'spring'");
+    assertThatThrownBy(() -> parse("--work=spring")).hasMessage("--work must be jvm, section, curator, jetcd,"
+        + " leader or outbox, not 'spring'");
+    assertThatThrownBy(() -> parse("--work=outbox", "--locks=2")).hasMessage("--work=outbox runs one lock, not"
+        + " --locks=2");
   }
 }
