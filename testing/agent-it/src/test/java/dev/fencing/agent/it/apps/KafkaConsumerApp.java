@@ -21,7 +21,9 @@ public final class KafkaConsumerApp {
   public static void main(String[] args) throws Exception {
     Properties p = new Properties();
     p.put("bootstrap.servers", args[0]);
-    p.put("group.id", "ledger-consumer");
+    // A group of its own per topic: a killed consumer of an earlier run in the same group would hold the next
+    // one's rebalance back for the group's session timeout (45 s).
+    p.put("group.id", "ledger-consumer-" + args[1]);
     p.put("auto.offset.reset", "earliest");
     p.put("key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
     p.put("value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
