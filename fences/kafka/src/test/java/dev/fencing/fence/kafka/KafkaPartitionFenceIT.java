@@ -414,8 +414,8 @@ class KafkaPartitionFenceIT {
   }
 
   /**
-   * This test JVM's class path with its kafka-clients jar replaced by {@code version}'s (copied by the build's
-   * kafka-matrix execution); null keeps the module's own.
+   * This test JVM's class path with its kafka-clients jar replaced by {@code version}'s (as
+   * testing/library-versions resolved it); null keeps the module's own.
    */
   private static String clientsClasspath(String version) {
     List<String> entries = new ArrayList<>(Arrays.asList(System.getProperty("java.class.path")
@@ -423,8 +423,9 @@ class KafkaPartitionFenceIT {
     if (version == null) {
       return String.join(File.pathSeparator, entries);
     }
-    Path jar = Path.of(System.getProperty("fencing.it.kafka.clients.dir"), "kafka-clients-" + version + ".jar");
-    assertThat(Files.isReadable(jar)).as(jar + " (copied by `mvn verify`'s kafka-matrix execution)").isTrue();
+    Path jar = Path.of(System.getProperty("fencing.it.library.versions"), "kafka-clients-" + version, "target", "jars",
+        "kafka-clients-" + version + ".jar");
+    assertThat(Files.isReadable(jar)).as(jar + " (build testing/library-versions first: mvn install)").isTrue();
     List<String> kept = entries.stream().filter(e -> !Path.of(e).getFileName().toString().startsWith("kafka-clients-"))
         .collect(Collectors.toList());
     assertThat(kept).as("the module's kafka-clients jar on the class path").hasSize(entries.size() - 1);

@@ -81,11 +81,6 @@ public final class LibraryCheck {
     return jarsIn(Path.of(dir), "build testing/library-versions first (mvn install)");
   }
 
-  /** The jars of one end of a tested range ({@code <dir>/<end>}, as the modules' poms copy them); fails on none. */
-  public static List<Path> jars(Path dir, String end) throws IOException {
-    return jarsIn(dir.resolve(end), "the module's maven-dependency-plugin copies them");
-  }
-
   /** The jars in {@code dir}, sorted; fails saying {@code howToFill} when there are none or it is missing. */
   private static List<Path> jarsIn(Path dir, String howToFill) throws IOException {
     try (Stream<Path> files = Files.list(dir)) {

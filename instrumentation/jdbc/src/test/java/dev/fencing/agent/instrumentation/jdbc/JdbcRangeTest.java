@@ -4,18 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.agent.instrumentation.LibraryCheck;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The JDBC hook against the real jars of the oldest and the latest driver of each database the project tests
- * (pgjdbc 42.2.28 and 42.7.14, MariaDB Connector/J 2.7.12 and 4.0.0, H2 2.3.232 and 2.5.252; copied by the pom's
- * jdbc-range execution): the driver's statement and connection classes are selected, every method the hook relies on
+ * The JDBC hook against the real jars of the oldest and the latest driver of each database the project tests (pgjdbc
+ * 42.2.28 and 42.7.14, MariaDB Connector/J 2.7.12 and 4.0.0, H2 2.3.232 and 2.5.252, as testing/library-versions
+ * resolves them): the driver's statement and connection classes are selected, every method the hook relies on
  * (execute*(String), execute*(), executeBatch, prepareStatement/prepareCall, commit, rollback, setAutoCommit) is found
  * in them, and all the advice weaves. The hook names no driver class but pgjdbc's CopyManager (COPY FROM STDIN),
  * which is checked too. A driver release that moves these methods out of the classes it hands to the application
@@ -23,12 +19,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class JdbcRangeTest {
   private static Map<String, Integer> advised(String driver, String end) throws IOException {
-    Path dir = Path.of(System.getProperty("fencing.test.jdbc.jars"), driver, end);
-    try (Stream<Path> files = Files.list(dir)) {
-      List<Path> jars = files.filter(f -> f.toString().endsWith(".jar")).toList();
-      assertThat(jars).as("jars in " + dir).hasSize(1);
-      return LibraryCheck.advised(new JdbcInstrumentationModule(), jars);
-    }
+    return LibraryCheck.advised(new JdbcInstrumentationModule(), LibraryCheck.versionJars(driver, end));
   }
 
   /**

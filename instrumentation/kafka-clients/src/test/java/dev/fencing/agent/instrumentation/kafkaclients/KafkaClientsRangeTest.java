@@ -18,7 +18,7 @@ class KafkaClientsRangeTest {
   @ParameterizedTest
   @ValueSource(strings = {"oldest", "latest"})
   void everyHookFindsItsMethodsAndItsAdviceWeaves(String end) throws Exception {
-    List<Path> jars = LibraryCheck.jars(Path.of(System.getProperty("fencing.test.kafka-clients.jars")), end);
+    List<Path> jars = LibraryCheck.versionJars("kafka-clients", end);
     Map<String, Integer> advised = LibraryCheck.advised(new KafkaClientsInstrumentationModule(), jars);
     // KafkaProducer: send, beginTransaction and commitTransaction (a commit is judged by its records' grants).
     // poll(long) and poll(Duration) in 3.x; 4.0 removed poll(long). RecordAccumulator: ready, shouldBackoff and

@@ -9,7 +9,6 @@ import dev.fencing.agent.bootstrap.KafkaSend;
 import dev.fencing.agent.instrumentation.LibraryCheck;
 import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -32,8 +31,7 @@ class KafkaHeadersTest {
   @ParameterizedTest
   @ValueSource(strings = {"oldest", "latest"})
   void aRecordCarriesEachHeaderOnceAndSealedHeadersAreLeftAlone(String end) throws Exception {
-    Path dir = Path.of(System.getProperty("fencing.test.kafka-clients.jars"));
-    try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.jars(dir, end))) {
+    try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.versionJars("kafka-clients", end))) {
       Object headers = library.loadClass("org.apache.kafka.common.header.internals.RecordHeaders")
           .getConstructor().newInstance();
       invoke(headers, "add", "fencing-token", "6".getBytes(StandardCharsets.US_ASCII));

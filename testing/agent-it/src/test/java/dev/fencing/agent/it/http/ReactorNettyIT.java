@@ -44,13 +44,12 @@ class ReactorNettyIT extends AbstractHttpClientIT {
     Path dir = AgentProcesses.libraryJars("reactor-netty", version);
     List<Path> dirs = new ArrayList<>(List.of(dir));
     if (webClient(version)) {
-      dirs.add(Path.of(System.getProperty("fencing.it.spring.webflux")));
+      dirs.add(AgentProcesses.libraryJars("spring-webflux", AgentProcesses.libraryVersions("spring-webflux").get(0)));
     }
     List<String> jars = new ArrayList<>();
     for (Path d : dirs) {
       if (!Files.isDirectory(d)) {
-        throw new IllegalStateException(d + " is missing: testing/library-versions (Reactor Netty) and the "
-            + "spring-webflux execution of testing/agent-it fill it");
+        throw new IllegalStateException(d + " is missing: build testing/library-versions first (mvn install)");
       }
       try (Stream<Path> s = Files.list(d)) {
         s.filter(p -> p.toString().endsWith(".jar")).sorted().forEach(p -> jars.add(p.toString()));

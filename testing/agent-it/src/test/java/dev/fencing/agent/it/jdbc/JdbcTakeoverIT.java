@@ -48,16 +48,36 @@ public class JdbcTakeoverIT {
   public static List<Arguments> cases() {
     String pg = System.getProperty("fencing.it.postgresql.jar");
     String maria = System.getProperty("fencing.it.mariadb.jar");
-    String drivers = System.getProperty("fencing.it.drivers");
     List<Arguments> out = new ArrayList<>();
     Path newest = AgentProcesses.newestJava().get(0);
     out.add(Arguments.of("postgresql", pg, newest));
     out.add(Arguments.of("mariadb", maria, newest));
     Path java17 = AgentProcesses.javaHomes().get(0);
-    out.add(Arguments.of("postgresql", drivers + "/postgresql-42.2.28.jar", java17));
-    out.add(Arguments.of("mariadb", drivers + "/mariadb-java-client-2.7.12.jar", java17));
-    out.add(Arguments.of("mariadb", drivers + "/mariadb-java-client-4.0.0.jar", java17)); // 4.x: TLS by default
+    for (String kind : List.of("postgresql", "mariadb")) { // the other versions of testing/library-versions
+      String current = Path.of(System.getProperty("fencing.it." + kind + ".jar")).getFileName().toString();
+      for (String version : AgentProcesses.libraryVersions(kind)) {
+        String jar = driverJar(kind, version);
+        if (!Path.of(jar).getFileName().toString().equals(current)) {
+          out.add(Arguments.of(kind, jar, java17));
+        }
+      }
+    }
     return out;
+  }
+
+  /** The one jar testing/library-versions resolved for the {@code kind} driver {@code version}. */
+  private static String driverJar(String kind, String version) {
+    Path dir = AgentProcesses.libraryJars(kind, version);
+    try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(dir)) {
+      List<Path> jars = files.filter(f -> f.toString().endsWith(".jar")).toList();
+      if (jars.size() != 1) {
+        throw new IllegalStateException("expected one driver jar in " + dir + ", found " + jars
+            + ": build testing/library-versions first (mvn install)");
+      }
+      return jars.get(0).toString();
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(dir + " is missing: build testing/library-versions first (mvn install)", e);
+    }
   }
 
   public static Database start(String kind) {

@@ -66,12 +66,11 @@ public class KafkaProducerIT {
         Arguments.of(System.getProperty("fencing.it.kafka.clients.latest"), AgentProcesses.newestJava().get(0)));
   }
 
-  /** The kafka-clients jar of {@code version}, copied by the kafka-matrix execution (agent/jar/pom.xml). */
+  /** The kafka-clients jar of {@code version}, as testing/library-versions resolved it. */
   public static Path clientsJar(String version) {
-    Path jar = Path.of(System.getProperty("fencing.it.kafka.clients.dir"), "kafka-clients-" + version + ".jar");
+    Path jar = AgentProcesses.libraryJars("kafka-clients", version).resolve("kafka-clients-" + version + ".jar");
     if (!Files.isReadable(jar)) {
-      throw new IllegalStateException(jar + " is missing: run the integration tests through Maven (mvn verify -pl "
-          + "agent/jar), whose kafka-matrix execution copies it from Maven Central");
+      throw new IllegalStateException(jar + " is missing: build testing/library-versions first (mvn install)");
     }
     return jar;
   }

@@ -3,6 +3,7 @@ package dev.fencing.agent.it.outbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.fencing.agent.it.AgentProcesses;
 import dev.fencing.protocol.HttpHeaderNames;
 import dev.fencing.protocol.KafkaHeaderNames;
 import dev.fencing.testing.AgentJvm;
@@ -210,8 +211,8 @@ class OutboxRelayCliIT {
 
   /** kafka-clients (the newest tested) and slf4j-api, as an operator passes them. */
   private static String kafkaJars() throws Exception {
-    Path dir = Path.of(System.getProperty("fencing.it.kafka.clients.dir"));
     String version = System.getProperty("fencing.it.kafka.clients.latest");
+    Path dir = AgentProcesses.libraryJars("kafka-clients", version);
     Path clients;
     try (Stream<Path> jars = Files.list(dir)) {
       clients = jars.filter(p -> p.getFileName().toString().equals("kafka-clients-" + version + ".jar")).findFirst()
