@@ -43,6 +43,8 @@ if $need_java25; then command -v kubectl >/dev/null 2>&1 || db_packages+=(kubern
 # The fault harness's clock-jump fault (testing/faults) skews one worker's wall clock with libfaketime (Debian
 # 'libfaketime'), preloaded into that worker's JVM only.
 [ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || db_packages+=(libfaketime)
+# The Redisson lock capture (RedissonLockIT) runs against a real Redis (Debian 'redis-server'); the tests only.
+if $need_java25; then command -v redis-server >/dev/null 2>&1 || db_packages+=(redis-server); fi
 { [ -x /usr/sbin/mariadbd ] || command -v mariadbd >/dev/null 2>&1; } && command -v mariadb-install-db >/dev/null 2>&1 \
   || db_packages+=(mariadb-server)
 if [ "${#db_packages[@]}" -gt 0 ]; then

@@ -129,7 +129,7 @@ public enum ConfigKey {
       ValueType.flag()),
   SHEDLOCK_WAIT("shedlock.wait", "duration", "30s", "How long a ShedLock task waits for the agent's lock of its name (a paused or crashed previous holder's lease lapses within fencing.lease.ttl); when it is not held by then, the task fails with ShedLockNotFencedException and does not run.",
       ValueType.duration(Duration.ofMillis(1))),
-  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, apache-httpclient-4, okhttp, reactor-netty, kafka-clients; inbound tokens: servlet, jdk-http-server, executors; application-owned locks: curator, jetcd-lock; logs: log-correlation; class-loaders: makes every class loader delegate the agent's bootstrap package, see Safety) on or off.",
+  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, apache-httpclient-4, okhttp, reactor-netty, kafka-clients; inbound tokens: servlet, jdk-http-server, executors; application-owned locks: curator, jetcd-lock, redisson; logs: log-correlation; class-loaders: makes every class loader delegate the agent's bootstrap package, see Safety) on or off.",
       ValueType.flag());
 
   public static final String PREFIX = "fencing.";

@@ -72,6 +72,14 @@ public final class CapturedLocks implements CaptureHook {
       return runtime;
     }
 
+    /**
+     * Whether the coordinator issues the lock's tokens linearizably (ZooKeeper's zxids, etcd's revisions): a
+     * Redisson token is a Redis INCR, which a failover to an asynchronously replicated replica can issue again.
+     */
+    public boolean linearizable() {
+      return !"redisson".equals(library);
+    }
+
     Captured(String library, String where, String path, LockRuntime runtime) {
       this.library = library;
       this.where = where;

@@ -109,9 +109,10 @@ public final class StatusJson {
   }
 
   /**
-   * {@code "captured":[{...}, ...]}: each application-owned lock the agent captured (Curator, jetcd), with the state
-   * of its last acquisition: HOLDING while the application holds it and its session is trusted, EXPIRED when the
-   * deadline passed inside the critical section, LOST once released or when the session ended.
+   * {@code "captured":[{...}, ...]}: each application-owned lock the agent captured (Curator, jetcd, Redisson), with
+   * the state of its last acquisition: HOLDING while the application holds it and its session is trusted, EXPIRED
+   * when the deadline passed inside the critical section, LOST once released or when the session ended; and whether
+   * its coordinator issues tokens linearizably ({@code linearizable}: false for Redis).
    */
   private static void captured(StringBuilder sb, dev.fencing.agent.scope.CapturedLocks captured) {
     sb.append(",\"captured\":[");
@@ -132,6 +133,7 @@ public final class StatusJson {
       number(sb, "leaseRemainingMs", remainingMs(phase, g, now));
       number(sb, "acquisitionsTotal", st.acquisitions());
       sb.append("\"tokenReused\":").append(g != null && g.reused());
+      sb.append(",\"linearizable\":").append(c.linearizable());
       sb.append(",\"coordinator\":");
       string(sb, c.where());
       sb.append('}');
