@@ -70,26 +70,46 @@ class CapturedLocksIT {
   private static final String LOCK = "app.locks.ledger";
   private static final int SESSION_MS = 3000;
 
-  /** A forked app with the agent: capture only, no lease of the agent's own. */
+  /**
+   * A forked app with the agent: capture only, no lease of the agent's own. The constructor launches it and
+   * {@link #started} (or the first command) waits until it has started, so the two apps of a case start side by side
+   * (on two cores a JVM's start with the agent takes a second or two).
+   */
   static final class LockJvm implements AutoCloseable {
     final AgentJvm jvm;
     final int port = Ports.freePort();
     private final AppStdin stdin;
+    private boolean started;
 
     LockJvm(Path javaHome, String name, Class<?> app, String classpath, String... args) {
       jvm = AgentJvm.builder().javaHome(javaHome).name(name + "-java" + AgentProcesses.javaVersion(javaHome))
           .classpath(classpath).mainClass(app.getName()).args(args)
           .agentArgs("lease.enabled=false,capture.safety-margin=300ms,http.port=" + port).start();
       stdin = AppStdin.jdbc(jvm);
-      jvm.awaitOutput("APP STARTED", Duration.ofSeconds(30));
+    }
+
+    /** Waits until every one of {@code apps} has started (launched side by side by their constructors). */
+    static void started(LockJvm... apps) {
+      for (LockJvm app : apps) {
+        app.awaitStarted();
+      }
+    }
+
+    private synchronized void awaitStarted() {
+      if (!started) {
+        jvm.awaitOutput("APP STARTED", Duration.ofSeconds(30));
+        started = true;
+      }
     }
 
     String run(String command) throws IOException {
+      awaitStarted();
       return stdin.run(command);
     }
 
     /** The first captured lock's field {@code name} in /status. */
     String captured(String name) throws IOException {
+      awaitStarted();
       String status = Http.get("http://127.0.0.1:" + port + "/status");
       int list = status.indexOf("\"captured\":[{");
       assertThat(list).as("a captured lock in /status: " + status).isNotNegative();
@@ -98,6 +118,7 @@ class CapturedLocksIT {
     }
 
     String metrics() {
+      awaitStarted();
       return Http.get("http://127.0.0.1:" + port + "/metrics");
     }
 
@@ -158,6 +179,7 @@ class CapturedLocksIT {
       try (ZooKeeper z = client(zk);
           LockJvm a = new LockJvm(javaHome, "curator-" + kind + "-a", CuratorLockApp.class, cp, args);
           LockJvm b = new LockJvm(javaHome, "curator-" + kind + "-b", CuratorLockApp.class, cp, args)) {
+        LockJvm.started(a, b);
         assertThat(a.run("SQL UPDATE account SET balance = 1 WHERE id = 1")).as("outside the lock: no token")
             .startsWith("ERR FN002");
         assertThat(a.run("LOCK")).isEqualTo("OK locked");
@@ -252,6 +274,7 @@ class CapturedLocksIT {
               PATH, db.url(), "mutex");
           LockJvm b = new LockJvm(javaHome, "curator-cut-b", CuratorLockApp.class, cp, others, session, PATH,
               db.url(), "mutex")) {
+        LockJvm.started(a, b);
         assertThat(a.run("LOCK")).isEqualTo("OK locked");
         assertThat(a.run("SQL INSERT INTO audit (who) VALUES ('a')")).isEqualTo("OK 1");
         Thread.sleep(SESSION_MS); // answered syncs renew the holder's trust past one session timeout
@@ -320,6 +343,7 @@ class CapturedLocksIT {
               PATH, db.url(), "expiring");
           LockJvm b = new LockJvm(javaHome, "curator-successor", CuratorLockApp.class, cp, zk.connectString(),
               session, PATH, db.url(), "mutex")) {
+        LockJvm.started(a, b);
         assertThat(a.run("LOCK")).isEqualTo("OK locked"); // acquire returned true, on a session that is gone
         assertThat(a.run("SQL INSERT INTO audit VALUES ('a-holding')")).as("unfenced, in the critical section")
             .startsWith("ERR FN003");
@@ -383,6 +407,7 @@ class CapturedLocksIT {
       try (io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(etcd.endpoints().split(",")).build();
           LockJvm a = new LockJvm(javaHome, "jetcd-holder", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args);
           LockJvm b = new LockJvm(javaHome, "jetcd-waiter", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args)) {
+        LockJvm.started(a, b);
         assertThat(a.run("LOCK")).isEqualTo("OK locked");
         java.util.concurrent.CompletableFuture<String> waiting = java.util.concurrent.CompletableFuture.supplyAsync(
             () -> {
@@ -429,6 +454,7 @@ class CapturedLocksIT {
       try (io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(etcd.endpoints().split(",")).build();
           LockJvm a = new LockJvm(javaHome, "jetcd-" + kind + "-a", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args);
           LockJvm b = new LockJvm(javaHome, "jetcd-" + kind + "-b", dev.fencing.agent.it.apps.JetcdLockApp.class, cp, args)) {
+        LockJvm.started(a, b);
         assertThat(a.run("LOCK")).isEqualTo("OK locked");
         long tokenA = holderRevision(client, name);
         assertThat(a.captured("lock")).isEqualTo(name);
