@@ -44,8 +44,13 @@ class JdkToolsIT {
     }
   }
 
+  /** The opt-in is the agent's own setting, the same on every Java: this build's; which JVMs are tools, on both. */
+  static List<Path> currentJava() {
+    return List.of(AgentProcesses.javaHomes().get(0));
+  }
+
   @ParameterizedTest
-  @MethodSource("javaHomes")
+  @MethodSource("currentJava")
   void jshellCampaignsWhenToolsAreOptedIn(Path javaHome) throws Exception {
     try (EtcdCluster etcd = EtcdCluster.single()) {
       Tool jshell = jshell(javaHome, etcd, "lock=tools,jdk-tools.enabled=true,etcd.endpoints=" + etcd.endpoints());
