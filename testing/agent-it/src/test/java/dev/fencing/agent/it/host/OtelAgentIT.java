@@ -28,7 +28,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
@@ -64,13 +63,13 @@ public class OtelAgentIT {
     }
   }
 
+  /**
+   * Each order once, each Java once: ours first on this build's Java, OpenTelemetry's first on the newest (both agents
+   * weave on either Java; which of them wraps the other's advice is the order's doing, the same on every Java).
+   */
   public static Stream<Arguments> runs() {
-    List<Arguments> runs = new ArrayList<>();
-    for (Path home : AgentProcesses.javaHomes()) {
-      runs.add(Arguments.of(home, true));
-      runs.add(Arguments.of(home, false));
-    }
-    return runs.stream();
+    List<Path> homes = AgentProcesses.javaHomes();
+    return Stream.of(Arguments.of(homes.get(0), true), Arguments.of(homes.get(homes.size() - 1), false));
   }
 
   public static Path otelAgent() {
