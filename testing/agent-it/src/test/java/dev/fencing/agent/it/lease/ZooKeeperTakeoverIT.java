@@ -66,10 +66,18 @@ class ZooKeeperTakeoverIT {
   /**
    * The newest Java only, for the cases about the ensemble (its leader killed, its data wiped): what they test is the
    * agent's ZooKeeper session handling, its own code and the relocated client's, the same on every Java; the newest
-   * is where a change of the JDK's networking would show first. The other cases run on 17 and 25.
+   * is where a change of the JDK's networking would show first. The takeover and class-loading cases run on 17 and 25.
    */
   static List<Path> newestJava() {
     return AgentProcesses.newestJava();
+  }
+
+  /**
+   * This build's Java only, for the ensemble's ACLs and the doctor's report: the agent's own code and the relocated
+   * client's, the same on every Java.
+   */
+  static List<Path> currentJava() {
+    return List.of(AgentProcesses.javaHomes().get(0));
   }
 
   /** {@code base} with the Java version of the run: cases on the shared ensemble never share a lock. */
@@ -216,7 +224,7 @@ class ZooKeeperTakeoverIT {
   }
 
   @ParameterizedTest
-  @MethodSource("javaHomes")
+  @MethodSource("currentJava")
   void digestAuthHoldsTheLockAndAWrongPasswordIsAClearFailure(Path javaHome, @TempDir Path dir) throws Exception {
     Path good = Files.writeString(dir.resolve("good"), "agent:s3cret\n", StandardCharsets.UTF_8);
     Path bad = Files.writeString(dir.resolve("bad"), "agent:wrong\n", StandardCharsets.UTF_8);
@@ -252,7 +260,7 @@ class ZooKeeperTakeoverIT {
   }
 
   @ParameterizedTest
-  @MethodSource("javaHomes")
+  @MethodSource("currentJava")
   void doctorShowsTheZooKeeperHolderAndItsToken(Path javaHome) throws Exception {
     String doc = lock("doc", javaHome);
     try (Agent holder = AgentProcesses.start(javaHome, "zk-doctor-holder", args(doc, zk, "3s"))) {
