@@ -125,7 +125,7 @@ class DocsTest {
   }
 
   /**
-   * A row names a module by its path in backticks ({@code `instrumentation/okhttp`}), or, in a row whose first entry
+   * A row names a module by its path in backticks ({@code `instrumentation/jdbc`}), or, in a row whose first entry
    * is a sibling in the same directory ({@code `instrumentation/java-http-client`, `okhttp`}), by its last segment.
    */
   static boolean names(String row, String module) {

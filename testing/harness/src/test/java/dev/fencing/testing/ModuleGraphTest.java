@@ -62,9 +62,9 @@ class ModuleGraphTest {
 
   /** The HTTP client instrumentations: the modules that share instrumentation/http-common's hook. */
   private static final Set<String> HTTP_CLIENTS = Set.of("fencing-instrumentation-java-http-client",
-      "fencing-instrumentation-http-url-connection", "fencing-instrumentation-apache-httpclient-5",
-      "fencing-instrumentation-apache-httpclient-4", "fencing-instrumentation-okhttp",
-      "fencing-instrumentation-reactor-netty");
+      "fencing-instrumentation-http-url-connection", "fencing-instrumentation-apache-httpclient-5.0",
+      "fencing-instrumentation-apache-httpclient-4.5", "fencing-instrumentation-okhttp-4.0",
+      "fencing-instrumentation-reactor-netty-1.2");
 
   /** The fences' Spring Boot starter: the one fence-named module that builds on fences (and stays off the agent). */
   private static final String STARTER = "fencing-fence-spring-boot-starter";
