@@ -16,13 +16,15 @@ class AlertRulesTest {
   /**
    * Every alert: stale writes, token reuse and overflow, no holder or two, flapping, blocked side effects; forged and
    * unsigned tokens at a fence, failing hooks; a FAILED agent, headroom near the end, a slow coordinator; the fences'
-   * view of stale writes under a name of its own; the outbox's late and parked events.
+   * view of stale writes under a name of its own; the outbox's late and parked events; a lock's side effects reaching
+   * a new unfenced destination.
    */
   static final List<String> ALERTS = List.of("FencingStaleWriteRejected", "FencingStaleWriteRejectedAtFence",
       "FencingTokenReuseDetected", "FencingTokenOverflow", "FencingTokenHeadroomLow", "FencingTokenHeadroomCritical",
       "FencingAgentFailed", "FencingSideEffectsBlocked", "FencingNoHolder", "FencingMultipleHolders",
       "FencingLeaseFlapping", "FencingCoordinatorSlow", "FencingForgedToken", "FencingUnsignedToken",
-      "FencingHookFailing", "FencingOutboxDeliveryLagging", "FencingOutboxEventsParked");
+      "FencingHookFailing", "FencingOutboxDeliveryLagging", "FencingOutboxEventsParked",
+      "FencingUnfencedDestination");
   /** Page: two holders at once, token reuse, overflow and its headroom, a FAILED agent, no holder, forged tokens. */
   static final Set<String> PAGED = Set.of("FencingMultipleHolders", "FencingTokenReuseDetected", "FencingTokenOverflow",
       "FencingTokenHeadroomCritical", "FencingAgentFailed", "FencingNoHolder", "FencingForgedToken");

@@ -43,8 +43,14 @@ final class Exposition {
     if (token > 0) {
       state.granted(token, 1, 7, System.nanoTime() + TimeUnit.HOURS.toNanos(1));
     }
-    return new AgentMetrics(FencingSeries.of(state, new SideEffectCounters(), new RejectionCounters()),
-        new dev.fencing.agent.metrics.CoordinatorLatency(lock)).scrape();
+    // The destinations its side effects reached: one unfenced topic (the readiness report's inventory).
+    dev.fencing.agent.instrumentation.api.DestinationInventory inventory =
+        new dev.fencing.agent.instrumentation.api.DestinationInventory();
+    inventory.record(inventory.kafka("events"), false, dev.fencing.agent.bootstrap.Decision.tag(lock, 1));
+    List<FencingSeries.Series> series = new ArrayList<>(FencingSeries.of(state, new SideEffectCounters(),
+        new RejectionCounters()));
+    series.add(FencingSeries.destinations(List.of(lock), inventory));
+    return new AgentMetrics(series, new dev.fencing.agent.metrics.CoordinatorLatency(lock)).scrape();
   }
 
   /** An outbox relay's exposition for table {@code table} (it runs under a job of its own). */

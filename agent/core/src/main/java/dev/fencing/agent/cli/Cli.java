@@ -26,7 +26,9 @@ public final class Cli {
     String[] rest = Arrays.copyOfRange(args, Math.min(1, args.length), args.length);
     switch (command) {
       case "doctor":
-        return doctor(rest, out);
+        return doctorWithReport(rest, out);
+      case "report":
+        return ReportCli.run(rest, out);
       case "attach":
         return AttachCli.run(rest, out, Cli::doctor);
       case "sql":
@@ -62,6 +64,8 @@ public final class Cli {
     out.println();
     out.println("Commands:     java -jar fencing-agent.jar <command> [key=value ...]");
     out.println("  doctor      check the configuration and etcd, show who holds the lock and its token; exit 0 if healthy, 1 if not");
+    out.println("  report      report <status URL | saved status JSON> [--json] [--fail-on-unfenced]: the destinations the locks'");
+    out.println("              side effects reached, fenced or not, and what to do; doctor --report <source> adds it to doctor");
     out.println("  attach      attach <pid> [key=value ...]: doctor's checks, then load the agent into that running JVM");
     out.println("  sql         print, install or uninstall the SQL fence on a table: sql print|install|uninstall --help");
     out.println("  fence       fence reset: set a poisoned fence back to the coordinator's token, with an audit line: fence --help");
@@ -72,6 +76,32 @@ public final class Cli {
     out.println();
     out.println("key=value arguments use the agent's keys (lock=ledger etcd.endpoints=http://etcd:2379); system properties,");
     out.println("FENCING_* variables and fencing.config.file apply as for the agent.");
+  }
+
+  /** doctor, and with {@code --report <source>} the readiness report after it: exit 1 when either failed. */
+  private static int doctorWithReport(String[] args, PrintStream out) {
+    java.util.List<String> kv = new java.util.ArrayList<>();
+    String source = null;
+    for (int i = 0; i < args.length; i++) {
+      if (args[i].equals("--report")) {
+        if (i + 1 >= args.length) {
+          out.println("doctor: --report needs the agent's status URL or a saved /status JSON file");
+          return 2;
+        }
+        source = args[++i];
+      } else if (args[i].startsWith("--report=")) {
+        source = args[i].substring("--report=".length());
+      } else {
+        kv.add(args[i]);
+      }
+    }
+    int doctor = doctor(kv.toArray(new String[0]), out);
+    if (source == null) {
+      return doctor;
+    }
+    out.println();
+    int report = ReportCli.run(new String[] {source}, out);
+    return doctor != 0 ? doctor : report == 0 ? 0 : 1;
   }
 
   static int doctor(String[] kv, PrintStream out) {

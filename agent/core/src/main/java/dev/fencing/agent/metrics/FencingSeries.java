@@ -3,6 +3,7 @@ package dev.fencing.agent.metrics;
 import dev.fencing.agent.bootstrap.BlockReason;
 import dev.fencing.agent.bootstrap.Channel;
 import dev.fencing.agent.instrumentation.api.RejectionCounters;
+import dev.fencing.agent.instrumentation.api.DestinationInventory;
 import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import dev.fencing.agent.status.BuildInfo;
 import dev.fencing.agent.token.Grant;
@@ -122,7 +123,28 @@ public final class FencingSeries {
       locks.add(new LockSeries(r.state(), r.campaigns() || !anyLease, r.counters(),
           r.sections().isEmpty() ? null : r::skippedCount));
     }
-    return of(locks, scopes.rejections(), build, leaseEnabled);
+    List<Series> series = new ArrayList<>(of(locks, scopes.rejections(), build, leaseEnabled));
+    series.add(destinations(locks.stream().map(LockSeries::lock).toList(), scopes.inventory()));
+    return List.copyOf(series);
+  }
+
+  /**
+   * {@code fencing_destinations}: how many destinations (tables, HTTP hosts, topics) each lock's side effects went to,
+   * by channel and status: bounded by locks x 3 x 3, never a destination's name (those are in /status).
+   */
+  public static Series destinations(List<String> locks, DestinationInventory inventory) {
+    List<Point> points = new ArrayList<>();
+    for (String lock : locks) {
+      for (Channel c : Channel.values()) {
+        for (DestinationInventory.Status st : DestinationInventory.Status.values()) {
+          points.add(Point.ofLong(() -> inventory.count(lock, c, st), "lock", lock, "channel", c.label(),
+              "status", st.label()));
+        }
+      }
+    }
+    return new Series("fencing_destinations", Kind.GAUGE, null,
+        "Destinations (JDBC tables, HTTP hosts, Kafka topics) the lock's side effects went to, by status",
+        List.copyOf(points));
   }
 
   /**

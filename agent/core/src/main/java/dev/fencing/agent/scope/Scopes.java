@@ -29,6 +29,9 @@ public final class Scopes {
   private final RejectionCounters rejections;
   private final Map<String, LockScope> sections;
   private final CapturedLocks captured;
+  /** Every destination the JVM's side effects went to, per lock (/status inventory, fencing_destinations). */
+  private final dev.fencing.agent.instrumentation.api.DestinationInventory inventory =
+      new dev.fencing.agent.instrumentation.api.DestinationInventory();
 
   private Scopes(AgentConfig config, List<LockRuntime> locks, LockRuntime outside, SideEffectGate gate,
       RejectionCounters rejections, Map<String, LockScope> sections) {
@@ -141,6 +144,10 @@ public final class Scopes {
 
   public RejectionCounters rejections() {
     return rejections;
+  }
+
+  public dev.fencing.agent.instrumentation.api.DestinationInventory inventory() {
+    return inventory;
   }
 
   /** Marks every lock's state FAILED (invalid configuration, failed start). */

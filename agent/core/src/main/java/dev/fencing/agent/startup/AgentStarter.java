@@ -53,7 +53,8 @@ public final class AgentStarter {
     // installs them: fail-mode decides what they do.
     try {
       // Exempt side effects belong to no lock: counted under what decides outside every section.
-      AgentContext context = new AgentContext(config, scopes.rejections(), scopes.outside().counters(), inst);
+      AgentContext context = new AgentContext(config, scopes.rejections(), scopes.outside().counters(),
+          scopes.inventory(), inst);
       InstrumentationInstaller.install(inst, config, context, dynamic);
     } catch (Throwable t) {
       LOG.error("could not install the instrumentation; side effects are not fenced", t);

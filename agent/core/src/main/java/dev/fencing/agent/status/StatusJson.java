@@ -59,6 +59,7 @@ public final class StatusJson {
     if (scopes != null) {
       locks(sb, scopes, state, v, now);
       captured(sb, scopes.captured());
+      InventoryJson.append(sb, scopes.inventory(), config.display(dev.fencing.agent.config.ConfigKey.MODE));
     }
     return sb.append('}').toString();
   }

@@ -11,6 +11,7 @@ public final class AgentContext {
   private final RejectionCounters rejections;
   private final Instrumentation instrumentation;
   private final SideEffectCounters sideEffects;
+  private final DestinationInventory inventory;
 
   public AgentContext(InstrumentationConfig config, RejectionCounters rejections, Instrumentation instrumentation) {
     this(config, rejections, new SideEffectCounters(), instrumentation);
@@ -18,6 +19,12 @@ public final class AgentContext {
 
   public AgentContext(InstrumentationConfig config, RejectionCounters rejections, SideEffectCounters sideEffects,
       Instrumentation instrumentation) {
+    this(config, rejections, sideEffects, new DestinationInventory(), instrumentation);
+  }
+
+  public AgentContext(InstrumentationConfig config, RejectionCounters rejections, SideEffectCounters sideEffects,
+      DestinationInventory inventory, Instrumentation instrumentation) {
+    this.inventory = inventory;
     this.config = config;
     this.rejections = rejections;
     this.sideEffects = sideEffects;
@@ -27,6 +34,11 @@ public final class AgentContext {
   /** The counters behind fencing_side_effects_total: a hook counts there what it passes as exempt. */
   public SideEffectCounters sideEffects() {
     return sideEffects;
+  }
+
+  /** Where the hooks note each destination their side effects go to (/status inventory, fencing_destinations). */
+  public DestinationInventory inventory() {
+    return inventory;
   }
 
   /** For modules that must let a JDK module read the bootstrap part (advice inlined into java.net.http). */

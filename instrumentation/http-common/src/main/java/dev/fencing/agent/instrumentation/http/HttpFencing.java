@@ -7,6 +7,7 @@ import dev.fencing.agent.bootstrap.HttpHook;
 import dev.fencing.agent.bootstrap.ReentryGuard;
 import dev.fencing.agent.instrumentation.api.InstrumentationConfig;
 import dev.fencing.agent.instrumentation.api.AgentContext;
+import dev.fencing.agent.instrumentation.api.DestinationInventory;
 import dev.fencing.agent.instrumentation.api.RejectionCounters;
 import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import dev.fencing.protocol.Rejection;
@@ -46,12 +47,24 @@ public final class HttpFencing implements HttpHook {
   private final SideEffectCounters sideEffects;
   /** What an exempt request gets: untagged, never blocked. Built once. */
   private final Decision exemptPass;
+  private final DestinationInventory inventory;
+  /**
+   * The (destination, lock) of the thread's last unsafe request, to which a fence's 409 on this thread is attributed:
+   * the blocking clients read the response on the thread that sent the request.
+   */
+  private final ThreadLocal<DestinationInventory.PerLock> lastWrite = new ThreadLocal<>();
 
   HttpFencing(InstrumentationConfig config, RejectionCounters rejections) {
     this(config, rejections, new SideEffectCounters());
   }
 
   HttpFencing(InstrumentationConfig config, RejectionCounters rejections, SideEffectCounters sideEffects) {
+    this(config, rejections, sideEffects, new DestinationInventory());
+  }
+
+  HttpFencing(InstrumentationConfig config, RejectionCounters rejections, SideEffectCounters sideEffects,
+      DestinationInventory inventory) {
+    this.inventory = inventory;
     this.unsafeMethods = Set.copyOf(config.unsafeHttpMethods());
     this.fencedDestinations = config.fencedHttp().stream().map(Destination::parse).toList();
     this.rejections = rejections;
@@ -63,7 +76,8 @@ public final class HttpFencing implements HttpHook {
   /** Installs the hook once, whichever HTTP client module comes first. */
   public static synchronized void install(AgentContext context) {
     if (!(Fencing.http() instanceof HttpFencing)) {
-      Fencing.installHttp(new HttpFencing(context.config(), context.rejections(), context.sideEffects()));
+      Fencing.installHttp(new HttpFencing(context.config(), context.rejections(), context.sideEffects(),
+          context.inventory()));
     }
   }
 
@@ -76,10 +90,20 @@ public final class HttpFencing implements HttpHook {
         // Not a lock-protected side effect (fencing.exempt.http): untagged, never blocked, under any lease state.
         if (write && !ReentryGuard.isAgentThread()) {
           sideEffects.recordExempt(Channel.HTTP, false);
+          inventory.method(inventory.recordExempt(inventory.http(scheme, host, port), exemptPass.lock()), method);
         }
         return exemptPass;
       }
-      return Fencing.decide(Channel.HTTP, write, fenced(scheme, host, port));
+      boolean fenced = fenced(scheme, host, port);
+      Decision d = Fencing.decide(Channel.HTTP, write, fenced);
+      if (write && !ReentryGuard.isAgentThread()) {
+        DestinationInventory.PerLock p = inventory.record(inventory.http(scheme, host, port), fenced, d);
+        inventory.method(p, method);
+        if (p != null) {
+          lastWrite.set(p);
+        }
+      }
+      return d;
     } catch (Throwable t) {
       return Fencing.hookFailed(Channel.HTTP, write, t); // never an error the request would not have had
     }
@@ -113,11 +137,12 @@ public final class HttpFencing implements HttpHook {
     if (ReentryGuard.isAgentThread()) {
       return; // the agent's own requests (OTLP export): a 409 there is no fence's verdict on this JVM's writes
     }
+    DestinationInventory.PerLock sent = lastWrite.get(); // the response may complete on another thread
     response.whenComplete((r, error) -> {
       if (r instanceof HttpResponse) {
         HttpResponse<?> http = (HttpResponse<?>) r;
         if (http.statusCode() == 409) {
-          responded(409, http.headers().firstValue(REJECTED_HEADER).orElse(null));
+          rejected(http.headers().firstValue(REJECTED_HEADER).orElse(null), sent);
         }
       }
     });
@@ -125,12 +150,21 @@ public final class HttpFencing implements HttpHook {
 
   @Override
   public void responded(int status, String rejectedHeader) {
-    if (status == 409 && rejectedHeader != null) {
+    if (status == 409) {
+      rejected(rejectedHeader, lastWrite.get());
+    }
+  }
+
+  private void rejected(String rejectedHeader, DestinationInventory.PerLock sent) {
+    if (rejectedHeader != null) {
       String value = rejectedHeader.trim();
-      if (value.equalsIgnoreCase(Rejection.STALE_TOKEN.header())) {
-        rejections.record(Channel.HTTP, RejectionCounters.Reason.STALE_TOKEN);
-      } else if (value.equalsIgnoreCase(Rejection.REPLAYED_TOKEN.header())) {
-        rejections.record(Channel.HTTP, RejectionCounters.Reason.REPLAYED_TOKEN);
+      boolean stale = value.equalsIgnoreCase(Rejection.STALE_TOKEN.header());
+      if (stale || value.equalsIgnoreCase(Rejection.REPLAYED_TOKEN.header())) {
+        rejections.record(Channel.HTTP, stale ? RejectionCounters.Reason.STALE_TOKEN
+            : RejectionCounters.Reason.REPLAYED_TOKEN);
+        if (sent != null) {
+          sent.rejected();
+        }
       }
     }
   }

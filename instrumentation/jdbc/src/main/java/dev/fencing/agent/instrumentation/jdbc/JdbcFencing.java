@@ -9,6 +9,7 @@ import dev.fencing.agent.bootstrap.LockScope;
 import dev.fencing.agent.bootstrap.ReentryGuard;
 import dev.fencing.agent.bootstrap.TokenContext;
 import dev.fencing.agent.instrumentation.api.WeakIdentityCache;
+import dev.fencing.agent.instrumentation.api.DestinationInventory;
 import dev.fencing.agent.log.AgentLog;
 import dev.fencing.agent.instrumentation.api.RejectionCounters;
 import dev.fencing.agent.instrumentation.api.SideEffectCounters;
@@ -93,6 +94,9 @@ final class JdbcFencing implements JdbcHook {
   private final String[] writeFunctions;
   private final RejectionCounters rejections;
   private final SideEffectCounters sideEffects;
+  private final DestinationInventory inventory;
+  /** The lock label of writes to an exempt database (fencing.lock, or none). */
+  private final String exemptLock;
 
   JdbcFencing(List<String> fencedUrlPrefixes, RejectionCounters rejections) {
     this(fencedUrlPrefixes, JdbcPooler.AUTO, List.of(), Duration.ZERO, rejections);
@@ -107,11 +111,21 @@ final class JdbcFencing implements JdbcHook {
   JdbcFencing(List<String> fencedUrlPrefixes, JdbcPooler pooler, List<String> writeFunctions,
       Duration idleInTransactionTimeout, RejectionCounters rejections, List<String> exemptUrlPrefixes,
       SideEffectCounters sideEffects) {
+    this(fencedUrlPrefixes, pooler, writeFunctions, idleInTransactionTimeout, rejections, exemptUrlPrefixes,
+        sideEffects, new DestinationInventory(), "none");
+  }
+
+  JdbcFencing(List<String> fencedUrlPrefixes, JdbcPooler pooler, List<String> writeFunctions,
+      Duration idleInTransactionTimeout, RejectionCounters rejections, List<String> exemptUrlPrefixes,
+      SideEffectCounters sideEffects, DestinationInventory inventory, String exemptLock) {
     this.sideEffects = sideEffects;
+    this.inventory = inventory;
+    this.exemptLock = exemptLock;
     this.writeFunctions = writeFunctions.toArray(new String[0]);
     // Milliseconds, or -1: leave the database's setting.
     long idleTimeoutMillis = idleInTransactionTimeout.isZero() ? -1 : idleInTransactionTimeout.toMillis();
     this.sessions = new JdbcSessions(fencedUrlPrefixes, pooler, idleTimeoutMillis, exemptUrlPrefixes);
+    this.sessions.inventory = inventory;
     this.tagger = new SessionTagger(idleTimeoutMillis);
     this.rejections = rejections;
   }
@@ -208,6 +222,8 @@ final class JdbcFencing implements JdbcHook {
         // fencing.exempt.jdbc: untagged, never blocked, its commits unjudged; decided once, when the session was met.
         if (write) {
           sideEffects.recordExempt(Channel.JDBC, false);
+          DestinationInventory.Database db = session.database;
+          session.lastWrite = inventory.recordExempt(db == null ? null : db.everyTable(), exemptLock);
         }
         return OUTERMOST;
       }
@@ -220,6 +236,7 @@ final class JdbcFencing implements JdbcHook {
       } else {
         if (!targetFound) {
           target = target(text, session.dialect.truncateFenced());
+          targetFound = true;
         } else if (target != SqlTarget.NONE && !session.dialect.truncateFenced()
             && SqlClassifier.startsWithWord(text, "TRUNCATE")) {
           target = SqlTarget.NONE;
@@ -233,6 +250,9 @@ final class JdbcFencing implements JdbcHook {
       LockScope scope = decidingScope(physical, session);
       Decision d = scope == null ? Fencing.decide(Channel.JDBC, write, fenced)
           : scope.gate().decide(Channel.JDBC, write, fenced);
+      if (write) {
+        session.lastWrite = inventory.record(destination(session, text, target, targetFound), fenced, d);
+      }
       if (d.isBlock()) {
         ReentryGuard.exit();
         throw new SQLException(d.blockMessage(Channel.JDBC), BLOCKED_SQLSTATE);
@@ -262,6 +282,29 @@ final class JdbcFencing implements JdbcHook {
       // thread would then be taken for a nested call, and neither counted nor blocked).
       return failed(write, t);
     }
+  }
+
+  /**
+   * The inventory entry of a write on {@code s}: its target table (found with the same {@link SqlTarget} the fence
+   * check uses; for a plain statement on a database without fences, found here), the database as a whole when it is
+   * declared fenced, or the entry of writes with no single target. Allocation-free once the table was seen.
+   */
+  private DestinationInventory.Destination destination(JdbcSession s, String text, long target, boolean targetFound) {
+    DestinationInventory.Database db = s.database;
+    if (db == null) {
+      return null;
+    }
+    if (s.fences.allFenced()) {
+      return db.everyTable();
+    }
+    long t = targetFound ? target : text == null ? SqlTarget.NONE : target(text, s.dialect.truncateFenced());
+    if (t == SqlTarget.NONE) {
+      return db.noSingleTable();
+    }
+    boolean h2 = s.dialect == SessionDialect.H2;
+    boolean fold = h2 || s.dialect == SessionDialect.POSTGRESQL;
+    return db.table(text, SqlTarget.nameStart(t), SqlTarget.nameEnd(t), SqlTarget.schemaStart(t),
+        SqlTarget.schemaEnd(t), fold && !SqlTarget.schemaQuoted(t), fold && !SqlTarget.nameQuoted(t), h2);
   }
 
   /**
@@ -435,12 +478,15 @@ final class JdbcFencing implements JdbcHook {
       ReentryGuard.exit();
     }
     if (entered != NESTED && error instanceof SQLException) {
-      countRejection((SQLException) error);
+      boolean rejected = countRejection((SQLException) error);
       try {
         // A failed statement may abort the transaction and, with it, the session pair set inside it.
         JdbcSession s = sessions.get(physical(connectionOf(statement, kind(statement))));
         if (s != null) {
           s.carriedToken = JdbcSession.UNKNOWN_TOKEN;
+          if (rejected && s.lastWrite != null) {
+            s.lastWrite.rejected();
+          }
         }
       } catch (Throwable ignored) {
         // closed statement, or a driver failing oddly: nothing to forget, and the application's call is over
@@ -515,17 +561,18 @@ final class JdbcFencing implements JdbcHook {
     }
   }
 
-  private void countRejection(SQLException e) {
+  private boolean countRejection(SQLException e) {
     for (SQLException x = e; x != null; x = x.getNextException()) {
       if (STALE_SQLSTATE.equals(x.getSQLState())) {
         rejections.record(Channel.JDBC, RejectionCounters.Reason.STALE_TOKEN);
-        return;
+        return true;
       }
       if (MISSING_SQLSTATE.equals(x.getSQLState())) {
         rejections.record(Channel.JDBC, RejectionCounters.Reason.MISSING_TOKEN);
-        return;
+        return true;
       }
     }
+    return false;
   }
 
   /** The driver's own connection behind any pool proxies ({@link JdbcSessions#physical}). */

@@ -27,6 +27,7 @@ public final class JdbcInstrumentationModule implements InstrumentationModule {
   public void install(AgentContext context) {
     Fencing.installJdbc(new JdbcFencing(context.config().fencedJdbc(), context.config().jdbcPooler(),
         context.config().jdbcWriteFunctions(), context.config().jdbcIdleInTransactionTimeout(),
-        context.rejections(), context.config().exemptJdbc(), context.sideEffects()));
+        context.rejections(), context.config().exemptJdbc(), context.sideEffects(), context.inventory(),
+        context.config().lock()));
   }
 }

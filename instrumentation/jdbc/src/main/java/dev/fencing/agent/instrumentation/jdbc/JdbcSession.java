@@ -7,6 +7,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Arrays;
+import dev.fencing.agent.instrumentation.api.DestinationInventory;
 import java.util.Objects;
 
 /**
@@ -58,6 +59,10 @@ final class JdbcSession {
   private int scopedCount;
   /** A database of fencing.exempt.jdbc: nothing on this session is a lock-protected side effect. */
   final boolean exempt;
+  /** The session's database in the destination inventory (set when the session is made). */
+  DestinationInventory.Database database;
+  /** The (table, lock) of the session's last write, to which a fence's refusal of it is attributed. */
+  DestinationInventory.PerLock lastWrite;
 
   JdbcSession(SessionDialect dialect, DatabaseFences fences, boolean perTransaction, String schema) {
     this(dialect, fences, perTransaction, schema, false);

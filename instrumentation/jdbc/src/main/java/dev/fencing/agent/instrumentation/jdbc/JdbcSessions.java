@@ -3,6 +3,7 @@ package dev.fencing.agent.instrumentation.jdbc;
 import dev.fencing.agent.instrumentation.api.JdbcPooler;
 import dev.fencing.agent.instrumentation.api.WeakIdentityCache;
 import dev.fencing.agent.log.AgentLog;
+import dev.fencing.agent.instrumentation.api.DestinationInventory;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -32,6 +33,8 @@ final class JdbcSessions {
   private final long idleTimeoutMillis;
   /** fencing.exempt.jdbc: URL prefixes of databases whose statements are never a lock-protected side effect. */
   private final List<String> exemptUrlPrefixes;
+  /** Where each session's database is noted (set once, before any statement). */
+  DestinationInventory inventory = new DestinationInventory();
 
   JdbcSessions(List<String> fencedUrlPrefixes, JdbcPooler pooler, long idleTimeoutMillis,
       List<String> exemptUrlPrefixes) {
@@ -68,6 +71,7 @@ final class JdbcSessions {
       if (exempt(url)) {
         // No catalog query, no session setting: the agent leaves this database alone.
         s = new JdbcSession(dialect, DatabaseFences.NONE, false, null, true);
+        s.database = inventory.database(url, physical.getClass());
         sessions.put(physical, s);
         return s;
       }
@@ -82,6 +86,7 @@ final class JdbcSessions {
         }
       }
       s = new JdbcSession(dialect, fences, perTransaction, schema);
+      s.database = inventory.database(url, physical.getClass());
       sessions.put(physical, s);
     }
     return s;

@@ -7,6 +7,7 @@ import dev.fencing.agent.bootstrap.KafkaHook;
 import dev.fencing.agent.bootstrap.ReentryGuard;
 import dev.fencing.agent.instrumentation.api.InstrumentationConfig;
 import dev.fencing.agent.instrumentation.api.AgentContext;
+import dev.fencing.agent.instrumentation.api.DestinationInventory;
 import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +37,12 @@ public final class KafkaFencing implements KafkaHook {
     EXEMPT
   }
 
-  private final ConcurrentHashMap<String, Route> known = new ConcurrentHashMap<>();
+  /** A topic's route and its inventory entry (null beyond the inventory's cap), found together. */
+  private record Known(Route route, DestinationInventory.Destination destination) {
+  }
+
+  private final ConcurrentHashMap<String, Known> known = new ConcurrentHashMap<>();
+  private final DestinationInventory inventory;
   private final Set<String> fencedNames;
   private final Glob[] fencedGlobs;
   private final Set<String> exemptNames;
@@ -55,16 +61,22 @@ public final class KafkaFencing implements KafkaHook {
   }
 
   KafkaFencing(List<String> fencedTopics, List<String> exemptTopics, SideEffectCounters sideEffects, String lock) {
-    this(fencedTopics, exemptTopics, sideEffects, lock, new BufferedBatches(
+    this(fencedTopics, exemptTopics, sideEffects, new DestinationInventory(), lock);
+  }
+
+  KafkaFencing(List<String> fencedTopics, List<String> exemptTopics, SideEffectCounters sideEffects,
+      DestinationInventory inventory, String lock) {
+    this(fencedTopics, exemptTopics, sideEffects, inventory, lock, new BufferedBatches(
         (taggedWith, count) -> Fencing.recheck(Channel.KAFKA, false, taggedWith, count)));
   }
 
   KafkaFencing(List<String> fencedTopics, BufferedBatches buffered) {
-    this(fencedTopics, List.of(), new SideEffectCounters(), "(unset)", buffered);
+    this(fencedTopics, List.of(), new SideEffectCounters(), new DestinationInventory(), "(unset)", buffered);
   }
 
-  KafkaFencing(List<String> fencedTopics, List<String> exemptTopics, SideEffectCounters sideEffects, String lock,
-      BufferedBatches buffered) {
+  KafkaFencing(List<String> fencedTopics, List<String> exemptTopics, SideEffectCounters sideEffects,
+      DestinationInventory inventory, String lock, BufferedBatches buffered) {
+    this.inventory = inventory;
     this.buffered = buffered;
     this.sideEffects = sideEffects;
     this.exemptPass = Decision.pass(lock);
@@ -92,7 +104,7 @@ public final class KafkaFencing implements KafkaHook {
   public static void install(AgentContext context) {
     InstrumentationConfig config = context.config();
     Fencing.installKafka(new KafkaFencing(config.fencedKafka(), config.exemptKafka(), context.sideEffects(),
-        config.lock()));
+        context.inventory(), config.lock()));
   }
 
   @Override
@@ -102,16 +114,21 @@ public final class KafkaFencing implements KafkaHook {
 
   @Override
   public Decision decide(String topic, Object transactional) {
-    Route route = route(topic);
+    Known k = known(topic);
+    Route route = k.route;
     if (route == Route.EXEMPT) {
       // fencing.exempt.kafka: untagged, never blocked (nor judged again while buffered), under any lease state.
       if (!ReentryGuard.isAgentThread()) {
         sideEffects.recordExempt(Channel.KAFKA, false);
+        inventory.recordExempt(k.destination, exemptPass.lock());
       }
       return exemptPass;
     }
     boolean fenced = route == Route.FENCED;
     Decision d = Fencing.decide(Channel.KAFKA, true, fenced);
+    if (!ReentryGuard.isAgentThread()) {
+      inventory.record(k.destination, fenced, d);
+    }
     if (!fenced) {
       // The grant the record is tagged under, for the batch it joins (appended, on this thread, inside send()).
       Decision tagged = d.isTag() && d.reason() == null ? d : null;
@@ -246,19 +263,28 @@ public final class KafkaFencing implements KafkaHook {
 
   /** The topic's route, remembered per topic: after the first record, one lock-free hash lookup. */
   Route route(String topic) {
+    return known(topic).route;
+  }
+
+  private static final Known NO_TOPIC = new Known(Route.OPEN, null);
+
+  /** The topic's route and inventory entry, remembered per topic: after the first record, one lock-free lookup. */
+  private Known known(String topic) {
     if (topic == null) {
-      return Route.OPEN;
+      return NO_TOPIC;
     }
-    Route answer = known.get(topic);
+    Known answer = known.get(topic);
     if (answer != null) {
       return answer;
     }
     Route r = exemptNames.contains(topic) || matchesAny(exemptGlobs, topic) ? Route.EXEMPT
         : fencedNames.contains(topic) || matchesAny(fencedGlobs, topic) ? Route.FENCED : Route.OPEN;
+    Known k = new Known(r, inventory.kafka(topic));
     if (known.size() < MAX_REMEMBERED) {
-      known.putIfAbsent(topic, r);
+      Known raced = known.putIfAbsent(topic, k);
+      return raced != null ? raced : k;
     }
-    return r;
+    return k;
   }
 
   /** How many topics have a remembered answer (tests). */

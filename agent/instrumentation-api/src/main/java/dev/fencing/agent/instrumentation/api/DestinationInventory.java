@@ -1,0 +1,628 @@
+package dev.fencing.agent.instrumentation.api;
+
+import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.agent.bootstrap.Decision;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Every destination the JVM's side effects went to, per lock: JDBC tables (by database), HTTP hosts, Kafka topics;
+ * whether each is fenced, unfenced or exempt, and how its side effects were decided. The source of {@code /status}
+ * {@code inventory} and of {@code fencing_destinations}.
+ *
+ * <p>Built for the hot path: an entry is made on a destination's first side effect only (the one allocation); every
+ * later one finds it with a lock-free hash lookup on what the hook already holds (the topic, the host, the SQL text's
+ * target span, the session's database) and counts with {@link LongAdder}s. Bounded: at most {@link #maxDestinations()}
+ * destinations; side effects toward any further one are counted in {@link #overflow()} only.
+ */
+public final class DestinationInventory {
+  public static final int DEFAULT_MAX_DESTINATIONS = 500;
+  /** Table slots per database (open addressing): beyond it, further tables of that database count as overflow. */
+  static final int TABLE_SLOTS = 256;
+  /** The table entry of JDBC writes with no single target table (DDL, CALL, multi-table and multi-statement texts). */
+  public static final String NO_SINGLE_TABLE = "(no single table)";
+  /** The table entry of a database that is exempt, or declared fenced, as a whole. */
+  public static final String EVERY_TABLE = "*";
+  /** lastSeen is written at most this often per (destination, lock): a clock read, no cache-line traffic per call. */
+  private static final long LAST_SEEN_GRANULARITY_MS = 1000;
+
+  /** The {@code status} of a destination. */
+  public enum Status {
+    FENCED("fenced"),
+    UNFENCED("unfenced"),
+    EXEMPT("exempt");
+
+    private final String label;
+
+    Status(String label) {
+      this.label = label;
+    }
+
+    public String label() {
+      return label;
+    }
+  }
+
+  /** One destination: a table of a database, an HTTP scheme://host:port, a Kafka topic. */
+  public static final class Destination {
+    private final Channel channel;
+    /** JDBC: the database's URL without credentials; HTTP: scheme://host:port; Kafka: the topic. */
+    private final String address;
+    /** JDBC: the table as the database resolves it, {@link #NO_SINGLE_TABLE} or {@link #EVERY_TABLE}; else null. */
+    private final String table;
+    /** The raw key of a table entry: the SQL text's schema and name as written (compared, never shown). */
+    private final String rawSchema;
+    private final String rawName;
+    private final String scheme;
+    private final int port;
+    private volatile boolean seenFenced;
+    private volatile boolean seenUnfenced;
+    private volatile boolean seenExempt;
+    private volatile PerLock[] locks = new PerLock[0];
+    /** JDBC: the database it belongs to. */
+    private Database database;
+
+    Destination(Channel channel, String address, String table, String rawSchema, String rawName, String scheme,
+        int port) {
+      this.channel = channel;
+      this.address = address;
+      this.table = table;
+      this.rawSchema = rawSchema;
+      this.rawName = rawName;
+      this.scheme = scheme;
+      this.port = port;
+    }
+
+    public Channel channel() {
+      return channel;
+    }
+
+    public String address() {
+      return address;
+    }
+
+    public String table() {
+      return table;
+    }
+
+    /** JDBC: the JDBC driver's jar file, when known; else null. */
+    public String driverJar() {
+      return database == null ? null : database.driverJar;
+    }
+
+    /** Exempt when matched by fencing.exempt.*; else unfenced when any side effect went there unjudged. */
+    public Status status() {
+      return seenExempt ? Status.EXEMPT : seenUnfenced || !seenFenced ? Status.UNFENCED : Status.FENCED;
+    }
+
+    /** The locks whose side effects went here, with their counts. */
+    public List<PerLock> locks() {
+      return List.of(locks);
+    }
+
+    PerLock of(String lock) {
+      PerLock[] a = locks;
+      for (PerLock p : a) {
+        if (p.lock == lock) {
+          return p;
+        }
+      }
+      for (PerLock p : a) {
+        if (p.lock.equals(lock)) {
+          return p;
+        }
+      }
+      return add(lock);
+    }
+
+    private synchronized PerLock add(String lock) {
+      PerLock[] a = locks;
+      for (PerLock p : a) {
+        if (p.lock.equals(lock)) {
+          return p;
+        }
+      }
+      PerLock p = new PerLock(lock);
+      PerLock[] b = java.util.Arrays.copyOf(a, a.length + 1);
+      b[a.length] = p;
+      locks = b;
+      return p;
+    }
+  }
+
+  /** What one lock's side effects did toward one destination. */
+  public static final class PerLock {
+    private final String lock;
+    private final LongAdder tagged = new LongAdder();
+    private final LongAdder passed = new LongAdder();
+    private final LongAdder wouldBlock = new LongAdder();
+    private final LongAdder blocked = new LongAdder();
+    private final LongAdder exempt = new LongAdder();
+    private final LongAdder rejections = new LongAdder();
+    private final long firstSeen = System.currentTimeMillis();
+    private volatile long lastSeen = firstSeen;
+    /** HTTP: a bit per method of {@link #methodNames} used here. */
+    private volatile int methods;
+
+    PerLock(String lock) {
+      this.lock = lock;
+    }
+
+    public String lock() {
+      return lock;
+    }
+
+    public long tagged() {
+      return tagged.sum();
+    }
+
+    public long passed() {
+      return passed.sum();
+    }
+
+    public long wouldBlock() {
+      return wouldBlock.sum();
+    }
+
+    public long blocked() {
+      return blocked.sum();
+    }
+
+    public long exempt() {
+      return exempt.sum();
+    }
+
+    public long rejections() {
+      return rejections.sum();
+    }
+
+    public long firstSeenMillis() {
+      return firstSeen;
+    }
+
+    public long lastSeenMillis() {
+      return lastSeen;
+    }
+
+    /** A fence refused a side effect of this lock sent here. */
+    public void rejected() {
+      rejections.increment();
+    }
+
+    void seen() {
+      long now = System.currentTimeMillis();
+      if (now - lastSeen >= LAST_SEEN_GRANULARITY_MS) {
+        lastSeen = now;
+      }
+    }
+  }
+
+  /** One database (one JDBC URL): its tables, found by the SQL text's target span without allocation. */
+  public final class Database {
+    private final String url;
+    /** The JDBC driver's jar, for the report's {@code sql install --driver-jar}; null when not a plain file. */
+    private final String driverJar;
+    private final AtomicReferenceArray<Destination> tables = new AtomicReferenceArray<>(TABLE_SLOTS);
+    private volatile Destination noSingleTable;
+    private volatile Destination everyTable;
+
+    Database(String url, String driverJar) {
+      this.url = url;
+      this.driverJar = driverJar;
+    }
+
+    public String url() {
+      return url;
+    }
+
+    public String driverJar() {
+      return driverJar;
+    }
+
+    /** Writes with no single target table; null beyond the cap. */
+    public Destination noSingleTable() {
+      Destination d = noSingleTable;
+      if (d == null) {
+        d = special(NO_SINGLE_TABLE);
+      }
+      return d;
+    }
+
+    /** The database as a whole (exempt, or declared fenced); null beyond the cap. */
+    public Destination everyTable() {
+      Destination d = everyTable;
+      if (d == null) {
+        d = special(EVERY_TABLE);
+      }
+      return d;
+    }
+
+    private synchronized Destination special(String which) {
+      Destination d = which == EVERY_TABLE ? everyTable : noSingleTable;
+      if (d == null && reserve()) {
+        d = register(new Destination(Channel.JDBC, url, which, "", which, null, -1));
+        d.database = this;
+        if (which == EVERY_TABLE) {
+          everyTable = d;
+        } else {
+          noSingleTable = d;
+        }
+      }
+      return d;
+    }
+
+    /**
+     * The table at {@code [nameStart, nameEnd)} of {@code sql}, qualified by {@code [schemaStart, schemaEnd)} (empty:
+     * unqualified); {@code foldLower}/{@code foldUpper}: the database folds unquoted names so (shown folded). Null
+     * beyond the cap.
+     */
+    public Destination table(String sql, int nameStart, int nameEnd, int schemaStart, int schemaEnd,
+        boolean foldSchema, boolean foldName, boolean upper) {
+      int h = hash(sql, schemaStart, schemaEnd) * 31 + hash(sql, nameStart, nameEnd);
+      int mask = TABLE_SLOTS - 1;
+      for (int probe = 0; probe < TABLE_SLOTS; probe++) {
+        int i = (h + probe) & mask;
+        Destination d = tables.get(i);
+        if (d == null) {
+          Destination made = make(sql, nameStart, nameEnd, schemaStart, schemaEnd, foldSchema, foldName, upper);
+          if (made == null) {
+            return null;
+          }
+          if (tables.compareAndSet(i, null, made)) {
+            return register(made);
+          }
+          release();
+          d = tables.get(i);
+        }
+        if (same(d, sql, nameStart, nameEnd, schemaStart, schemaEnd)) {
+          return d;
+        }
+      }
+      overflow.increment();
+      return null;
+    }
+
+    private Destination make(String sql, int nameStart, int nameEnd, int schemaStart, int schemaEnd,
+        boolean foldSchema, boolean foldName, boolean upper) {
+      if (!reserve()) {
+        return null;
+      }
+      String rawSchema = schemaEnd > schemaStart ? sql.substring(schemaStart, schemaEnd) : "";
+      String rawName = sql.substring(nameStart, nameEnd);
+      String shown = (rawSchema.isEmpty() ? "" : fold(rawSchema, foldSchema, upper) + ".")
+          + fold(rawName, foldName, upper);
+      Destination d = new Destination(Channel.JDBC, url, shown, rawSchema, rawName, null, -1);
+      d.database = this;
+      return d;
+    }
+
+    private boolean same(Destination d, String sql, int nameStart, int nameEnd, int schemaStart, int schemaEnd) {
+      int nl = nameEnd - nameStart;
+      int sl = schemaEnd - schemaStart;
+      return d.rawName.length() == nl && d.rawSchema.length() == Math.max(0, sl)
+          && sql.regionMatches(nameStart, d.rawName, 0, nl)
+          && (sl <= 0 || sql.regionMatches(schemaStart, d.rawSchema, 0, sl));
+    }
+  }
+
+  private static String fold(String s, boolean fold, boolean upper) {
+    return !fold ? s : upper ? s.toUpperCase(Locale.ROOT) : s.toLowerCase(Locale.ROOT);
+  }
+
+  private static int hash(String s, int from, int to) {
+    int h = 0;
+    for (int i = from; i < to; i++) {
+      h = 31 * h + s.charAt(i);
+    }
+    return h ^ (h >>> 16);
+  }
+
+  private final int maxDestinations;
+  private final AtomicInteger size = new AtomicInteger();
+  private final LongAdder overflow = new LongAdder();
+  private final ConcurrentLinkedQueue<Destination> all = new ConcurrentLinkedQueue<>();
+  private final ConcurrentHashMap<String, Destination> topics = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Destination[]> hosts = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Database> databases = new ConcurrentHashMap<>();
+  /** HTTP methods seen, by bit of {@link PerLock#methods}; copied on a new method (a handful per JVM). */
+  private volatile String[] methodNames = new String[0];
+
+  public DestinationInventory() {
+    this(DEFAULT_MAX_DESTINATIONS);
+  }
+
+  public DestinationInventory(int maxDestinations) {
+    this.maxDestinations = maxDestinations;
+  }
+
+  public int maxDestinations() {
+    return maxDestinations;
+  }
+
+  /** Side effects toward destinations beyond the cap: counted here, not per destination. */
+  public long overflow() {
+    return overflow.sum();
+  }
+
+  private boolean reserve() {
+    for (;;) {
+      int n = size.get();
+      if (n >= maxDestinations) {
+        overflow.increment();
+        return false;
+      }
+      if (size.compareAndSet(n, n + 1)) {
+        return true;
+      }
+    }
+  }
+
+  private void release() {
+    size.decrementAndGet();
+  }
+
+  private Destination register(Destination d) {
+    all.add(d);
+    return d;
+  }
+
+  /** A Kafka topic; null beyond the cap. One lock-free lookup once seen. */
+  public Destination kafka(String topic) {
+    if (topic == null) {
+      return null;
+    }
+    Destination d = topics.get(topic);
+    if (d == null) {
+      d = newTopic(topic);
+    }
+    return d;
+  }
+
+  private synchronized Destination newTopic(String topic) {
+    Destination d = topics.get(topic);
+    if (d == null && reserve()) {
+      d = register(new Destination(Channel.KAFKA, topic, null, null, null, null, -1));
+      topics.put(topic, d);
+    }
+    return d;
+  }
+
+  /** An HTTP destination; {@code port} -1: the scheme's default. Null beyond the cap. */
+  public Destination http(String scheme, String host, int port) {
+    if (host == null) {
+      return null;
+    }
+    String s = scheme == null ? "http" : scheme;
+    int p = port >= 0 ? port : "https".equalsIgnoreCase(s) ? 443 : 80;
+    Destination[] a = hosts.get(host);
+    if (a != null) {
+      for (Destination d : a) {
+        if (d.port == p && d.scheme.equalsIgnoreCase(s)) {
+          return d;
+        }
+      }
+    }
+    return newHost(s, host, p);
+  }
+
+  private synchronized Destination newHost(String scheme, String host, int port) {
+    Destination[] a = hosts.get(host);
+    if (a != null) {
+      for (Destination d : a) {
+        if (d.port == port && d.scheme.equalsIgnoreCase(scheme)) {
+          return d;
+        }
+      }
+    }
+    if (!reserve()) {
+      return null;
+    }
+    String s = scheme.toLowerCase(Locale.ROOT);
+    Destination d = register(new Destination(Channel.HTTP, s + "://" + host.toLowerCase(Locale.ROOT) + ":" + port,
+        null, null, null, s, port));
+    Destination[] b = a == null ? new Destination[1] : java.util.Arrays.copyOf(a, a.length + 1);
+    b[b.length - 1] = d;
+    hosts.put(host, b);
+    return d;
+  }
+
+  /**
+   * The database behind a JDBC URL (looked up once per connection, not per statement); never null. {@code driver}:
+   * the driver's connection class, whose jar the report names.
+   */
+  public Database database(String url, Class<?> driver) {
+    String key = url == null ? "(unknown)" : url;
+    return databases.computeIfAbsent(key, k -> new Database(redact(k), jarOf(driver)));
+  }
+
+  private static String jarOf(Class<?> type) {
+    try {
+      java.security.CodeSource cs = type == null ? null : type.getProtectionDomain().getCodeSource();
+      java.net.URL location = cs == null ? null : cs.getLocation();
+      if (location != null && "file".equals(location.getProtocol()) && location.getPath().endsWith(".jar")) {
+        return java.nio.file.Path.of(location.toURI()).toString();
+      }
+    } catch (Exception | LinkageError e) {
+      // no jar to name: the report asks for one
+    }
+    return null;
+  }
+
+  /**
+   * A side effect's decision toward {@code d} (null: beyond the cap, counted as overflow already). Returns the lock's
+   * counts, to attribute a fence's rejection of it later. Allocation-free once the destination and lock were seen.
+   */
+  public PerLock record(Destination d, boolean fenced, Decision decision) {
+    if (d == null || decision == null) {
+      return null;
+    }
+    if (fenced) {
+      if (!d.seenFenced) {
+        d.seenFenced = true;
+      }
+    } else if (!d.seenUnfenced) {
+      d.seenUnfenced = true;
+    }
+    PerLock p = d.of(decision.lock());
+    if (decision.observed()) {
+      p.wouldBlock.increment();
+    } else if (decision.isBlock()) {
+      p.blocked.increment();
+    } else if (decision.isTag()) {
+      p.tagged.increment();
+    } else {
+      p.passed.increment();
+    }
+    p.seen();
+    return p;
+  }
+
+  /** A side effect toward an exempt destination (fencing.exempt.*), under {@code lock}. */
+  public PerLock recordExempt(Destination d, String lock) {
+    if (d == null) {
+      return null;
+    }
+    if (!d.seenExempt) {
+      d.seenExempt = true;
+    }
+    PerLock p = d.of(lock);
+    p.exempt.increment();
+    p.seen();
+    return p;
+  }
+
+  /** An HTTP method used toward a destination by a lock. */
+  public void method(PerLock p, String method) {
+    if (p == null || method == null) {
+      return;
+    }
+    String[] names = methodNames;
+    int bit = -1;
+    for (int i = 0; i < names.length; i++) {
+      if (names[i] == method || names[i].equals(method)) {
+        bit = i;
+        break;
+      }
+    }
+    if (bit < 0) {
+      bit = methodBit(method);
+      if (bit < 0) {
+        return;
+      }
+    }
+    int m = p.methods;
+    if ((m & (1 << bit)) == 0) {
+      synchronized (p) {
+        p.methods |= 1 << bit;
+      }
+    }
+  }
+
+  private synchronized int methodBit(String method) {
+    String[] names = methodNames;
+    for (int i = 0; i < names.length; i++) {
+      if (names[i].equals(method)) {
+        return i;
+      }
+    }
+    if (names.length >= 32) {
+      return -1;
+    }
+    String[] b = java.util.Arrays.copyOf(names, names.length + 1);
+    b[names.length] = method;
+    methodNames = b;
+    return names.length;
+  }
+
+  /** The HTTP methods a lock used toward a destination, upper case, sorted. */
+  public List<String> methods(PerLock p) {
+    String[] names = methodNames;
+    java.util.TreeSet<String> out = new java.util.TreeSet<>();
+    for (int i = 0; i < names.length; i++) {
+      if ((p.methods & (1 << i)) != 0) {
+        out.add(names[i].toUpperCase(Locale.ROOT));
+      }
+    }
+    return new ArrayList<>(out);
+  }
+
+  /** Every destination seen, in the order first seen. */
+  public List<Destination> destinations() {
+    return new ArrayList<>(all);
+  }
+
+  /** How many destinations of {@code channel} with {@code status} {@code lock}'s side effects went to. */
+  public long count(String lock, Channel channel, Status status) {
+    long n = 0;
+    for (Destination d : all) {
+      if (d.channel == channel && d.status() == status) {
+        for (PerLock p : d.locks) {
+          if (p.lock.equals(lock)) {
+            n++;
+            break;
+          }
+        }
+      }
+    }
+    return n;
+  }
+
+  /**
+   * A JDBC URL without what may be a secret: user info before {@code @} and every parameter whose name contains
+   * {@code password}, {@code secret} or {@code token}, or ends with {@code key} (dropped, with its value).
+   */
+  public static String redact(String url) {
+    String u = url;
+    int scheme = u.indexOf("//");
+    if (scheme >= 0) {
+      int slash = u.indexOf('/', scheme + 2);
+      int at = u.indexOf('@', scheme + 2);
+      if (at > 0 && (slash < 0 || at < slash)) {
+        u = u.substring(0, scheme + 2) + u.substring(at + 1);
+      }
+    }
+    StringBuilder out = new StringBuilder(u.length());
+    int i = 0;
+    int n = u.length();
+    int paramStart = indexOfAny(u, "?;", 0);
+    if (paramStart < 0) {
+      return u;
+    }
+    out.append(u, 0, paramStart);
+    i = paramStart;
+    boolean first = true;
+    while (i < n) {
+      char sep = u.charAt(i);
+      int end = indexOfAny(u, "&;", i + 1);
+      if (end < 0) {
+        end = n;
+      }
+      String param = u.substring(i + 1, end);
+      String name = param.contains("=") ? param.substring(0, param.indexOf('=')) : param;
+      String lower = name.toLowerCase(Locale.ROOT);
+      boolean secret = lower.contains("password") || lower.contains("secret") || lower.contains("token")
+          || lower.endsWith("key") || lower.equals("pwd");
+      if (!secret && !param.isEmpty()) {
+        out.append(first ? (sep == ';' ? ';' : '?') : (sep == ';' ? ';' : '&')).append(param);
+        first = false;
+      }
+      i = end;
+    }
+    return out.toString();
+  }
+
+  private static int indexOfAny(String s, String chars, int from) {
+    for (int i = from; i < s.length(); i++) {
+      if (chars.indexOf(s.charAt(i)) >= 0) {
+        return i;
+      }
+    }
+    return -1;
+  }
+}
