@@ -27,6 +27,7 @@ class ModuleGraphTest {
   /** module -> the project modules it depends on outside test scope (provided included: advice is compiled on it). */
   private static final Map<String, Set<String>> ALLOWED = Map.ofEntries(
       Map.entry("fencing-protocol", Set.of()),
+      Map.entry("fencing-api", Set.of()),
       Map.entry("fencing-agent-bootstrap", Set.of("fencing-protocol")),
       Map.entry("fencing-fence-store", Set.of("fencing-protocol")),
       Map.entry("fencing-fence-sql", Set.of("fencing-protocol", "fencing-fence-store")),
@@ -85,9 +86,13 @@ class ModuleGraphTest {
         assertThat(deps).as(module).isSubsetOf("fencing-agent-bootstrap", "fencing-agent-core");
       } else if (module.startsWith("fencing-instrumentation-")) {
         // an instrumentation builds on the bootstrap part and the instrumentation API only, never on the core nor on
-        // another instrumentation; the HTTP clients share the HTTP hook
+        // another instrumentation; the HTTP clients share the HTTP hook; the application API's bridge compiles its
+        // advice against the API, which it instruments as its library
         assertThat(deps).as(module).isSubsetOf("fencing-agent-bootstrap", "fencing-agent-instrumentation-api",
-            "fencing-instrumentation-http-common");
+            "fencing-instrumentation-http-common", "fencing-api");
+        if (deps.contains("fencing-api")) {
+          assertThat(module).as("only the API's bridge depends on the API").isEqualTo("fencing-instrumentation-fencing-api");
+        }
         if (deps.contains("fencing-instrumentation-http-common")) {
           assertThat(HTTP_CLIENTS).as(module + " depends on the shared HTTP hook").contains(module);
         }
@@ -111,6 +116,9 @@ class ModuleGraphTest {
       }
       if (module.equals("fencing-protocol")) {
         assertThat(deps).as("the protocol depends on nothing of ours").isEmpty();
+      }
+      if (module.equals("fencing-api")) {
+        assertThat(deps).as("the application API depends on nothing of ours").isEmpty();
       }
     }
   }

@@ -35,8 +35,22 @@ public final class Sections {
   private Sections() {}
 
   /** Installs the table: {@code <binary class name>.<method name>} to the scope of the section's lock. */
-  public static void install(Map<String, LockScope> sections) {
+  public static synchronized void install(Map<String, LockScope> sections) {
     byMethod = Map.copyOf(sections);
+  }
+
+  /**
+   * Adds the section {@code origin} of {@code scope} (a method annotated {@code @Fenced}, met when its class is
+   * defined), unless the table has it already: a section of the configuration wins. Copies the table, so entries
+   * stay lock-free.
+   */
+  public static synchronized void add(String origin, LockScope scope) {
+    if (byMethod.containsKey(origin)) {
+      return;
+    }
+    Map<String, LockScope> m = new java.util.HashMap<>(byMethod);
+    m.put(origin, scope);
+    byMethod = Map.copyOf(m);
   }
 
   /** The scope the section {@code origin} ({@code <class>.<method>}) runs in, or null when it is not declared. */

@@ -77,7 +77,7 @@ public final class AgentConfig implements InstrumentationConfig {
   @Override
   public String lock() {
     String lock = get(ConfigKey.LOCK);
-    return lock != null ? lock : leaseEnabled() && sections().isEmpty() && !shedLockEnabled() ? "(unset)" : "none";
+    return lock != null ? lock : leaseEnabled() && sections().isEmpty() && !sectionsAnnotated() && !shedLockEnabled() ? "(unset)" : "none";
   }
 
   /** True when fencing.lock is set (with a lease): side effects outside sections are fenced by it. */
@@ -190,6 +190,12 @@ public final class AgentConfig implements InstrumentationConfig {
   /** fencing.capture.max-locks: the bound on captured application locks (and so on their lock labels). */
   public int captureMaxLocks() {
     return (Integer) get(ConfigKey.CAPTURE_MAX_LOCKS);
+  }
+
+  /** fencing.sections.annotated: the JVM's sections are its @Fenced methods, and it needs no fencing.lock. */
+  public boolean sectionsAnnotated() {
+    Boolean b = get(ConfigKey.SECTIONS_ANNOTATED);
+    return b != null && b;
   }
 
   /** fencing.shedlock.enabled: ShedLock's tasks run as scopes of the agent's lock of their name. */

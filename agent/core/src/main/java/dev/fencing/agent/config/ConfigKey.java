@@ -17,6 +17,8 @@ public enum ConfigKey {
       ValueType.lock()),
   SECTIONS("sections", "class#method@lock list", "(none)", "Declared sections, comma-separated `<fully.qualified.Class>#<method>@<lock>` (nested classes with `$`; every overload of the method): a section runs in the scope of its lock, which this JVM campaigns for (its own key and token). Holding the lock, the section's side effects carry its token; not holding, a `void` method is skipped and any other method runs with its side effects refused as on standby. Outside every section and without fencing.lock, side effects pass (tagged only with an inbound token).",
       ValueType.sections()),
+  SECTIONS_ANNOTATED("sections.annotated", "true|false", "false", "true: this JVM's sections are (also) its methods annotated `@Fenced(\"<lock>\")` with the optional fencing-api, so fencing.lock is optional as with fencing.sections: without it, side effects outside every section pass (tagged only with an inbound token). An annotated method is a section whatever this says (see [Application API](api.md)); this only says that the JVM needs no JVM-wide lock.",
+      ValueType.flag()),
   LEASE_ENABLED("lease.enabled", "true|false", "true", "false: this JVM campaigns for no lease (no lock, no etcd): its side effects carry the token an inbound request or record brought (cross-hop propagation) and pass untagged otherwise.",
       ValueType.flag()),
   COORDINATOR("coordinator", "etcd|zookeeper", "etcd", "Where the lock and its fencing token come from: etcd (fencing.etcd.*; token = the lock key's create revision) or ZooKeeper (fencing.zookeeper.*; token = the czxid of this holder's lock node).",
@@ -129,7 +131,7 @@ public enum ConfigKey {
       ValueType.flag()),
   SHEDLOCK_WAIT("shedlock.wait", "duration", "30s", "How long a ShedLock task waits for the agent's lock of its name (a paused or crashed previous holder's lease lapses within fencing.lease.ttl); when it is not held by then, the task fails with ShedLockNotFencedException and does not run.",
       ValueType.duration(Duration.ofMillis(1))),
-  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, apache-httpclient-4, okhttp, reactor-netty, kafka-clients; inbound tokens: servlet, jdk-http-server, executors; application-owned locks: curator, jetcd-lock, redisson; logs: log-correlation; class-loaders: makes every class loader delegate the agent's bootstrap package, see Safety) on or off.",
+  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, apache-httpclient-4, okhttp, reactor-netty, kafka-clients; inbound tokens: servlet, jdk-http-server, executors; application-owned locks: curator, jetcd-lock, redisson; application API: fencing-api; logs: log-correlation; class-loaders: makes every class loader delegate the agent's bootstrap package, see Safety) on or off.",
       ValueType.flag());
 
   public static final String PREFIX = "fencing.";

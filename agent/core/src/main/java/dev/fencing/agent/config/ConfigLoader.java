@@ -246,7 +246,8 @@ public final class ConfigLoader {
     }
     pairs(raw, v, problems);
     sectionsNeedALease(v, problems);
-    if (setValue(raw, ConfigKey.SECTIONS) != null || Boolean.TRUE.equals(v.get(ConfigKey.SHEDLOCK_ENABLED))) {
+    if (setValue(raw, ConfigKey.SECTIONS) != null || Boolean.TRUE.equals(v.get(ConfigKey.SECTIONS_ANNOTATED))
+        || Boolean.TRUE.equals(v.get(ConfigKey.SHEDLOCK_ENABLED))) {
       // Sections were declared (the problem above names a bad entry), or ShedLock's tasks name their locks: a missing
       // fencing.lock is not a second problem.
       problems.removeIf(p -> p.startsWith(ConfigKey.LOCK.property() + " is not set"));

@@ -52,7 +52,8 @@ public final class Scopes {
     // Outside every section: the JVM-wide lock decides when there is one. So does a lease-style policy for an invalid
     // configuration that campaigns (it is FAILED, and fail-mode decides: the agent fails closed, as with one lock).
     boolean outsideIsLease = config.leaseEnabled()
-        && (config.jvmWideLock() || config.sections().isEmpty() && !config.shedLockEnabled() || !config.valid());
+        && (config.jvmWideLock() || config.sections().isEmpty() && !config.sectionsAnnotated()
+            && !config.shedLockEnabled() || !config.valid());
     List<LockRuntime> locks = new ArrayList<>();
     LockRuntime outside;
     if (outsideIsLease) {

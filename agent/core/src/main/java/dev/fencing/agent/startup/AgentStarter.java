@@ -11,6 +11,8 @@ import dev.fencing.agent.bootstrap.Sections;
 import dev.fencing.agent.scope.Scopes;
 import dev.fencing.agent.bootstrap.Captures;
 import dev.fencing.agent.bootstrap.ShedLocks;
+import dev.fencing.agent.bootstrap.FencingApi;
+import dev.fencing.agent.scope.FencedMethods;
 import dev.fencing.agent.lease.LeaseKeeper;
 import dev.fencing.agent.lease.LeaseProviders;
 import dev.fencing.agent.scope.ShedLockRuns;
@@ -38,6 +40,7 @@ public final class AgentStarter {
     if (config.shedLockEnabled()) {
       ShedLocks.install(shedLockRuns(config, scopes));
     }
+    FencingApi.install(fencedMethods(config, scopes, inst));
     for (String warning : config.warnings()) {
       LOG.warn("configuration: " + warning);
     }
@@ -81,6 +84,21 @@ public final class AgentStarter {
       LeaseKeeper keeper = new LeaseKeeper(config, lock.lock(), lock.state(), () -> LeaseProviders.create(config));
       keeper.start();
       return () -> keeper.close("lease released: the ShedLock task ended");
+    });
+  }
+
+  /**
+   * The application API's {@code @Fenced} methods: a lock the configuration does not name gets a keeper, lease and
+   * coordinator session of its own when its first annotated method is defined, given back after the application's
+   * shutdown hooks (as the configured locks are).
+   */
+  private static FencedMethods fencedMethods(AgentConfig config, Scopes scopes, Instrumentation inst) {
+    return new FencedMethods(config, scopes, LeaseProviders.name(config), lock -> {
+      lock.state().loadPersisted();
+      LeaseKeeper keeper = new LeaseKeeper(config, lock.lock(), lock.state(), () -> LeaseProviders.create(config));
+      keeper.start();
+      ShutdownOrder.afterApplicationHooks(inst, keeper::close, "fencing-agent-release");
+      return () -> keeper.close();
     });
   }
 }

@@ -131,6 +131,7 @@ public final class StatusJson {
       field(sb, "path", c.path());
       field(sb, "state", phase.name());
       number(sb, "token", token(g));
+      field(sb, "leaseId", leaseId(g));
       number(sb, "leaseRemainingMs", remainingMs(phase, g, now));
       number(sb, "acquisitionsTotal", st.acquisitions());
       sb.append("\"tokenReused\":").append(g != null && g.reused());
