@@ -11,7 +11,7 @@
 # fencing-fence-kafka-, fencing-fence-spring-boot-starter-<version>.jar (the fence libraries) with the two they
 # depend on, fencing-protocol- and fencing-fence-store-<version>.jar (all also installed in your local repository
 # only if you run `mvn install` yourself), fencing-dashboards-<version>.jar, SHA256SUMS (`sha256sum -c SHA256SUMS`
-# checks them).
+# checks them), fencing-api-<version>.jar (the optional application API).
 # RELEASE_MVN_ARGS adds Maven options (e.g. -o to build offline).
 set -euo pipefail
 
@@ -71,12 +71,12 @@ left=$(cd "$work" && grep -rl --include=pom.xml -F "<version>$current</version>"
 echo "== building the agent jar and the fence libraries"
 # shellcheck disable=SC2086
 (cd "$work" && mvn -B -ntp -q ${RELEASE_MVN_ARGS:-} package -Dmaven.test.skip=true \
-  -pl agent/jar,fences/sql,fences/http,fences/kafka,fences/spring-boot-starter,dashboards -am)
+  -pl agent/jar,fences/sql,fences/http,fences/kafka,fences/spring-boot-starter,dashboards,api -am)
 
 cp "$work/agent/jar/target/fencing-agent.jar" "$out/fencing-agent-$version.jar"
 for m in protocol:fencing-protocol fences/store:fencing-fence-store fences/sql:fencing-fence-sql \
   fences/http:fencing-fence-http fences/kafka:fencing-fence-kafka \
-  fences/spring-boot-starter:fencing-fence-spring-boot-starter dashboards:fencing-dashboards; do
+  fences/spring-boot-starter:fencing-fence-spring-boot-starter dashboards:fencing-dashboards api:fencing-api; do
   cp "$work/${m%%:*}/target/${m##*:}-$version.jar" "$out/"
 done
 

@@ -28,7 +28,7 @@ class ReleaseIT {
       "fencing-protocol-" + VERSION + ".jar", "fencing-fence-store-" + VERSION + ".jar",
       "fencing-fence-sql-" + VERSION + ".jar", "fencing-fence-http-" + VERSION + ".jar",
       "fencing-fence-kafka-" + VERSION + ".jar", "fencing-fence-spring-boot-starter-" + VERSION + ".jar",
-      "fencing-dashboards-" + VERSION + ".jar");
+      "fencing-dashboards-" + VERSION + ".jar", "fencing-api-" + VERSION + ".jar");
 
   @TempDir
   Path out;
