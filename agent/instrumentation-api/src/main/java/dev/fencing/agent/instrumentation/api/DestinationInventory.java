@@ -25,11 +25,13 @@ public final class DestinationInventory {
   public static final int DEFAULT_MAX_DESTINATIONS = 500;
   /** Table slots per database (open addressing): beyond it, further tables of that database count as overflow. */
   static final int TABLE_SLOTS = 256;
+  /** SQL texts remembered per database ({@link Database#bySql}). */
+  static final int SQL_TEXTS = 1024;
   /** The table entry of JDBC writes with no single target table (DDL, CALL, multi-table and multi-statement texts). */
   public static final String NO_SINGLE_TABLE = "(no single table)";
   /** The table entry of a database that is exempt, or declared fenced, as a whole. */
   public static final String EVERY_TABLE = "*";
-  /** lastSeen is written at most this often per (destination, lock): a clock read, no cache-line traffic per call. */
+  /** lastSeen's resolution: the coarse clock advances this often, and lastSeen is written at most this often. */
   private static final long LAST_SEEN_GRANULARITY_MS = 1000;
 
   /** The {@code status} of a destination. */
@@ -145,7 +147,7 @@ public final class DestinationInventory {
     private final LongAdder blocked = new LongAdder();
     private final LongAdder exempt = new LongAdder();
     private final LongAdder rejections = new LongAdder();
-    private final long firstSeen = System.currentTimeMillis();
+    private final long firstSeen = System.currentTimeMillis(); // once, on the lock's first side effect here
     private volatile long lastSeen = firstSeen;
     /** HTTP: a bit per method of {@link #methodNames} used here. */
     private volatile int methods;
@@ -196,8 +198,8 @@ public final class DestinationInventory {
     }
 
     void seen() {
-      long now = System.currentTimeMillis();
-      if (now - lastSeen >= LAST_SEEN_GRANULARITY_MS) {
+      long now = coarseMillis;
+      if (now > lastSeen) {
         lastSeen = now;
       }
     }
@@ -211,6 +213,23 @@ public final class DestinationInventory {
     private final AtomicReferenceArray<Destination> tables = new AtomicReferenceArray<>(TABLE_SLOTS);
     private volatile Destination noSingleTable;
     private volatile Destination everyTable;
+    /**
+     * Destinations by the plain statement's SQL text, so that a text met before (a constant, as most are) costs its
+     * cached hash and an identity check instead of a scan for its target. Bounded: beyond it, texts are scanned.
+     */
+    private final ConcurrentHashMap<String, Destination> bySql = new ConcurrentHashMap<>();
+
+    /** The destination found for {@code sql} before; null when not remembered. */
+    public Destination bySql(String sql) {
+      return sql == null ? null : bySql.get(sql);
+    }
+
+    /** Remembers {@code d} as the destination of {@code sql} (up to {@link #SQL_TEXTS} texts per database). */
+    public void rememberSql(String sql, Destination d) {
+      if (sql != null && d != null && bySql.size() < SQL_TEXTS) {
+        bySql.putIfAbsent(sql, d);
+      }
+    }
 
     Database(String url, String driverJar) {
       this.url = url;
@@ -368,8 +387,39 @@ public final class DestinationInventory {
   }
 
   private Destination register(Destination d) {
+    Clock.start();
     all.add(d);
     return d;
+  }
+
+  /**
+   * The time lastSeen takes, to the second: read by the hooks without a clock call of their own (a clock read is a
+   * system call on some virtual machines), advanced by one daemon thread, started with the first destination.
+   */
+  private static volatile long coarseMillis = System.currentTimeMillis();
+
+  private static final class Clock {
+    private static final java.util.concurrent.atomic.AtomicBoolean STARTED =
+        new java.util.concurrent.atomic.AtomicBoolean();
+
+    static void start() {
+      if (STARTED.get() || !STARTED.compareAndSet(false, true)) {
+        return;
+      }
+      coarseMillis = System.currentTimeMillis();
+      Thread t = new Thread(() -> {
+        for (;;) {
+          coarseMillis = System.currentTimeMillis();
+          try {
+            Thread.sleep(LAST_SEEN_GRANULARITY_MS);
+          } catch (InterruptedException e) {
+            return;
+          }
+        }
+      }, "fencing-agent-inventory-clock");
+      t.setDaemon(true);
+      t.start();
+    }
   }
 
   /** A Kafka topic; null beyond the cap. One lock-free lookup once seen. */

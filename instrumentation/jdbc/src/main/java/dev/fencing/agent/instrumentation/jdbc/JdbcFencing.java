@@ -72,6 +72,9 @@ final class JdbcFencing implements JdbcHook {
     final long target;
     /** A session statement that may change where unqualified names resolve ({@link SqlClassifier#switchesSchema}). */
     final boolean switchesSchema;
+    /** Its inventory entry, found once per database it runs on (the last one). */
+    volatile DestinationInventory.Destination destination;
+    volatile DestinationInventory.Database destinationOf;
 
     Prepared(boolean write, String sql, long target) {
       this.write = write;
@@ -193,6 +196,7 @@ final class JdbcFencing implements JdbcHook {
       long target = SqlTarget.NONE;
       boolean targetFound = false;
       boolean switchesSchema = false;
+      Prepared prepared = null;
       if (kind == COPY) {
         write = true; // COPY ... FROM STDIN: rows into the table it names, through its INSERT triggers
       } else if (kind == SQL) {
@@ -205,6 +209,7 @@ final class JdbcFencing implements JdbcHook {
         // A prepared statement, or its batch (the same statement many times); a plain Statement's batch has no
         // known text, so its writes count as unjudged.
         Prepared p = preparedStatements.get(statement);
+        prepared = p;
         write = kind == BATCH || p == null || p.write;
         if (p != null) {
           text = p.sql;
@@ -251,7 +256,7 @@ final class JdbcFencing implements JdbcHook {
       Decision d = scope == null ? Fencing.decide(Channel.JDBC, write, fenced)
           : scope.gate().decide(Channel.JDBC, write, fenced);
       if (write) {
-        session.lastWrite = inventory.record(destination(session, text, target, targetFound), fenced, d);
+        session.lastWrite = inventory.record(destination(session, prepared, text, target, targetFound), fenced, d);
       }
       if (d.isBlock()) {
         ReentryGuard.exit();
@@ -289,7 +294,8 @@ final class JdbcFencing implements JdbcHook {
    * check uses; for a plain statement on a database without fences, found here), the database as a whole when it is
    * declared fenced, or the entry of writes with no single target. Allocation-free once the table was seen.
    */
-  private DestinationInventory.Destination destination(JdbcSession s, String text, long target, boolean targetFound) {
+  private DestinationInventory.Destination destination(JdbcSession s, Prepared p, String text, long target,
+      boolean targetFound) {
     DestinationInventory.Database db = s.database;
     if (db == null) {
       return null;
@@ -297,14 +303,30 @@ final class JdbcFencing implements JdbcHook {
     if (s.fences.allFenced()) {
       return db.everyTable();
     }
-    long t = targetFound ? target : text == null ? SqlTarget.NONE : target(text, s.dialect.truncateFenced());
-    if (t == SqlTarget.NONE) {
-      return db.noSingleTable();
+    if (p != null && p.destinationOf == db) {
+      return p.destination; // a prepared statement run again on the same database: its entry, found before
     }
-    boolean h2 = s.dialect == SessionDialect.H2;
-    boolean fold = h2 || s.dialect == SessionDialect.POSTGRESQL;
-    return db.table(text, SqlTarget.nameStart(t), SqlTarget.nameEnd(t), SqlTarget.schemaStart(t),
-        SqlTarget.schemaEnd(t), fold && !SqlTarget.schemaQuoted(t), fold && !SqlTarget.nameQuoted(t), h2);
+    DestinationInventory.Destination known = p == null && !targetFound ? db.bySql(text) : null;
+    if (known != null) {
+      return known; // a plain statement's text met before: no scan for its target
+    }
+    long t = targetFound ? target : text == null ? SqlTarget.NONE : target(text, s.dialect.truncateFenced());
+    DestinationInventory.Destination d;
+    if (t == SqlTarget.NONE) {
+      d = db.noSingleTable();
+    } else {
+      boolean h2 = s.dialect == SessionDialect.H2;
+      boolean fold = h2 || s.dialect == SessionDialect.POSTGRESQL;
+      d = db.table(text, SqlTarget.nameStart(t), SqlTarget.nameEnd(t), SqlTarget.schemaStart(t),
+          SqlTarget.schemaEnd(t), fold && !SqlTarget.schemaQuoted(t), fold && !SqlTarget.nameQuoted(t), h2);
+    }
+    if (p != null) {
+      p.destination = d;
+      p.destinationOf = db; // after the entry: a reader that sees this database sees its entry
+    } else if (!targetFound) {
+      db.rememberSql(text, d);
+    }
+    return d;
   }
 
   /**
