@@ -64,3 +64,11 @@ CREATE TABLE IF NOT EXISTS settle_row (
   token_seen TEXT DEFAULT nullif(current_setting('fencing.token', true), ''),
   at TIMESTAMPTZ NOT NULL DEFAULT now()
 );
+-- The outbox profile's payments (app.outbox.enabled=true): each one defers its webhook to the outbox table, which the
+-- DBA installs with `sql install --outbox outbox --lock <lock>`.
+CREATE TABLE IF NOT EXISTS payment (
+  id BIGSERIAL PRIMARY KEY,
+  order_ref TEXT NOT NULL,
+  replica TEXT NOT NULL,
+  token_seen TEXT DEFAULT nullif(current_setting('fencing.token', true), '')
+);

@@ -10,6 +10,9 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Sends an HTTP event: the row's method, URL, headers and body, plus the row's {@code Fencing-Token},
@@ -22,11 +25,20 @@ final class HttpDelivery {
       lower(HttpHeaderNames.GRANT), lower(HttpHeaderNames.SIGNATURE), lower(HttpHeaderNames.IDEMPOTENCY_KEY));
 
   private final HttpClient client;
+  private final ExecutorService executor;
   private final Duration timeout;
 
-  HttpDelivery(Duration timeout) {
+  HttpDelivery(Duration timeout, OutboxRelay.Threads threads) {
     this.timeout = timeout;
-    this.client = HttpClient.newBuilder().connectTimeout(timeout).followRedirects(HttpClient.Redirect.NEVER).build();
+    AtomicInteger n = new AtomicInteger();
+    // The client's own work (a response's completion, an attempt it starts again) runs on the relay's threads too.
+    this.executor = Executors.newCachedThreadPool(r -> threads.thread(r, "fencing-outbox-http-" + n.incrementAndGet()));
+    this.client = HttpClient.newBuilder().connectTimeout(timeout).followRedirects(HttpClient.Redirect.NEVER)
+        .executor(executor).build();
+  }
+
+  void close() {
+    executor.shutdown();
   }
 
   DeliveryResult deliver(OutboxEvent e) throws InterruptedException {

@@ -33,6 +33,22 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class OutboxRelay implements AutoCloseable {
 
+  /**
+   * Makes the relay's threads (its loop, its deliveries, the LISTEN thread, the HTTP client's): daemon threads, not
+   * started. A host that judges threads by their class (the agent, which never fences its own threads) gives its own.
+   */
+  @FunctionalInterface
+  public interface Threads {
+    Thread thread(Runnable task, String name);
+
+    /** Plain daemon threads. */
+    Threads DAEMON = (task, name) -> {
+      Thread t = new Thread(task, name);
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
   /** Opens a connection to the outbox table's database; the relay holds one, and one more to LISTEN. */
   @FunctionalInterface
   public interface ConnectionSource {
@@ -94,20 +110,16 @@ public final class OutboxRelay implements AutoCloseable {
     connection = settings.connections.open();
     dialect = OutboxDialect.of(connection);
     prepare(connection);
-    http = new HttpDelivery(settings.requestTimeout);
+    http = new HttpDelivery(settings.requestTimeout, settings.threads);
     AtomicInteger n = new AtomicInteger();
-    workers = Executors.newFixedThreadPool(settings.concurrency, r -> {
-      Thread t = new Thread(r, "fencing-outbox-deliver-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
+    workers = Executors.newFixedThreadPool(settings.concurrency,
+        r -> settings.threads.thread(r, "fencing-outbox-deliver-" + n.incrementAndGet()));
     running = true;
     if (dialect == OutboxDialect.POSTGRESQL && settings.listen) {
-      listener = new PostgresListener(settings.connections, settings.channel, this::wake, log);
+      listener = new PostgresListener(settings.connections, settings.channel, this::wake, log, settings.threads);
       listener.start();
     }
-    loop = new Thread(this::run, "fencing-outbox-relay");
-    loop.setDaemon(true);
+    loop = settings.threads.thread(this::run, "fencing-outbox-relay");
     loop.start();
     log.info("relay " + settings.relayId + " started on " + settings.table + " ("
         + dialect.name().toLowerCase(Locale.ROOT) + (listener != null ? ", LISTEN " + settings.channel : "")
@@ -425,6 +437,7 @@ public final class OutboxRelay implements AutoCloseable {
       loop.interrupt();
     }
     workers.shutdownNow();
+    http.close();
     synchronized (kafkaLock) {
       if (kafka != null) {
         kafka.close();
@@ -538,6 +551,12 @@ public final class OutboxRelay implements AutoCloseable {
       return this;
     }
 
+    /** Makes the relay's threads (default: plain daemon threads). */
+    public Builder threads(Threads threads) {
+      s.threads = Objects.requireNonNull(threads, "threads");
+      return this;
+    }
+
     /** Where the relay's log lines go (default standard error). */
     public Builder log(PrintStream out) {
       s.log = Objects.requireNonNull(out, "log");
@@ -591,6 +610,7 @@ public final class OutboxRelay implements AutoCloseable {
     Map<String, String> kafkaProperties = new LinkedHashMap<>();
     ClassLoader kafkaClassLoader = OutboxRelay.class.getClassLoader();
     PrintStream log = System.err;
+    Threads threads = Threads.DAEMON;
   }
 
   private static String defaultRelayId() {

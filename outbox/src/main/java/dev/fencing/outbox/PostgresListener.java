@@ -24,13 +24,13 @@ final class PostgresListener implements AutoCloseable {
   private volatile boolean listening;
   private volatile Connection connection;
 
-  PostgresListener(OutboxRelay.ConnectionSource connections, String channel, Runnable wake, RelayLog log) {
+  PostgresListener(OutboxRelay.ConnectionSource connections, String channel, Runnable wake, RelayLog log,
+      OutboxRelay.Threads threads) {
     this.connections = connections;
     this.channel = channel;
     this.wake = wake;
     this.log = log;
-    this.thread = new Thread(this::run, "fencing-outbox-listen");
-    this.thread.setDaemon(true);
+    this.thread = threads.thread(this::run, "fencing-outbox-listen");
   }
 
   void start() {

@@ -42,10 +42,13 @@ class ModuleGraphTest {
       Map.entry("fencing-agent-otel-extension", Set.of()),
       // The outbox relay and writer: the protocol only; the agent jar runs its command.
       Map.entry("fencing-outbox", Set.of("fencing-protocol")),
+      // The outbox's Spring bean: the writer's one-line inserts, on the application's Spring.
+      Map.entry("fencing-outbox-spring", Set.of("fencing-outbox")),
       Map.entry("fencing-test-harness", Set.of()),
       Map.entry("fencing-isolation-app", Set.of()),
       Map.entry("fencing-sample-ledger-worker", Set.of()),
-      Map.entry("fencing-sample-spring-replicas", Set.of()),
+      // Its outbox profile defers a webhook through the outbox's Spring bean; no other fencing code.
+      Map.entry("fencing-sample-spring-replicas", Set.of("fencing-outbox-spring")),
       Map.entry("fencing-sample-inventory-service", Set.of("fencing-fence-http")),
       Map.entry("fencing-sample-audit-consumer", Set.of("fencing-fence-kafka")),
       Map.entry("fencing-demo", Set.of("fencing-test-harness", "fencing-fence-sql")),

@@ -376,6 +376,17 @@ public final class AgentConfig implements InstrumentationConfig {
     return instrumentations.getOrDefault(name, Boolean.TRUE);
   }
 
+  /**
+   * A fencing.outbox.* setting as given (trimmed), or its default; null when it has none. Read as text and checked by
+   * the relay's starter, so that a bad outbox setting is a warning and never a failed agent.
+   */
+  public String outboxSetting(ConfigKey key) {
+    if (!key.key().startsWith("outbox.")) {
+      throw new IllegalArgumentException(key.property() + " is no outbox setting");
+    }
+    return get(key);
+  }
+
   /** Where the effective value of {@code key} came from, e.g. "system property"; "default" when not set. */
   public String sourceOf(ConfigKey key) {
     return sources.getOrDefault(key.key(), "default");

@@ -12,6 +12,7 @@ import dev.fencing.agent.metrics.FencingSeries;
 import dev.fencing.agent.metrics.OnDemandMetrics;
 import dev.fencing.agent.metrics.otlp.OtlpExport;
 import dev.fencing.agent.metrics.otlp.OtlpSettings;
+import dev.fencing.agent.outbox.AgentOutbox;
 import dev.fencing.agent.status.BuildInfo;
 import dev.fencing.agent.instrumentation.api.SectionSpec;
 import dev.fencing.agent.scope.LockRuntime;
@@ -40,11 +41,15 @@ final class AgentRuntime {
   private volatile StatusServer server;
   private volatile OtlpExport otlp;
   private volatile OnDemandMetrics metrics;
+  private final Thread mainThread;
+  private volatile AgentOutbox outbox;
   /** One histogram per lock this JVM campaigns for (the lock label), in the configuration's order. */
   private final List<CoordinatorLatency> latencies = new java.util.ArrayList<>();
 
-  AgentRuntime(AgentConfig config, Scopes scopes, long premainNanos, java.lang.instrument.Instrumentation inst) {
+  AgentRuntime(AgentConfig config, Scopes scopes, long premainNanos, java.lang.instrument.Instrumentation inst,
+      Thread mainThread) {
     this.inst = inst;
+    this.mainThread = mainThread;
     this.config = config;
     this.scopes = scopes;
     this.premainNanos = premainNanos;
@@ -68,6 +73,8 @@ final class AgentRuntime {
       }
       startOtlp(series);
       exposeCapturedLocks();
+      // Independent of the lease and of the agent's own configuration: deliveries are decisions already committed.
+      startOutbox();
       if (!config.valid()) {
         return; // FAILED; the endpoint still tells why
       }
@@ -105,6 +112,14 @@ final class AgentRuntime {
     } catch (Throwable t) {
       LOG.error("failed to start; side effects follow fencing.fail-mode", t);
       scopes.failed("agent failed to start: " + AgentLog.describe(t));
+    }
+  }
+
+  private void startOutbox() {
+    try {
+      outbox = AgentOutbox.start(config, mainThread);
+    } catch (Throwable t) {
+      LOG.warn("cannot start the outbox relay: " + AgentLog.describe(t) + " (the agent is not affected)");
     }
   }
 
@@ -207,6 +222,11 @@ final class AgentRuntime {
    */
   private void shutdown() {
     long deadline = System.nanoTime() + (config.shutdownTimeout().toMillis() + SHUTDOWN_SLACK_MILLIS) * 1_000_000;
+    AgentOutbox relays = outbox;
+    if (relays != null) {
+      // First: a relay stops claiming and marks the batch in hand; what it cannot finish, another relay delivers.
+      relays.stop(remainingMillis(deadline) / 2);
+    }
     // Every lock is given back at once (one closer each), all within the one shutdown timeout.
     List<Thread> closers = new java.util.ArrayList<>();
     for (LeaseKeeper k : keepers) {

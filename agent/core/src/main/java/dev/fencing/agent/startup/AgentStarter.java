@@ -67,7 +67,11 @@ public final class AgentStarter {
       LOG.debug((dynamic ? "agentmain" : "premain") + " took " + premainNanos / 1000 + " us");
     }
     // Last step: from here on, everything runs on daemon threads.
-    AgentThreads.newThread(new AgentRuntime(config, scopes, premainNanos, inst)::start, "fencing-agent-init").start();
+    // premain runs on the application's main thread, whose context class loader becomes the application's (the
+    // outbox relay finds the application's JDBC driver there); an attached agent runs on the attach listener's.
+    Thread mainThread = dynamic ? null : Thread.currentThread();
+    AgentThreads.newThread(new AgentRuntime(config, scopes, premainNanos, inst, mainThread)::start,
+        "fencing-agent-init").start();
   }
 
   /**
