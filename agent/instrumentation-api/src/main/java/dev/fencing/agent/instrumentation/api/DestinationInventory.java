@@ -418,6 +418,7 @@ public final class DestinationInventory {
         }
       }, "fencing-agent-inventory-clock");
       t.setDaemon(true);
+      t.setContextClassLoader(null); // started on an application thread: keep none of its class loaders alive
       t.start();
     }
   }
