@@ -77,7 +77,8 @@ public final class AgentConfig implements InstrumentationConfig {
   @Override
   public String lock() {
     String lock = get(ConfigKey.LOCK);
-    return lock != null ? lock : leaseEnabled() && sections().isEmpty() && !sectionsAnnotated() && !shedLockEnabled() ? "(unset)" : "none";
+    return lock != null ? lock : leaseEnabled() && sections().isEmpty() && !sectionsAnnotated() && !shedLockEnabled() && quartzJobs().isEmpty()
+        ? "(unset)" : "none";
   }
 
   /** True when fencing.lock is set (with a lease): side effects outside sections are fenced by it. */
@@ -207,6 +208,21 @@ public final class AgentConfig implements InstrumentationConfig {
 
   public Duration shedLockWait() {
     return get(ConfigKey.SHEDLOCK_WAIT);
+  }
+
+  /** fencing.quartz.jobs: the Quartz jobs that run as scopes of an agent lock, and which. */
+  public QuartzJobRules quartzJobs() {
+    QuartzJobRules rules = get(ConfigKey.QUARTZ_JOBS);
+    return rules == null ? QuartzJobRules.NONE : rules;
+  }
+
+  @Override
+  public boolean quartzJobsDeclared() {
+    return !quartzJobs().isEmpty();
+  }
+
+  public Duration quartzWait() {
+    return get(ConfigKey.QUARTZ_WAIT);
   }
 
   public Duration captureSafetyMargin() {

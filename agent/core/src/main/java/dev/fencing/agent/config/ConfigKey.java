@@ -131,6 +131,10 @@ public enum ConfigKey {
       ValueType.flag()),
   SHEDLOCK_WAIT("shedlock.wait", "duration", "30s", "How long a ShedLock task waits for the agent's lock of its name (a paused or crashed previous holder's lease lapses within fencing.lease.ttl); when it is not held by then, the task fails with ShedLockNotFencedException and does not run.",
       ValueType.duration(Duration.ofMillis(1))),
+  QUARTZ_JOBS("quartz.jobs", "pattern[@lock] list", "(none)", "Quartz jobs that run as scopes of an agent lock, comma-separated `<pattern>[@<lock>]`: a pattern matches a job's key (`group.name`) or its job class's fully qualified name, `*` for any run of characters; the first entry that matches decides, and without `@<lock>` the lock is named after the job key. When such a job starts on a node (its trigger fired there, or the node recovered it from a node the cluster took for dead), the agent campaigns for the lock (etcd or ZooKeeper, its own lease), the job runs in its scope with its token, and the lock is given back when the job returns. See [Quartz jobs](../guides/attaching.md#quartz-jobs).",
+      ValueType.quartzJobs()),
+  QUARTZ_WAIT("quartz.wait", "duration", "30s", "How long a declared Quartz job waits for its agent lock (a paused or crashed previous holder's lease lapses within fencing.lease.ttl); when it is not held by then, the job fails with a JobExecutionException (its cause a QuartzJobNotFencedException) and its body does not run.",
+      ValueType.duration(Duration.ofMillis(1))),
   OUTBOX_ENABLED("outbox.enabled", "true|false", "false", "true: this JVM relays the committed events of its outbox tables (fencing.outbox.table) to their HTTP endpoints and Kafka topics, on the agent's daemon threads, started after premain; every replica may relay, holder or not. Deliveries carry each row's own token, lock and grant and are never judged by this JVM's lease. The JDBC driver (and kafka-clients) are the application's own. An invalid outbox setting is a warning and no relay, never a failed agent. See [Outbox relay](outbox-relay.md#inside-an-application-with-the-agent).",
       ValueType.text()),
   OUTBOX_TABLE("outbox.table", "table list", "outbox", "The outbox tables this JVM relays, comma-separated `[schema.]name` (one relay each).",
@@ -147,7 +151,7 @@ public enum ConfigKey {
       ValueType.text()),
   OUTBOX_MAX_ATTEMPTS("outbox.max-attempts", "integer", "10", "Failed attempts after which an event is parked.",
       ValueType.text()),
-  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, apache-httpclient-4, okhttp, reactor-netty, kafka-clients; inbound tokens: servlet, jdk-http-server, executors; application-owned locks: curator, jetcd-lock, redisson; application API: fencing-api; logs: log-correlation; class-loaders: makes every class loader delegate the agent's bootstrap package, see Safety) on or off.",
+  INSTRUMENTATION_ENABLED("instrumentation.<name>.enabled", "true|false", "true", "Switches one instrumentation (jdbc, java-http-client, http-url-connection, apache-httpclient-5, apache-httpclient-4, okhttp, reactor-netty, kafka-clients; inbound tokens: servlet, jdk-http-server, executors; application-owned locks: curator, jetcd-lock, redisson; application API: fencing-api; schedulers: quartz; logs: log-correlation; class-loaders: makes every class loader delegate the agent's bootstrap package, see Safety) on or off.",
       ValueType.flag());
 
   public static final String PREFIX = "fencing.";

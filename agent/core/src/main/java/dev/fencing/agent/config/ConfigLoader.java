@@ -247,9 +247,10 @@ public final class ConfigLoader {
     pairs(raw, v, problems);
     sectionsNeedALease(v, problems);
     if (setValue(raw, ConfigKey.SECTIONS) != null || Boolean.TRUE.equals(v.get(ConfigKey.SECTIONS_ANNOTATED))
-        || Boolean.TRUE.equals(v.get(ConfigKey.SHEDLOCK_ENABLED))) {
-      // Sections were declared (the problem above names a bad entry), or ShedLock's tasks name their locks: a missing
-      // fencing.lock is not a second problem.
+        || Boolean.TRUE.equals(v.get(ConfigKey.SHEDLOCK_ENABLED))
+        || setValue(raw, ConfigKey.QUARTZ_JOBS) != null) {
+      // Sections were declared (the problem above names a bad entry), or ShedLock's tasks or Quartz's declared jobs
+      // name their locks: a missing fencing.lock is not a second problem.
       problems.removeIf(p -> p.startsWith(ConfigKey.LOCK.property() + " is not set"));
     }
 

@@ -207,6 +207,17 @@ abstract class ValueType<T> {
     }, List.of());
   }
 
+  /** fencing.quartz.jobs: an entry not of the form invalidates the key, naming the entry. */
+  static ValueType<QuartzJobRules> quartzJobs() {
+    return of(value -> {
+      try {
+        return QuartzJobRules.parse(value);
+      } catch (IllegalArgumentException e) {
+        throw new Invalid(e.getMessage());
+      }
+    }, QuartzJobRules.NONE);
+  }
+
   static ValueType<List<URI>> endpoints() {
     return of(value -> {
       List<URI> out = new ArrayList<>();

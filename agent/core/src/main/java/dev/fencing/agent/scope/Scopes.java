@@ -53,7 +53,7 @@ public final class Scopes {
     // configuration that campaigns (it is FAILED, and fail-mode decides: the agent fails closed, as with one lock).
     boolean outsideIsLease = config.leaseEnabled()
         && (config.jvmWideLock() || config.sections().isEmpty() && !config.sectionsAnnotated()
-            && !config.shedLockEnabled() || !config.valid());
+            && !config.shedLockEnabled() && config.quartzJobs().isEmpty() || !config.valid());
     List<LockRuntime> locks = new ArrayList<>();
     LockRuntime outside;
     if (outsideIsLease) {

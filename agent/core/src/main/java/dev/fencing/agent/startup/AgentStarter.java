@@ -11,6 +11,8 @@ import dev.fencing.agent.bootstrap.Sections;
 import dev.fencing.agent.scope.Scopes;
 import dev.fencing.agent.bootstrap.Captures;
 import dev.fencing.agent.bootstrap.ShedLocks;
+import dev.fencing.agent.bootstrap.QuartzJobs;
+import dev.fencing.agent.scope.QuartzRuns;
 import dev.fencing.agent.bootstrap.FencingApi;
 import dev.fencing.agent.scope.FencedMethods;
 import dev.fencing.agent.lease.LeaseKeeper;
@@ -39,6 +41,10 @@ public final class AgentStarter {
     Captures.install(scopes.captured());
     if (config.shedLockEnabled()) {
       ShedLocks.install(shedLockRuns(config, scopes));
+    }
+    if (config.quartzJobsDeclared()) {
+      QuartzJobs.install(new QuartzRuns(config, scopes.captured(), LeaseProviders.name(config),
+          runCampaign(config, "the Quartz job ended")));
     }
     FencingApi.install(fencedMethods(config, scopes, inst));
     for (String warning : config.warnings()) {
@@ -80,15 +86,25 @@ public final class AgentStarter {
    * no lock: the tasks fail rather than run unfenced.
    */
   private static ShedLockRuns shedLockRuns(AgentConfig config, Scopes scopes) {
-    return new ShedLockRuns(config, scopes.captured(), LeaseProviders.name(config), lock -> {
+    return new ShedLockRuns(config, scopes.captured(), LeaseProviders.name(config),
+        runCampaign(config, "the ShedLock task ended"));
+  }
+
+  /**
+   * The campaign of a scheduler's run (fencing.shedlock.enabled, fencing.quartz.jobs): a keeper, lease and
+   * coordinator session of its own, given back when the run ends ({@code ended} told as the grant's end). A
+   * misconfigured agent, or one without a lease, takes no lock: the runs fail rather than run unfenced.
+   */
+  private static ShedLockRuns.Campaign runCampaign(AgentConfig config, String ended) {
+    return lock -> {
       if (!config.valid() || !config.leaseEnabled()) {
         throw new IllegalStateException(config.valid() ? "fencing.lease.enabled=false" : "invalid configuration");
       }
       lock.state().loadPersisted();
       LeaseKeeper keeper = new LeaseKeeper(config, lock.lock(), lock.state(), () -> LeaseProviders.create(config));
       keeper.start();
-      return () -> keeper.close("lease released: the ShedLock task ended");
-    });
+      return () -> keeper.close("lease released: " + ended);
+    };
   }
 
   /**

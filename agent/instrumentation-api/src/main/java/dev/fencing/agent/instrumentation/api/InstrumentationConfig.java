@@ -48,4 +48,9 @@ public interface InstrumentationConfig {
   default boolean shedLockEnabled() {
     return false;
   }
+
+  /** fencing.quartz.jobs is set: the declared Quartz jobs run as scopes of agent locks. */
+  default boolean quartzJobsDeclared() {
+    return false;
+  }
 }
