@@ -40,6 +40,18 @@ class ReportCliTest {
   }
 
   @Test
+  void doctorWithReportPrintsTheReportAfterItsChecks() throws Exception {
+    Path saved = Files.writeString(dir.resolve("status.json"), UNFENCED);
+    int port = dev.fencing.testing.Ports.freePort();
+    int code = Cli.run(new String[] {"doctor", "lock=ledger", "etcd.endpoints=http://127.0.0.1:" + port,
+        "etcd.timeout=500ms", "--report", saved.toString()}, out);
+    assertThat(code).as("doctor failed: no etcd there").isEqualTo(1);
+    assertThat(output()).contains("doctor: FAILED").contains("Fencing readiness: mode observe, 1 destination per lock")
+        .contains("unfenced topic events written under lock 'ledger'");
+    assertThat(output().indexOf("doctor: FAILED")).isLessThan(output().indexOf("Fencing readiness"));
+  }
+
+  @Test
   void readsTheStatusOfARunningAgentFromItsUrl() throws Exception {
     HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     server.createContext("/status", ex -> {
