@@ -153,7 +153,8 @@ class OtlpExportIT {
           "fencing_lease_remaining_seconds", "fencing_token", "fencing_token_headroom_ratio",
           "fencing_lease_acquisitions", "fencing_lease_losses", "fencing_side_effects", "fencing_rejections",
           "fencing_token_reuse", "fencing_token_overflow", "fencing_hook_failures", "fencing_agent_state",
-          "fencing_build_info", "fencing_coordinator_request_duration_seconds", "fencing_side_effects_blocked");
+          "fencing_build_info", "fencing_coordinator_request_duration_seconds", "fencing_side_effects_blocked",
+          "fencing_destinations");
       assertThat(holding.value("fencing_agent_state", "lock=otlp,state=holding")).isEqualTo(1);
       assertThat(holding.value("fencing_agent_state", "lock=otlp,state=failed")).isZero();
       assertThat(holding.metrics().get("fencing_build_info").getGauge().getDataPoints(0).getAsInt()).isEqualTo(1);
