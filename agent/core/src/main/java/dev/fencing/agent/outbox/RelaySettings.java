@@ -2,6 +2,7 @@ package dev.fencing.agent.outbox;
 
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.config.ConfigKey;
+import dev.fencing.agent.config.Durations;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,7 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -20,7 +20,6 @@ import java.util.regex.Pattern;
  * what is expected. The agent reads them as text, so that a bad one stops only the relay, never the agent.
  */
 final class RelaySettings {
-  private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
   private static final Pattern TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?");
   private static final Pattern BOOTSTRAP = Pattern.compile("[^,\\s]+:\\d{1,5}(,[^,\\s]+:\\d{1,5})*");
 
@@ -109,22 +108,16 @@ final class RelaySettings {
     if (v == null) {
       return null;
     }
-    Matcher m = DURATION.matcher(v);
-    if (!m.matches() || Long.parseLong(m.group(1)) == 0) {
-      problem(key, "expected a positive duration such as 500ms, 10s or 5m");
-      return null;
+    try {
+      Duration d = Durations.parse(v);
+      if (!d.isZero()) {
+        return d;
+      }
+    } catch (IllegalArgumentException e) {
+      // reported below
     }
-    long n = Long.parseLong(m.group(1));
-    switch (m.group(2)) {
-      case "ms":
-        return Duration.ofMillis(n);
-      case "s":
-        return Duration.ofSeconds(n);
-      case "m":
-        return Duration.ofMinutes(n);
-      default:
-        return Duration.ofHours(n);
-    }
+    problem(key, "expected a positive duration such as 500ms, 10s or 5m");
+    return null;
   }
 
   private Integer count(ConfigKey key) {

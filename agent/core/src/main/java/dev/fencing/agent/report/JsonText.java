@@ -1,5 +1,6 @@
 package dev.fencing.agent.report;
 
+import dev.fencing.agent.status.StatusJson;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -192,23 +193,8 @@ public final class JsonText {
     }
   }
 
-  /** Writes {@code v} as a JSON string literal. */
+  /** Writes {@code v} as a JSON string literal, escaped as the status document is. */
   public static void quote(StringBuilder sb, String v) {
-    if (v == null) {
-      sb.append("null");
-      return;
-    }
-    sb.append('"');
-    for (int k = 0; k < v.length(); k++) {
-      char c = v.charAt(k);
-      if (c == '"' || c == '\\') {
-        sb.append('\\').append(c);
-      } else if (c < 0x20) {
-        sb.append(String.format("\\u%04x", (int) c));
-      } else {
-        sb.append(c);
-      }
-    }
-    sb.append('"');
+    StatusJson.string(sb, v);
   }
 }

@@ -183,7 +183,8 @@ public final class StatusJson {
     sb.append(',');
   }
 
-  static void string(StringBuilder sb, String s) {
+  /** Writes {@code s} as a JSON string literal ({@code null} as null). */
+  public static void string(StringBuilder sb, String s) {
     if (s == null) {
       sb.append("null");
       return;
