@@ -17,6 +17,8 @@ public final class Decision {
   private final String signature;
   private final String grant;
   private final String[] httpHeaders;
+  /** The caller exemption rule that passed the call (fencing.exempt.callers); null otherwise. */
+  private final String exemptCaller;
 
   private Decision(Kind kind, String lock, long token, BlockReason reason, boolean observed) {
     this(kind, lock, token, reason, observed, null, null);
@@ -24,6 +26,12 @@ public final class Decision {
 
   private Decision(Kind kind, String lock, long token, BlockReason reason, boolean observed, String signature,
       String grant) {
+    this(kind, lock, token, reason, observed, signature, grant, null);
+  }
+
+  private Decision(Kind kind, String lock, long token, BlockReason reason, boolean observed, String signature,
+      String grant, String exemptCaller) {
+    this.exemptCaller = exemptCaller;
     this.signature = signature;
     this.grant = grant;
     this.kind = kind;
@@ -96,6 +104,14 @@ public final class Decision {
     return new Decision(Kind.PASS, lock, 0, null, false);
   }
 
+  /**
+   * Let the call through untagged because its calling code matched the caller exemption rule {@code rule} (a package
+   * prefix of fencing.exempt.callers or the built-in callers) where it would have been blocked.
+   */
+  public static Decision exemptCaller(String lock, String rule) {
+    return new Decision(Kind.PASS, lock, 0, null, false, null, null, rule);
+  }
+
   /** Block the call; {@code token} is the last token held, 0 if none. */
   public static Decision block(String lock, long token, BlockReason reason) {
     return new Decision(Kind.BLOCK, lock, token, reason, false);
@@ -158,6 +174,11 @@ public final class Decision {
   /** Why the call is blocked (BLOCK), or would be in enforce mode (observed); null otherwise. */
   public BlockReason reason() {
     return reason;
+  }
+
+  /** The caller exemption rule that passed the call where it would have been blocked; null for any other decision. */
+  public String exemptCaller() {
+    return exemptCaller;
   }
 
   /** True when observe mode let through a call that enforce mode would have blocked. */

@@ -99,11 +99,20 @@ public final class CallerExemptions {
 
   /** Whether the calling code (see the class comment) on the calling thread's stack is exempt. */
   public boolean onStack() {
+    return ruleOnStack() >= 0;
+  }
+
+  /** The exempt prefixes, in the order {@link #ruleOnStack()} numbers them. */
+  public List<String> rules() {
+    return List.of(prefixes);
+  }
+
+  /** The index in {@link #rules()} of the rule the calling code on the calling thread's stack matches; -1: none. */
+  public int ruleOnStack() {
     if (prefixes.length == 0) {
-      return false;
+      return -1;
     }
-    return WALKER.walk(frames ->
-        callingCodeExempt(frames.map(StackWalker.StackFrame::getClassName).iterator()));
+    return WALKER.walk(frames -> callingRule(frames.map(StackWalker.StackFrame::getClassName).iterator()));
   }
 
   /**
@@ -111,16 +120,30 @@ public final class CallerExemptions {
    * has an exempt prefix or does not pass calls through decides.
    */
   boolean callingCodeExempt(Iterator<String> classNames) {
+    return callingRule(classNames) >= 0;
+  }
+
+  private int callingRule(Iterator<String> classNames) {
     while (classNames.hasNext()) {
       String c = classNames.next();
-      if (exempt(c)) {
-        return true;
+      int rule = indexOfPrefix(c, prefixes);
+      if (rule >= 0) {
+        return rule;
       }
       if (!passesThrough(c)) {
-        return false;
+        return -1;
       }
     }
-    return false;
+    return -1;
+  }
+
+  private static int indexOfPrefix(String className, String[] prefixes) {
+    for (int i = 0; i < prefixes.length; i++) {
+      if (className.startsWith(prefixes[i])) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   /** Whether a frame of class {@code className} makes the call exempt. */

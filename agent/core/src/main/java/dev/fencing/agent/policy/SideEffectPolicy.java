@@ -56,6 +56,8 @@ public final class SideEffectPolicy implements SideEffectGate {
   private final SideEffectEvents events;
   /** fencing.exempt.callers and the built-in callers: asked only where a write would be blocked. */
   private final CallerExemptions exemptCallers;
+  /** The pass of a caller-exempt write, one per rule of {@link #exemptCallers} (built once). */
+  private final Decision[] exemptPasses;
   private volatile Decisions decisions;
 
   public SideEffectPolicy(AgentConfig config, TokenState state, SideEffectCounters counters, SideEffectEvents events) {
@@ -113,6 +115,8 @@ public final class SideEffectPolicy implements SideEffectGate {
       boolean failOpen, boolean expiredTag, boolean standbyWait, long standbyTimeoutNanos, boolean noLease,
       CallerExemptions exemptCallers) {
     this.exemptCallers = exemptCallers;
+    this.exemptPasses = exemptCallers.rules().stream().map(r -> Decision.exemptCaller(state.lock(), r))
+        .toArray(Decision[]::new);
     this.noLease = noLease;
     this.state = state;
     this.counters = counters;
@@ -135,8 +139,9 @@ public final class SideEffectPolicy implements SideEffectGate {
       return inbound; // work done for an inbound token: its fence judges it, as when it was done
     }
     Decision d = evaluate(true, fenced);
-    if (d.reason() != null && exemptCaller(channel, fenced)) {
-      return decisions.pass;
+    Decision exempt = d.reason() != null ? exemptCaller(channel, fenced) : null;
+    if (exempt != null) {
+      return exempt;
     }
     if (d.reason() != null) {
       counters.record(channel, fenced, d);
@@ -160,8 +165,9 @@ public final class SideEffectPolicy implements SideEffectGate {
       return inbound;
     }
     Decision d = evaluate(write, fenced);
-    if (d.reason() != null && exemptCaller(channel, fenced)) {
-      return decisions.pass; // before waiting: a migration on a standby must not wait for a lease it does not need
+    Decision exempt = d.reason() != null ? exemptCaller(channel, fenced) : null;
+    if (exempt != null) {
+      return exempt; // before waiting: a migration on a standby must not wait for a lease it does not need
     }
     if (d.isBlock() && standbyWait && waitable(d.reason()) && !NON_BLOCKING.get(Thread.currentThread().getClass())) {
       d = awaitLease(write, fenced, d);
@@ -246,15 +252,20 @@ public final class SideEffectPolicy implements SideEffectGate {
 
   /**
    * Whether a write that would be blocked (or, in observe mode, would have been) comes from exempt code
-   * (fencing.exempt.callers): then it passes untagged and is counted as exempt. Off the tagging path: only a
+   * (fencing.exempt.callers): then it passes untagged and is counted as exempt, and the pass names the rule that
+   * matched (the readiness report counts it per destination). Null when not exempt. Off the tagging path: only a
    * decision with a block reason gets here, and only then is the stack walked.
    */
-  private boolean exemptCaller(Channel channel, boolean fenced) {
-    if (exemptCallers.none() || !exemptCallers.onStack()) {
-      return false;
+  private Decision exemptCaller(Channel channel, boolean fenced) {
+    if (exemptCallers.none()) {
+      return null;
+    }
+    int rule = exemptCallers.ruleOnStack();
+    if (rule < 0) {
+      return null;
     }
     counters.recordExempt(channel, fenced);
-    return true;
+    return exemptPasses[rule];
   }
 
   /** The table itself, without waiting or counting. */

@@ -16,13 +16,18 @@ import java.util.concurrent.atomic.LongAdder;
  * whether each is fenced, unfenced or exempt, and how its side effects were decided. The source of {@code /status}
  * {@code inventory} and of {@code fencing_destinations}.
  *
- * <p>Built for the hot path: an entry is made on a destination's first side effect only (the one allocation); every
- * later one finds it with a lock-free hash lookup on what the hook already holds (the topic, the host, the SQL text's
- * target span, the session's database) and counts with {@link LongAdder}s. Bounded: at most {@link #maxDestinations()}
- * destinations; side effects toward any further one are counted in {@link #overflow()} only.
+ * <p>Built for the hot path: an entry is made on a destination's first side effect only (the one allocation); the
+ * hooks keep it on what they already resolved once per destination (a prepared statement, a constant SQL text, a
+ * host's answer, a topic's answer), so a later side effect finds its entry without a lookup, and its lock's counts
+ * with one reference comparison ({@link Destination#of}); counts are {@link LongAdder}s. Bounded: at most
+ * {@link #maxDestinations()} destinations ({@code fencing.inventory.max-destinations}); side effects toward any
+ * further one are counted in {@link #overflow()} only.
  */
 public final class DestinationInventory {
   public static final int DEFAULT_MAX_DESTINATIONS = 500;
+  /** The bounds of {@code fencing.inventory.max-destinations}. */
+  public static final int MIN_MAX_DESTINATIONS = 1;
+  public static final int MAX_MAX_DESTINATIONS = 100_000;
   /** Table slots per database (open addressing): beyond it, further tables of that database count as overflow. */
   static final int TABLE_SLOTS = 256;
   /** SQL texts remembered per database ({@link Database#bySql}). */
@@ -67,6 +72,8 @@ public final class DestinationInventory {
     private volatile boolean seenUnfenced;
     private volatile boolean seenExempt;
     private volatile PerLock[] locks = new PerLock[0];
+    /** The lock whose side effects came here last: the usual case (one lock per JVM) is one reference comparison. */
+    private volatile PerLock last;
     /** JDBC: the database it belongs to. */
     private Database database;
 
@@ -108,19 +115,32 @@ public final class DestinationInventory {
       return List.of(locks);
     }
 
-    PerLock of(String lock) {
+    /** {@code lock}'s counts here, made on its first side effect here. */
+    public PerLock of(String lock) {
+      PerLock p = last;
+      if (p != null && p.lock == lock) {
+        return p;
+      }
+      return find(lock);
+    }
+
+    private PerLock find(String lock) {
       PerLock[] a = locks;
       for (PerLock p : a) {
         if (p.lock == lock) {
+          last = p;
           return p;
         }
       }
       for (PerLock p : a) {
         if (p.lock.equals(lock)) {
+          last = p;
           return p;
         }
       }
-      return add(lock);
+      PerLock p = add(lock);
+      last = p;
+      return p;
     }
 
     private synchronized PerLock add(String lock) {
@@ -147,6 +167,11 @@ public final class DestinationInventory {
     private final LongAdder blocked = new LongAdder();
     private final LongAdder exempt = new LongAdder();
     private final LongAdder rejections = new LongAdder();
+    private final LongAdder blockedCommits = new LongAdder();
+    private final LongAdder failedBatches = new LongAdder();
+    private final LongAdder failedRecords = new LongAdder();
+    /** Writes passed because the calling code matched a caller exemption rule, per rule (a handful per JVM). */
+    private volatile CallerRule[] callerRules = NO_RULES;
     private final long firstSeen = System.currentTimeMillis(); // once, on the lock's first side effect here
     private volatile long lastSeen = firstSeen;
     /** HTTP: a bit per method of {@link #methodNames} used here. */
@@ -184,6 +209,66 @@ public final class DestinationInventory {
       return rejections.sum();
     }
 
+    /** Commits of transactions that wrote here, blocked (rolled back) by the agent after the lease's deadline. */
+    public long blockedCommits() {
+      return blockedCommits.sum();
+    }
+
+    /** Producer batches toward here failed by the agent: their records were tagged under a grant that expired. */
+    public long failedBatches() {
+      return failedBatches.sum();
+    }
+
+    /** The records of {@link #failedBatches()}. */
+    public long failedRecords() {
+      return failedRecords.sum();
+    }
+
+    /** Writes passed because their calling code matched a caller exemption rule: the rule and its count. */
+    public java.util.Map<String, Long> exemptByCaller() {
+      java.util.Map<String, Long> m = new java.util.LinkedHashMap<>();
+      for (CallerRule r : callerRules) {
+        m.put(r.rule, r.count.sum());
+      }
+      return m;
+    }
+
+    /** The agent blocked the commit of a transaction that wrote here. */
+    public void commitBlocked() {
+      blockedCommits.increment();
+    }
+
+    /** The agent failed a producer batch of {@code records} records sent here. */
+    public void batchFailed(int records) {
+      failedBatches.increment();
+      failedRecords.add(Math.max(0, records));
+    }
+
+    void exemptByCaller(String rule) {
+      CallerRule[] a = callerRules;
+      for (CallerRule r : a) {
+        if (r.rule == rule) {
+          r.count.increment();
+          return;
+        }
+      }
+      addRule(rule).count.increment();
+    }
+
+    private synchronized CallerRule addRule(String rule) {
+      CallerRule[] a = callerRules;
+      for (CallerRule r : a) {
+        if (r.rule.equals(rule)) {
+          return r;
+        }
+      }
+      CallerRule r = new CallerRule(rule);
+      CallerRule[] b = java.util.Arrays.copyOf(a, a.length + 1);
+      b[a.length] = r;
+      callerRules = b;
+      return r;
+    }
+
     public long firstSeenMillis() {
       return firstSeen;
     }
@@ -202,6 +287,18 @@ public final class DestinationInventory {
       if (now > lastSeen) {
         lastSeen = now;
       }
+    }
+  }
+
+  private static final CallerRule[] NO_RULES = new CallerRule[0];
+
+  /** A caller exemption rule (a package prefix) and how many writes it passed. */
+  private static final class CallerRule {
+    final String rule;
+    final LongAdder count = new LongAdder();
+
+    CallerRule(String rule) {
+      this.rule = rule;
     }
   }
 
@@ -356,7 +453,12 @@ public final class DestinationInventory {
     this(DEFAULT_MAX_DESTINATIONS);
   }
 
+  /** {@code maxDestinations}: the cap, from {@link #MIN_MAX_DESTINATIONS} to {@link #MAX_MAX_DESTINATIONS}. */
   public DestinationInventory(int maxDestinations) {
+    if (maxDestinations < MIN_MAX_DESTINATIONS || maxDestinations > MAX_MAX_DESTINATIONS) {
+      throw new IllegalArgumentException("maxDestinations " + maxDestinations + ": expected " + MIN_MAX_DESTINATIONS
+          + " to " + MAX_MAX_DESTINATIONS);
+    }
     this.maxDestinations = maxDestinations;
   }
 
@@ -527,6 +629,8 @@ public final class DestinationInventory {
       p.blocked.increment();
     } else if (decision.isTag()) {
       p.tagged.increment();
+    } else if (decision.exemptCaller() != null) {
+      p.exemptByCaller(decision.exemptCaller());
     } else {
       p.passed.increment();
     }
