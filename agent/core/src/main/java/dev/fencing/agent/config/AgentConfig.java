@@ -188,6 +188,11 @@ public final class AgentConfig implements InstrumentationConfig {
     return get(ConfigKey.LEASE_SAFETY_MARGIN);
   }
 
+  /** fencing.inventory.max-destinations: the most destinations the readiness report's inventory keeps. */
+  public int inventoryMaxDestinations() {
+    return (Integer) get(ConfigKey.INVENTORY_MAX_DESTINATIONS);
+  }
+
   /** fencing.capture.max-locks: the bound on captured application locks (and so on their lock labels). */
   public int captureMaxLocks() {
     return (Integer) get(ConfigKey.CAPTURE_MAX_LOCKS);

@@ -115,6 +115,8 @@ public enum ConfigKey {
       ValueType.nameValues()),
   OTLP_INTERVAL("otlp.interval", "duration", "60s", "Time between OTLP exports; when unset, otel.metric.export.interval (milliseconds) or OTEL_METRIC_EXPORT_INTERVAL.",
       ValueType.duration(Duration.ofMillis(100))),
+  INVENTORY_MAX_DESTINATIONS("inventory.max-destinations", "integer", "500", "Most destinations (JDBC tables, HTTP services, Kafka topics) the readiness report's inventory keeps, from 1 to 100000 (about 1 KB of heap each, for the JVM's life); side effects toward a further destination are counted in the report's overflow only. A value that is not such an integer is a warning (naming what is expected), and the default is kept. See Reference: readiness report.",
+      ValueType.count(1, 100_000)),
   SHUTDOWN_TIMEOUT("shutdown.timeout", "duration", "2s", "Longest time the JVM shutdown waits for the lease to be revoked in etcd and the last OTLP export.",
       ValueType.duration(Duration.ZERO)),
   LOG_LEVEL("log.level", "error|warn|info|debug|trace", "info", "Agent log level; the agent logs one-line messages to standard error (trace adds the bundled libraries' own debug output).",

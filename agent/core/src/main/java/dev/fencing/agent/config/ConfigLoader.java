@@ -246,6 +246,7 @@ public final class ConfigLoader {
     }
     pairs(raw, v, problems);
     sectionsNeedALease(v, problems);
+    onlyWarn(ConfigKey.INVENTORY_MAX_DESTINATIONS, problems, warnings);
     if (setValue(raw, ConfigKey.SECTIONS) != null || Boolean.TRUE.equals(v.get(ConfigKey.SECTIONS_ANNOTATED))
         || Boolean.TRUE.equals(v.get(ConfigKey.SHEDLOCK_ENABLED))
         || setValue(raw, ConfigKey.QUARTZ_JOBS) != null) {
@@ -269,6 +270,21 @@ public final class ConfigLoader {
       }
     }
     return new AgentConfig(v, instrumentations, sources, problems, warnings);
+  }
+
+  /**
+   * A setting whose bad value is a warning, not a problem (it changes no decision, so it must not switch the agent
+   * off): its line says the default is kept.
+   */
+  private static void onlyWarn(ConfigKey k, List<String> problems, List<String> warnings) {
+    String prefix = k.property() + "='";
+    problems.removeIf(p -> {
+      if (p.startsWith(prefix)) {
+        warnings.add(p + "; the default " + k.defaultText() + " is kept");
+        return true;
+      }
+      return false;
+    });
   }
 
   /** Sections are lock scopes: a JVM that campaigns for no lease (fencing.lease.enabled=false) cannot have them. */

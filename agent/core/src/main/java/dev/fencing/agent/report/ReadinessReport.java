@@ -19,14 +19,27 @@ public final class ReadinessReport {
   /** One destination as one lock's side effects reached it. */
   public record Row(String lock, String channel, String destination, String table, String status,
       List<String> methods, long tagged, long passed, long wouldBlock, long blocked, long exempt, long rejections,
-      String firstSeen, String lastSeen, String driverJar) {
+      String firstSeen, String lastSeen, String driverJar, long blockedCommits, long failedBatches,
+      long failedRecords, Map<String, Long> exemptByCaller) {
+    public Row(String lock, String channel, String destination, String table, String status, List<String> methods,
+        long tagged, long passed, long wouldBlock, long blocked, long exempt, long rejections, String firstSeen,
+        String lastSeen, String driverJar) {
+      this(lock, channel, destination, table, status, methods, tagged, passed, wouldBlock, blocked, exempt,
+          rejections, firstSeen, lastSeen, driverJar, 0, 0, 0, Map.of());
+    }
+
+    /** Writes passed because their calling code matched a caller exemption rule, all rules together. */
+    public long exemptByCallerTotal() {
+      return exemptByCaller.values().stream().mapToLong(Long::longValue).sum();
+    }
+
     /** Side effects of a lock (leader-only work), not those made outside every lock. */
     public boolean underLock() {
       return !NO_LOCK.equals(lock);
     }
 
     public long sideEffects() {
-      return tagged + passed + wouldBlock + blocked + exempt;
+      return tagged + passed + wouldBlock + blocked + exempt + exemptByCallerTotal();
     }
 
     /** What the CI gate fails on: a lock's side effect toward an unfenced destination. */
@@ -89,11 +102,20 @@ public final class ReadinessReport {
           methods.add(String.valueOf(x));
         }
       }
+      Map<String, Long> byCaller = new java.util.LinkedHashMap<>();
+      if (d.get("exemptByCaller") instanceof Map) {
+        for (Map.Entry<?, ?> e : ((Map<?, ?>) d.get("exemptByCaller")).entrySet()) {
+          if (e.getValue() instanceof Number) {
+            byCaller.put(String.valueOf(e.getKey()), ((Number) e.getValue()).longValue());
+          }
+        }
+      }
       rows.add(new Row(text(d, "lock", n), text(d, "channel", n), text(d, "destination", n),
           (String) d.get("table"), text(d, "status", n), List.copyOf(methods), number(d, "tagged"),
           number(d, "passed"), number(d, "wouldBlock"), number(d, "blocked"), number(d, "exempt"),
           number(d, "rejections"), (String) d.get("firstSeen"), (String) d.get("lastSeen"),
-          (String) d.get("driverJar")));
+          (String) d.get("driverJar"), number(d, "blockedCommits"), number(d, "failedBatches"),
+          number(d, "failedRecords"), java.util.Collections.unmodifiableMap(byCaller)));
     }
     return new ReadinessReport(String.valueOf(m.get("mode")), number(m, "maxDestinations"),
         number(m, "overflowTotal"), rows);
@@ -175,6 +197,35 @@ public final class ReadinessReport {
     }
   }
 
+  /**
+   * What the agent refused of a row beyond its side effects, as a sentence: blocked commits of transactions that
+   * wrote there, producer batches failed in the buffer. Null when none.
+   */
+  public static String refusedLater(Row r) {
+    List<String> parts = new ArrayList<>();
+    if (r.blockedCommits() > 0) {
+      parts.add(r.blockedCommits() + (r.blockedCommits() == 1 ? " commit" : " commits") + " of transactions that "
+          + "wrote there blocked (rolled back) after the lease's deadline");
+    }
+    if (r.failedBatches() > 0) {
+      parts.add(r.failedBatches() + (r.failedBatches() == 1 ? " producer batch" : " producer batches") + " ("
+          + r.failedRecords() + (r.failedRecords() == 1 ? " record" : " records") + ") failed in the producer's "
+          + "buffer: tagged under a lease that expired before they were sent");
+    }
+    return parts.isEmpty() ? null : name(r) + ", lock '" + r.lock() + "': " + String.join("; ", parts);
+  }
+
+  /** One line per caller exemption rule that passed writes of a row. */
+  public static List<String> callerExemptions(Row r) {
+    List<String> out = new ArrayList<>();
+    for (Map.Entry<String, Long> e : r.exemptByCaller().entrySet()) {
+      out.add("exempt by caller rule " + e.getKey() + " (fencing.exempt.callers): " + e.getValue()
+          + (e.getValue() == 1 ? " write" : " writes") + " to " + name(r) + " under lock '" + r.lock() + "' passed "
+          + "untagged where they would have been blocked: make sure that code needs no lock");
+    }
+    return out;
+  }
+
   private static String name(Row r) {
     return "jdbc".equals(r.channel()) ? (EVERY_TABLE.equals(r.table()) ? "database " : "table " + r.table() + " of ")
         + r.destination() : r.channel().equals("http") ? "HTTP service " + r.destination() : "topic " + r.destination();
@@ -233,7 +284,13 @@ public final class ReadinessReport {
     }
     List<String> todo = new ArrayList<>();
     List<String> exempt = new ArrayList<>();
+    List<String> refused = new ArrayList<>();
     for (Row r : rows) {
+      exempt.addAll(callerExemptions(r));
+      String later = refusedLater(r);
+      if (later != null) {
+        refused.add(later);
+      }
       String a = advice(r);
       if (a == null) {
         continue;
@@ -256,6 +313,12 @@ public final class ReadinessReport {
       if (rows.stream().anyMatch(r -> sqlInstall(r) != null && r.leaderOnlyUnfenced())) {
         b.append("  (the URLs are shown without credentials: add --user U --password-file F where the database "
             + "needs them; restart the application afterwards, the agent reads a database's fences once)\n");
+      }
+    }
+    if (!refused.isEmpty()) {
+      b.append("Refused after the side effect was sent:\n");
+      for (String a : refused) {
+        b.append("  - ").append(a).append('\n');
       }
     }
     if (!exempt.isEmpty()) {
@@ -300,7 +363,17 @@ public final class ReadinessReport {
       b.append(",\"leaderOnlyUnfenced\":").append(r.leaderOnlyUnfenced());
       b.append(",\"tagged\":").append(r.tagged()).append(",\"passed\":").append(r.passed())
           .append(",\"wouldBlock\":").append(r.wouldBlock()).append(",\"blocked\":").append(r.blocked())
-          .append(",\"exempt\":").append(r.exempt()).append(",\"rejections\":").append(r.rejections());
+          .append(",\"exempt\":").append(r.exempt()).append(",\"rejections\":").append(r.rejections())
+          .append(",\"blockedCommits\":").append(r.blockedCommits()).append(",\"failedBatches\":")
+          .append(r.failedBatches()).append(",\"failedRecords\":").append(r.failedRecords());
+      b.append(",\"exemptByCaller\":{");
+      int k2 = 0;
+      for (Map.Entry<String, Long> e : r.exemptByCaller().entrySet()) {
+        b.append(k2++ == 0 ? "" : ",");
+        JsonText.quote(b, e.getKey());
+        b.append(':').append(e.getValue());
+      }
+      b.append('}');
       b.append(",\"firstSeen\":");
       JsonText.quote(b, r.firstSeen());
       b.append(",\"lastSeen\":");

@@ -30,11 +30,12 @@ public final class Scopes {
   private final Map<String, LockScope> sections;
   private final CapturedLocks captured;
   /** Every destination the JVM's side effects went to, per lock (/status inventory, fencing_destinations). */
-  private final dev.fencing.agent.instrumentation.api.DestinationInventory inventory =
-      new dev.fencing.agent.instrumentation.api.DestinationInventory();
+  private final dev.fencing.agent.instrumentation.api.DestinationInventory inventory;
 
   private Scopes(AgentConfig config, List<LockRuntime> locks, LockRuntime outside, SideEffectGate gate,
       RejectionCounters rejections, Map<String, LockScope> sections) {
+    this.inventory = new dev.fencing.agent.instrumentation.api.DestinationInventory(
+        config.inventoryMaxDestinations());
     this.locks = List.copyOf(locks);
     this.outside = outside;
     this.gate = gate;

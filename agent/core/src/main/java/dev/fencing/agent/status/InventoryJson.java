@@ -61,6 +61,22 @@ final class InventoryJson {
     sb.append(",\"blocked\":").append(p.blocked());
     sb.append(",\"exempt\":").append(p.exempt());
     sb.append(",\"rejections\":").append(p.rejections());
+    if (d.channel() == Channel.JDBC) {
+      sb.append(",\"blockedCommits\":").append(p.blockedCommits());
+    }
+    if (d.channel() == Channel.KAFKA) {
+      sb.append(",\"failedBatches\":").append(p.failedBatches());
+      sb.append(",\"failedRecords\":").append(p.failedRecords());
+    }
+    sb.append(",\"exemptByCaller\":{");
+    boolean first = true;
+    for (java.util.Map.Entry<String, Long> e : p.exemptByCaller().entrySet()) {
+      sb.append(first ? "" : ",");
+      first = false;
+      StatusJson.string(sb, e.getKey());
+      sb.append(':').append(e.getValue());
+    }
+    sb.append('}');
     sb.append(",\"firstSeen\":");
     StatusJson.string(sb, Instant.ofEpochMilli(p.firstSeenMillis()).toString());
     sb.append(",\"lastSeen\":");

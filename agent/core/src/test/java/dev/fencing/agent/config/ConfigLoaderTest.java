@@ -236,7 +236,7 @@ class ConfigLoaderTest {
     AgentConfig c = loadEnv("FENCING_LOCK", "ledger", key.envVar(), "x");
 
     assertThat(c.problems()).noneMatch(p -> p.contains("unknown"));
-    assertThat(c.warnings()).isEmpty();
+    assertThat(c.warnings()).noneMatch(w -> w.contains("unknown"));
     assertThat(c.sourceOf(key)).isEqualTo("environment variable " + key.envVar());
   }
 
@@ -791,5 +791,16 @@ class ConfigLoaderTest {
         .singleElement().asString().contains("expected with fencing.zookeeper.tls.truststore");
     assertThat(load("lock=l,zookeeper.tls.truststore=" + store + ",zookeeper.tls.truststore-password-file=" + pw
         + ",zookeeper.tls.keystore=" + store + ",zookeeper.tls.keystore-password-file=" + pw).problems()).isEmpty();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"0", "100001", "lots", "-5"})
+  void aBadInventoryCapIsAWarningNamingTheRangeAndKeepsTheDefault(String value) {
+    AgentConfig c = load("lock=l,inventory.max-destinations=" + value);
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.warnings()).singleElement().asString().contains("fencing.inventory.max-destinations='" + value + "'",
+        "expected an integer from 1 to 100000", "the default 500 is kept");
+    assertThat(c.inventoryMaxDestinations()).isEqualTo(500);
+    assertThat(load("lock=l,inventory.max-destinations=20").inventoryMaxDestinations()).isEqualTo(20);
   }
 }

@@ -3,6 +3,7 @@ package dev.fencing.agent.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -103,5 +104,28 @@ class ReadinessReportTest {
         + "(end of input)");
     assertThatThrownBy(() -> JsonText.parse("<html>")).hasMessage("not JSON: expected a value at character 0 near "
         + "'<html>'");
+  }
+
+  @Test
+  void listsWhatTheAgentRefusedLaterAndTheCallerRulesThatMatched() {
+    String status = "{\"inventory\":{\"mode\":\"enforce\",\"maxDestinations\":40,\"overflowTotal\":0,"
+        + "\"destinations\":[{\"lock\":\"ledger\",\"channel\":\"jdbc\",\"destination\":\"" + URL + "\","
+        + "\"table\":\"notes\",\"status\":\"unfenced\",\"tagged\":1,\"blockedCommits\":2,"
+        + "\"exemptByCaller\":{\"org.flywaydb.\":3}},{\"lock\":\"ledger\",\"channel\":\"kafka\","
+        + "\"destination\":\"events\",\"status\":\"unfenced\",\"tagged\":4,\"failedBatches\":1,"
+        + "\"failedRecords\":4,\"exemptByCaller\":{}}]}}";
+    ReadinessReport report = ReadinessReport.of(JsonText.parse(status));
+    String text = report.text();
+    assertThat(text).contains("Refused after the side effect was sent:\n  - table notes of " + URL + ", lock "
+        + "'ledger': 2 commits of transactions that wrote there blocked (rolled back) after the lease's deadline\n"
+        + "  - topic events, lock 'ledger': 1 producer batch (4 records) failed in the producer's buffer: tagged "
+        + "under a lease that expired before they were sent\n");
+    assertThat(text).contains("Exemptions that matched:\n  - exempt by caller rule org.flywaydb. "
+        + "(fencing.exempt.callers): 3 writes to table notes of " + URL + " under lock 'ledger' passed untagged");
+    assertThat(report.rows().get(0).sideEffects()).isEqualTo(4);
+    Map<?, ?> json = (Map<?, ?>) JsonText.parse(report.json());
+    Map<?, ?> notes = (Map<?, ?>) ((List<?>) json.get("destinations")).get(0);
+    assertThat(notes.get("blockedCommits")).isEqualTo(2L);
+    assertThat(notes.get("exemptByCaller")).isEqualTo(Map.of("org.flywaydb.", 3L));
   }
 }

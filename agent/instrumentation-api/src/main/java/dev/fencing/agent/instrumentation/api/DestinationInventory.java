@@ -68,6 +68,10 @@ public final class DestinationInventory {
     private final String rawName;
     private final String scheme;
     private final int port;
+    /** HTTP: the host as the hook was first given it (compared, never shown). */
+    private String rawHost;
+    /** JDBC: the plain statement's SQL text remembered for it first ({@link Database#bySql}). */
+    private volatile String sqlText;
     private volatile boolean seenFenced;
     private volatile boolean seenUnfenced;
     private volatile boolean seenExempt;
@@ -176,6 +180,8 @@ public final class DestinationInventory {
     private volatile long lastSeen = firstSeen;
     /** HTTP: a bit per method of {@link #methodNames} used here. */
     private volatile int methods;
+    /** HTTP: the method string last noted, so that the same method again costs one reference comparison. */
+    private volatile String lastMethod;
 
     PerLock(String lock) {
       this.lock = lock;
@@ -315,16 +321,31 @@ public final class DestinationInventory {
      * cached hash and an identity check instead of a scan for its target. Bounded: beyond it, texts are scanned.
      */
     private final ConcurrentHashMap<String, Destination> bySql = new ConcurrentHashMap<>();
+    /** The destination {@link #bySql} answered last: the same constant text again is one reference comparison. */
+    private volatile Destination lastBySql;
 
     /** The destination found for {@code sql} before; null when not remembered. */
     public Destination bySql(String sql) {
-      return sql == null ? null : bySql.get(sql);
+      if (sql == null) {
+        return null;
+      }
+      Destination last = lastBySql;
+      if (last != null && last.sqlText == sql) {
+        return last;
+      }
+      Destination d = bySql.get(sql);
+      if (d != null && d.sqlText == sql) {
+        lastBySql = d;
+      }
+      return d;
     }
 
     /** Remembers {@code d} as the destination of {@code sql} (up to {@link #SQL_TEXTS} texts per database). */
     public void rememberSql(String sql, Destination d) {
       if (sql != null && d != null && bySql.size() < SQL_TEXTS) {
-        bySql.putIfAbsent(sql, d);
+        if (bySql.putIfAbsent(sql, d) == null && d.sqlText == null) {
+          d.sqlText = sql;
+        }
       }
     }
 
@@ -446,6 +467,8 @@ public final class DestinationInventory {
   private final ConcurrentHashMap<String, Destination> topics = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Destination[]> hosts = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Database> databases = new ConcurrentHashMap<>();
+  /** The HTTP destination {@link #http} answered last: the same host again costs no lookup. */
+  private volatile Destination lastHttp;
   /** HTTP methods seen, by bit of {@link PerLock#methods}; copied on a new method (a handful per JVM). */
   private volatile String[] methodNames = new String[0];
 
@@ -553,15 +576,27 @@ public final class DestinationInventory {
     }
     String s = scheme == null ? "http" : scheme;
     int p = port >= 0 ? port : "https".equalsIgnoreCase(s) ? 443 : 80;
+    Destination last = lastHttp;
+    if (last != null && last.port == p && last.rawHost.equals(host) && last.scheme.equalsIgnoreCase(s)) {
+      return last; // equals and equalsIgnoreCase answer an identical string by one reference comparison
+    }
     Destination[] a = hosts.get(host);
+    Destination found = null;
     if (a != null) {
       for (Destination d : a) {
         if (d.port == p && d.scheme.equalsIgnoreCase(s)) {
-          return d;
+          found = d;
+          break;
         }
       }
     }
-    return newHost(s, host, p);
+    if (found == null) {
+      found = newHost(s, host, p);
+    }
+    if (found != null && found.rawHost.equals(host)) {
+      lastHttp = found;
+    }
+    return found;
   }
 
   private synchronized Destination newHost(String scheme, String host, int port) {
@@ -579,6 +614,7 @@ public final class DestinationInventory {
     String s = scheme.toLowerCase(Locale.ROOT);
     Destination d = register(new Destination(Channel.HTTP, s + "://" + host.toLowerCase(Locale.ROOT) + ":" + port,
         null, null, null, s, port));
+    d.rawHost = host;
     Destination[] b = a == null ? new Destination[1] : java.util.Arrays.copyOf(a, a.length + 1);
     b[b.length - 1] = d;
     hosts.put(host, b);
@@ -654,7 +690,7 @@ public final class DestinationInventory {
 
   /** An HTTP method used toward a destination by a lock. */
   public void method(PerLock p, String method) {
-    if (p == null || method == null) {
+    if (p == null || method == null || p.lastMethod == method) {
       return;
     }
     String[] names = methodNames;
@@ -677,6 +713,7 @@ public final class DestinationInventory {
         p.methods |= 1 << bit;
       }
     }
+    p.lastMethod = method; // after its bit: a reader that sees it sees the bit
   }
 
   private synchronized int methodBit(String method) {

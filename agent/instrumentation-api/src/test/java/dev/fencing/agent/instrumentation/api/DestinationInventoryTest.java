@@ -123,4 +123,49 @@ class DestinationInventoryTest {
         .isEqualTo("jdbc:sqlserver://h;user=u;encrypt=true");
     assertThat(DestinationInventory.redact("jdbc:h2:mem:x")).isEqualTo("jdbc:h2:mem:x");
   }
+
+  @Test
+  void countsBlockedCommitsFailedBatchesAndCallerExemptWritesPerLock() {
+    DestinationInventory inv = new DestinationInventory();
+    DestinationInventory.Destination topic = inv.kafka("orders");
+    DestinationInventory.PerLock p = inv.record(topic, false, tag);
+    topic.of("ledger").batchFailed(3);
+    p.commitBlocked();
+    Decision flyway = Decision.exemptCaller("ledger", "org.flywaydb.");
+    assertThat(flyway.kind()).isEqualTo(Decision.Kind.PASS);
+    inv.record(topic, false, flyway);
+    inv.record(topic, false, flyway);
+    inv.record(topic, false, Decision.exemptCaller("ledger", "liquibase."));
+    assertThat(p.failedBatches()).isEqualTo(1);
+    assertThat(p.failedRecords()).isEqualTo(3);
+    assertThat(p.blockedCommits()).isEqualTo(1);
+    assertThat(p.exemptByCaller()).containsExactly(java.util.Map.entry("org.flywaydb.", 2L),
+        java.util.Map.entry("liquibase.", 1L));
+    assertThat(p.passed()).isZero();
+    assertThat(p.tagged()).isEqualTo(1);
+  }
+
+  @Test
+  void theCapIsBounded() {
+    assertThat(new DestinationInventory(100_000).maxDestinations()).isEqualTo(100_000);
+    org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+        .isThrownBy(() -> new DestinationInventory(0)).withMessageContaining("expected 1 to 100000");
+  }
+
+  @Test
+  void aHostOrSqlTextMetAgainInAnotherStringFindsTheSameEntry() {
+    DestinationInventory inv = new DestinationInventory();
+    DestinationInventory.Destination a = inv.http("http", "api.example", 80);
+    assertThat(inv.http("HTTP", new String("api.example"), -1)).isSameAs(a);
+    assertThat(inv.http("https", "api.example", -1)).isNotSameAs(a);
+    assertThat(inv.http("http", "api.example", 80)).isSameAs(a);
+    DestinationInventory.Database db = inv.database("jdbc:postgresql://h/app", null);
+    String sql = "DELETE FROM t";
+    DestinationInventory.Destination t = db.table(sql, 12, 13, 12, 12, true, true, false);
+    db.rememberSql(sql, t);
+    assertThat(db.bySql(sql)).isSameAs(t);
+    assertThat(db.bySql(new String(sql))).isSameAs(t);
+    assertThat(db.bySql(sql)).isSameAs(t);
+    assertThat(db.bySql("DELETE FROM u")).isNull();
+  }
 }

@@ -34,6 +34,7 @@ final class CommitJudge {
     if (d == null) {
       return;
     }
+    s.commitBlocked();
     try {
       connection.rollback();
     } catch (SQLException | RuntimeException e) {

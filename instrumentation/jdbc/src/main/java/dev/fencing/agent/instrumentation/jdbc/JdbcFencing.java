@@ -228,7 +228,7 @@ final class JdbcFencing implements JdbcHook {
         if (write) {
           sideEffects.recordExempt(Channel.JDBC, false);
           DestinationInventory.Database db = session.database;
-          session.lastWrite = inventory.recordExempt(db == null ? null : db.everyTable(), exemptLock);
+          session.wrote(inventory.recordExempt(db == null ? null : db.everyTable(), exemptLock));
         }
         return OUTERMOST;
       }
@@ -256,7 +256,7 @@ final class JdbcFencing implements JdbcHook {
       Decision d = scope == null ? Fencing.decide(Channel.JDBC, write, fenced)
           : scope.gate().decide(Channel.JDBC, write, fenced);
       if (write) {
-        session.lastWrite = inventory.record(destination(session, prepared, text, target, targetFound), fenced, d);
+        session.wrote(inventory.record(destination(session, prepared, text, target, targetFound), fenced, d));
       }
       if (d.isBlock()) {
         ReentryGuard.exit();

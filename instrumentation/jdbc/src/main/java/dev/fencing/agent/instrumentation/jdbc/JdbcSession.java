@@ -63,6 +63,14 @@ final class JdbcSession {
   DestinationInventory.Database database;
   /** The (table, lock) of the session's last write, to which a fence's refusal of it is attributed. */
   DestinationInventory.PerLock lastWrite;
+  /**
+   * The distinct (table, lock) entries written since the transaction began (or since the last one ended), to which a
+   * blocked commit is attributed; at most {@link #MAX_TX_WRITES}. Used by the connection's one thread at a time.
+   */
+  private DestinationInventory.PerLock[] txWrites = NO_WRITES;
+  private int txWriteCount;
+  static final int MAX_TX_WRITES = 16;
+  private static final DestinationInventory.PerLock[] NO_WRITES = new DestinationInventory.PerLock[0];
 
   JdbcSession(SessionDialect dialect, DatabaseFences fences, boolean perTransaction, String schema) {
     this(dialect, fences, perTransaction, schema, false);
@@ -94,6 +102,38 @@ final class JdbcSession {
     carriedToken = 0;
     carriedSignature = null;
     carriedGrant = null;
+  }
+
+  /** A write of the open transaction went to {@code p} (null: beyond the inventory's cap). */
+  void wrote(DestinationInventory.PerLock p) {
+    lastWrite = p;
+    if (p == null) {
+      return;
+    }
+    int n = txWriteCount;
+    if (n > 0 && txWrites[n - 1] == p) {
+      return; // the steady state: the same table again
+    }
+    for (int i = 0; i < n; i++) {
+      if (txWrites[i] == p) {
+        return;
+      }
+    }
+    if (n == MAX_TX_WRITES) {
+      return;
+    }
+    if (n == txWrites.length) {
+      txWrites = Arrays.copyOf(txWrites, Math.min(MAX_TX_WRITES, Math.max(4, n * 2))); // once per connection
+    }
+    txWrites[n] = p;
+    txWriteCount = n + 1;
+  }
+
+  /** The agent blocked the open transaction's commit: each table it wrote counts it. */
+  void commitBlocked() {
+    for (int i = 0; i < txWriteCount; i++) {
+      txWrites[i].commitBlocked();
+    }
   }
 
   /** An unjudged write made in {@code scope} under {@code d}, unless one with the same pair is known already. */
@@ -142,6 +182,10 @@ final class JdbcSession {
       scopedDecisions[i] = null;
     }
     scopedCount = 0;
+    for (int i = 0; i < txWriteCount; i++) {
+      txWrites[i] = null;
+    }
+    txWriteCount = 0;
     if (perTransaction) {
       carryNothing();
     }

@@ -160,10 +160,16 @@ public final class KafkaFencing implements KafkaHook {
       return null;
     }
     try {
-      if (route(a.topic(batch)) != Route.OPEN) {
+      Known k = known(a.topic(batch));
+      if (k.route != Route.OPEN) {
         return null; // fenced: the consumer's fence judges the token the records carry; exempt: never judged
       }
-      return buffered.check(batch, a.recordCount(batch), fail);
+      int records = a.recordCount(batch);
+      Decision d = buffered.check(batch, records, fail);
+      if (fail && d != null) {
+        batchFailed(k, d, records);
+      }
+      return d;
     } catch (Throwable t) {
       reportFieldsFailure(t);
       return null;
@@ -187,13 +193,26 @@ public final class KafkaFencing implements KafkaHook {
       return null;
     }
     try {
-      if (route(a.topic(batch)) != Route.OPEN) {
+      Known k = known(a.topic(batch));
+      if (k.route != Route.OPEN) {
         return null;
       }
-      return buffered.expireHeld(batch, a.recordCount(batch));
+      int records = a.recordCount(batch);
+      Decision d = buffered.expireHeld(batch, records);
+      if (d != null) {
+        batchFailed(k, d, records);
+      }
+      return d;
     } catch (Throwable t) {
       reportFieldsFailure(t);
       return null;
+    }
+  }
+
+  /** The agent fails a batch toward the topic of {@code k}: counted on its entry, under the decision's lock. */
+  private static void batchFailed(Known k, Decision d, int records) {
+    if (k.destination != null) {
+      k.destination.of(d.lock()).batchFailed(records);
     }
   }
 
