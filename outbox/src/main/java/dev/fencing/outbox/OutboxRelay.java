@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorCompletionService;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -68,6 +69,8 @@ public final class OutboxRelay implements AutoCloseable {
   private Connection connection;
   private OutboxDialect dialect;
   private PostgresListener listener;
+  /** Set when LISTEN got no notification (a pooler in transaction mode): the relay polls as without LISTEN. */
+  private volatile boolean listenUnheard;
   private HttpDelivery http;
   private KafkaDelivery kafka;
   private volatile String kafkaProblem;
@@ -116,7 +119,8 @@ public final class OutboxRelay implements AutoCloseable {
         r -> settings.threads.thread(r, "fencing-outbox-deliver-" + n.incrementAndGet()));
     running = true;
     if (dialect == OutboxDialect.POSTGRESQL && settings.listen) {
-      listener = new PostgresListener(settings.connections, settings.channel, this::wake, log, settings.threads);
+      listener = new PostgresListener(settings.connections, settings.channel, this::wake, this::listenUnheard, log,
+          settings.threads);
       listener.start();
     }
     loop = settings.threads.thread(this::run, "fencing-outbox-relay");
@@ -131,7 +135,17 @@ public final class OutboxRelay implements AutoCloseable {
     if (settings.pollInterval != null) {
       return settings.pollInterval;
     }
-    return dialect == OutboxDialect.POSTGRESQL && settings.listen ? Duration.ofSeconds(30) : Duration.ofSeconds(1);
+    return dialect == OutboxDialect.POSTGRESQL && settings.listen && !listenUnheard ? Duration.ofSeconds(30)
+        : Duration.ofSeconds(1);
+  }
+
+  private void listenUnheard() {
+    listenUnheard = true;
+    log.warn("LISTEN on " + settings.channel + " gets no notification (behind a pooler in transaction mode, such as "
+        + "PgBouncer, a LISTEN stays on a server connection other clients borrow): polling every "
+        + pollInterval().toMillis() + " ms instead. For wake-ups at commit, connect the relay to PostgreSQL directly "
+        + "or through session pooling; to poll without trying LISTEN, --no-listen");
+    wake();
   }
 
   /** Wakes the loop now (a notification, or a caller who just committed events). */
@@ -177,9 +191,27 @@ public final class OutboxRelay implements AutoCloseable {
 
   private void prepare(Connection c) throws SQLException {
     c.setAutoCommit(true);
+    if (dialect == OutboxDialect.POSTGRESQL) {
+      unnamedStatements(c);
+    }
     if (dialect == OutboxDialect.MARIADB) {
-      // A locking read takes no gap locks, and the claim's plain read sees what other relays committed.
+      // A locking read takes no gap locks, and the claim's look at each previous event (a plain read) sees what
+      // other relays committed.
       c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+    }
+  }
+
+  /**
+   * pgjdbc names a statement on the server after its fifth run, and runs it by that name afterwards: behind a pooler
+   * in transaction mode the next transaction may be on a server connection that never saw it ("prepared statement
+   * S_1 does not exist"). The relay's statements stay unnamed (pgjdbc's prepareThreshold 0), whatever the URL says.
+   */
+  private static void unnamedStatements(Connection c) {
+    try {
+      Class<?> pg = Class.forName("org.postgresql.PGConnection", false, c.getClass().getClassLoader());
+      pg.getMethod("setPrepareThreshold", int.class).invoke(c.unwrap(pg), 0);
+    } catch (ReflectiveOperationException | LinkageError | SQLException e) {
+      // another driver: its statements are its own business
     }
   }
 
@@ -216,17 +248,34 @@ public final class OutboxRelay implements AutoCloseable {
       done.submit(() -> Map.entry(e, deliver(e)));
     }
     SQLException failure = null;
-    for (int i = 0; i < batch.size(); i++) {
-      Map.Entry<OutboxEvent, DeliveryResult> r;
+    List<OutboxEvent> delivered = new ArrayList<>();
+    int left = batch.size();
+    while (left > 0) {
+      // The attempts that have ended by now: the delivered ones are marked together, in one statement.
+      Future<Map.Entry<OutboxEvent, DeliveryResult>> f = done.take();
+      delivered.clear();
+      do {
+        left--;
+        Map.Entry<OutboxEvent, DeliveryResult> r;
+        try {
+          r = f.get();
+        } catch (ExecutionException e) {
+          throw new IllegalStateException("delivery failed unexpectedly", e.getCause());
+        }
+        if (r.getValue().kind() == DeliveryResult.Kind.DELIVERED) {
+          delivered.add(r.getKey());
+          continue;
+        }
+        try {
+          markFailed(r.getKey(), r.getValue());
+        } catch (SQLException e) {
+          // The claim expires and another relay (or this one) delivers again; the receiver dedupes.
+          failure = failure == null ? e : failure;
+        }
+      } while (left > 0 && (f = done.poll()) != null);
       try {
-        r = done.take().get();
-      } catch (ExecutionException e) {
-        throw new IllegalStateException("delivery failed unexpectedly", e.getCause());
-      }
-      try {
-        mark(r.getKey(), r.getValue());
+        markDelivered(delivered);
       } catch (SQLException e) {
-        // The claim expires and another relay (or this one) delivers again; the receiver dedupes.
         failure = failure == null ? e : failure;
       }
     }
@@ -239,7 +288,6 @@ public final class OutboxRelay implements AutoCloseable {
   private List<OutboxEvent> claim() throws SQLException {
     Connection c = connection;
     String t = settings.table;
-    List<String> ids = new ArrayList<>();
     List<OutboxEvent> claimed = new ArrayList<>();
     c.setAutoCommit(false);
     try {
@@ -247,19 +295,7 @@ public final class OutboxRelay implements AutoCloseable {
         ps.setInt(1, settings.batchSize);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            ids.add(rs.getString(1));
-          }
-        }
-      }
-      if (!ids.isEmpty()) {
-        try (PreparedStatement ps = c.prepareStatement(dialect.sql("lock", t, ids.size()))) {
-          for (int i = 0; i < ids.size(); i++) {
-            ps.setString(i + 1, ids.get(i));
-          }
-          try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-              claimed.add(OutboxEvent.read(rs));
-            }
+            claimed.add(OutboxEvent.read(rs));
           }
         }
       }
@@ -322,47 +358,93 @@ public final class OutboxRelay implements AutoCloseable {
     return kafka;
   }
 
-  private void mark(OutboxEvent e, DeliveryResult r) throws SQLException {
-    String t = settings.table;
-    RelayMetrics.Outcome outcome;
+  /**
+   * Marks delivered events in one statement, each only while this relay still holds its claim. When some claim was
+   * taken over meanwhile, the statement is rolled back and each event marked on its own, which tells which one it was.
+   */
+  private void markDelivered(List<OutboxEvent> events) throws SQLException {
+    Connection c = connection;
+    if (events.size() <= 1) {
+      for (OutboxEvent e : events) {
+        record(e, markDelivered(c, events) == 1);
+      }
+      return;
+    }
     int updated;
-    if (r.kind() == DeliveryResult.Kind.DELIVERED) {
-      try (PreparedStatement ps = connection.prepareStatement(dialect.sql("delivered", t))) {
-        ps.setString(1, e.eventId());
-        ps.setString(2, settings.relayId);
-        updated = ps.executeUpdate();
+    c.setAutoCommit(false);
+    try {
+      updated = markDelivered(c, events);
+      if (updated == events.size()) {
+        c.commit();
+      } else {
+        c.rollback();
       }
-      outcome = RelayMetrics.Outcome.DELIVERED;
-    } else {
-      int attempts = e.attempts() + 1;
-      boolean park = r.kind() != DeliveryResult.Kind.FAILED || attempts >= settings.maxAttempts;
-      long backoff = park ? 0 : backoff(attempts);
-      String error = cut(r.error() + (park && r.kind() == DeliveryResult.Kind.FAILED
-          ? " (parked after " + attempts + " attempts)" : ""));
-      try (PreparedStatement ps = connection.prepareStatement(dialect.sql("failed", t))) {
-        ps.setString(1, park ? OutboxSchema.PARKED : OutboxSchema.PENDING);
-        ps.setInt(2, attempts);
-        ps.setString(3, error);
-        ps.setLong(4, backoff);
-        ps.setString(5, e.eventId());
-        ps.setString(6, settings.relayId);
-        updated = ps.executeUpdate();
+    } catch (SQLException | RuntimeException e) {
+      try {
+        c.rollback();
+      } catch (SQLException ignored) {
+        // the connection is closed and reopened by the loop
       }
-      outcome = !park ? RelayMetrics.Outcome.FAILED
-          : r.kind() == DeliveryResult.Kind.REJECTED ? RelayMetrics.Outcome.REJECTED : RelayMetrics.Outcome.PARKED;
-      if (updated == 1) {
-        log.warn("event " + e.eventId() + " to " + e.target() + ": " + error
-            + (park ? "; parked" : "; attempt " + attempts + ", next in " + backoff + " ms"));
-        if (!park) {
-          nextRetryAt = Math.min(nextRetryAt, System.currentTimeMillis() + backoff);
-        }
+      throw e;
+    } finally {
+      c.setAutoCommit(true);
+    }
+    for (OutboxEvent e : events) {
+      record(e, updated == events.size() || markDelivered(c, List.of(e)) == 1);
+    }
+  }
+
+  private int markDelivered(Connection c, List<OutboxEvent> events) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(dialect.sql("delivered", settings.table, events.size()))) {
+      ps.setString(1, settings.relayId);
+      for (int i = 0; i < events.size(); i++) {
+        ps.setString(i + 2, events.get(i).eventId());
       }
+      return ps.executeUpdate();
+    }
+  }
+
+  private void record(OutboxEvent e, boolean delivered) {
+    if (!delivered) {
+      claimLost(e);
+      return;
+    }
+    metrics.delivery(e.channel(), RelayMetrics.Outcome.DELIVERED);
+  }
+
+  private void claimLost(OutboxEvent e) {
+    log.warn("event " + e.eventId() + ": the claim expired before the attempt ended and another relay holds it");
+    metrics.delivery(e.channel(), RelayMetrics.Outcome.CLAIM_LOST);
+  }
+
+  private void markFailed(OutboxEvent e, DeliveryResult r) throws SQLException {
+    String t = settings.table;
+    int attempts = e.attempts() + 1;
+    boolean park = r.kind() != DeliveryResult.Kind.FAILED || attempts >= settings.maxAttempts;
+    long backoff = park ? 0 : backoff(attempts);
+    String error = cut(r.error() + (park && r.kind() == DeliveryResult.Kind.FAILED
+        ? " (parked after " + attempts + " attempts)" : ""));
+    int updated;
+    try (PreparedStatement ps = connection.prepareStatement(dialect.sql("failed", t))) {
+      ps.setString(1, park ? OutboxSchema.PARKED : OutboxSchema.PENDING);
+      ps.setInt(2, attempts);
+      ps.setString(3, error);
+      ps.setLong(4, backoff);
+      ps.setString(5, e.eventId());
+      ps.setString(6, settings.relayId);
+      updated = ps.executeUpdate();
     }
     if (updated == 0) {
-      outcome = RelayMetrics.Outcome.CLAIM_LOST;
-      log.warn("event " + e.eventId() + ": the claim expired before the attempt ended and another relay holds it");
+      claimLost(e);
+      return;
     }
-    metrics.delivery(e.channel(), outcome);
+    log.warn("event " + e.eventId() + " to " + e.target() + ": " + error
+        + (park ? "; parked" : "; attempt " + attempts + ", next in " + backoff + " ms"));
+    if (!park) {
+      nextRetryAt = Math.min(nextRetryAt, System.currentTimeMillis() + backoff);
+    }
+    metrics.delivery(e.channel(), !park ? RelayMetrics.Outcome.FAILED
+        : r.kind() == DeliveryResult.Kind.REJECTED ? RelayMetrics.Outcome.REJECTED : RelayMetrics.Outcome.PARKED);
   }
 
   /** The pause after the n-th failed attempt: the base, doubled per further attempt, at most the cap. */
