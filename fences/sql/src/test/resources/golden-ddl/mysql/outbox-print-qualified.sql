@@ -199,7 +199,7 @@ CREATE TABLE IF NOT EXISTS `shop`.`events_out_key` (
   last_seq BIGINT NOT NULL
 ) ENGINE=InnoDB$$
 
-CREATE TRIGGER IF NOT EXISTS `shop`.`fencing_events_out_obi_f8326d1f`
+CREATE TRIGGER IF NOT EXISTS `shop`.`fencing_events_out_obi_87e37933`
   BEFORE INSERT ON `shop`.`events_out` FOR EACH ROW
 BEGIN
   DECLARE v_seq BIGINT;
@@ -257,8 +257,8 @@ BEGIN
   SET NEW.key_seq = v_seq,
     NEW.state = 'pending',
     NEW.attempts = 0,
-    NEW.created_at = NOW(6),
-    NEW.next_attempt_at = NOW(6),
+    NEW.created_at = UTC_TIMESTAMP(6),
+    NEW.next_attempt_at = UTC_TIMESTAMP(6),
     NEW.delivered_at = NULL,
     NEW.last_error = NULL,
     NEW.claimed_by = NULL,

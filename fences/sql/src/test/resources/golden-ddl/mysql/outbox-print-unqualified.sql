@@ -199,7 +199,7 @@ CREATE TABLE IF NOT EXISTS `events_out_key` (
   last_seq BIGINT NOT NULL
 ) ENGINE=InnoDB$$
 
-CREATE TRIGGER IF NOT EXISTS `fencing_events_out_obi_7f4d2553`
+CREATE TRIGGER IF NOT EXISTS `fencing_events_out_obi_4301741a`
   BEFORE INSERT ON `events_out` FOR EACH ROW
 BEGIN
   DECLARE v_seq BIGINT;
@@ -257,8 +257,8 @@ BEGIN
   SET NEW.key_seq = v_seq,
     NEW.state = 'pending',
     NEW.attempts = 0,
-    NEW.created_at = NOW(6),
-    NEW.next_attempt_at = NOW(6),
+    NEW.created_at = UTC_TIMESTAMP(6),
+    NEW.next_attempt_at = UTC_TIMESTAMP(6),
     NEW.delivered_at = NULL,
     NEW.last_error = NULL,
     NEW.claimed_by = NULL,

@@ -163,8 +163,13 @@ abstract class FenceDialect {
    * the table part is cut so that the name fits the database's limit.
    */
   String hashedName(SqlFence fence, String kind, int limit) {
+    return hashedName(fence, kind, limit, "");
+  }
+
+  /** As above, the hash also covering {@code body}: what a trigger does, when a new body needs a new name. */
+  String hashedName(SqlFence fence, String kind, int limit, String body) {
     String hash = hash(dialect + "|" + fence.table() + "|" + fence.lock() + "|" + fence.perRow() + "|"
-        + fence.permissive() + hashedNameSuffix());
+        + fence.permissive() + hashedNameSuffix() + body);
     String table = fence.table().name().toLowerCase(Locale.ROOT);
     int room = limit - TRIGGER_PREFIX.length() - kind.length() - hash.length() - 2;
     if (table.length() > room) {

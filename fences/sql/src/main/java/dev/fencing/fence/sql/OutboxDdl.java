@@ -119,7 +119,8 @@ public final class OutboxDdl {
         return List.of(fence.hashedName(guard, "ofence", 63), fence.hashedName(guard, "oins", 63),
             fence.hashedName(guard, "oupd", 63), fence.hashedName(guard, "onotify", 63));
       case MYSQL:
-        return List.of(fence.hashedName(guard, "obi", 63), fence.hashedName(guard, "obu", 63));
+        // The insert trigger writes UTC times: a re-install replaces one that wrote the session's local time.
+        return List.of(fence.hashedName(guard, "obi", 63, "|utc"), fence.hashedName(guard, "obu", 63));
       default:
         return List.of(H2_TRIGGER_PREFIX + H2_OUTBOX_KIND + ":" + guard.lock() + ":" + outbox.table().name());
     }

@@ -8,7 +8,10 @@ import dev.fencing.testing.MariaDbServer;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -65,6 +68,57 @@ class MariaDbOutboxIT extends OutboxContractIT {
       insertKeyed(c, n.outbox(), "orders", "k\u00e9", "x");
       assertThat(events(c, n.outbox()).get(0).get(OutboxSchema.ORDER_KEY))
           .isEqualTo(H2OutboxTrigger.orderKey("kafka", "orders", "k\u00e9"));
+    }
+  }
+
+  /**
+   * An outbox whose insert trigger wrote the session's local time (as installs of earlier releases do): a re-install
+   * replaces that trigger, and the events written after carry UTC times, whatever the writer's time zone.
+   */
+  @Test
+  void aReinstallReplacesAnInsertTriggerThatWroteLocalTimes() throws Exception {
+    Names n = setUp();
+    try (Connection c = connect()) {
+      OutboxInstaller installer = new OutboxInstaller(c);
+      SqlOutbox outbox = new SqlOutbox(installer.locate(TableName.parse(n.outbox())), n.lock());
+      List<String> names = new OutboxDdl(SqlDialect.MYSQL).triggerNames(outbox);
+      String earlier = FenceDialect.of(SqlDialect.MYSQL).hashedName(outbox.fence(), "obi", 63);
+      String trigger = new OutboxDdl(SqlDialect.MYSQL).install(outbox).stream()
+          .filter(st -> st.object().equals(names.get(0))).findFirst().orElseThrow().sql();
+      exec(c, "DROP TRIGGER " + names.get(0));
+      exec(c, trigger.replace(names.get(0), earlier).replace("UTC_TIMESTAMP(6)", "NOW(6)"));
+      exec(c, "SET time_zone = '+09:00'");
+      session(c, n.lock(), 1L, null);
+      insertEvent(c, n.outbox(), "https://hooks.example/before");
+      assertThat(secondsAheadOfUtc(c, n.outbox(), "https://hooks.example/before")).isBetween(32340L, 32400L);
+
+      assertThat(installer.install(outbox).summary()).startsWith("installed: tokened outbox");
+      insertEvent(c, n.outbox(), "https://hooks.example/after");
+      assertThat(secondsAheadOfUtc(c, n.outbox(), "https://hooks.example/after")).isBetween(-60L, 0L);
+      List<String> triggers = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement("SELECT trigger_name FROM information_schema.triggers"
+          + " WHERE event_object_schema = DATABASE() AND event_object_table = ?")) {
+        ps.setString(1, n.outbox());
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            triggers.add(rs.getString(1));
+          }
+        }
+      }
+      assertThat(triggers).containsExactlyInAnyOrderElementsOf(names);
+    }
+  }
+
+  /** How far the event's created_at and next_attempt_at (the later) are ahead of the database's UTC clock. */
+  private static long secondsAheadOfUtc(Connection c, String outbox, String target) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(6), GREATEST("
+        + OutboxSchema.CREATED_AT + ", " + OutboxSchema.NEXT_ATTEMPT_AT + ")) FROM " + outbox + " WHERE "
+        + OutboxSchema.TARGET + " = ?")) {
+      ps.setString(1, target);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
     }
   }
 }

@@ -20,11 +20,11 @@
 -- The triggers run as their definer (the installing account), so writers need INSERT on the outbox only.
 
 -- The outbox. Event columns never change once written; delivery columns (state, attempts, next_attempt_at,
--- delivered_at, last_error, claimed_by, claimed_until) are the relay's. Times are the database clock's, DATETIME(6) in
--- the session time zone (the relay compares them with NOW(6)). The columns the trigger fills have defaults, so that
--- an insert that names only channel, target and payload passes the strict SQL mode's checks. ${index} is the index
--- of pending events by due time, what the relay looks for (in the table's definition: MySQL has no CREATE INDEX IF
--- NOT EXISTS).
+-- delivered_at, last_error, claimed_by, claimed_until) are the relay's. Times are the database clock's in UTC,
+-- DATETIME(6): the trigger and the relay write and compare UTC_TIMESTAMP(6), so that sessions in different time zones
+-- agree. The columns the trigger fills have defaults (the trigger overrides them), so that an insert that names only
+-- channel, target and payload passes the strict SQL mode's checks. ${index} is the index of pending events by due
+-- time, what the relay looks for (in the table's definition: MySQL has no CREATE INDEX IF NOT EXISTS).
 -- @section outbox_table
 CREATE TABLE IF NOT EXISTS ${outbox} (
   event_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
@@ -126,8 +126,8 @@ BEGIN
   SET NEW.key_seq = v_seq,
     NEW.state = 'pending',
     NEW.attempts = 0,
-    NEW.created_at = NOW(6),
-    NEW.next_attempt_at = NOW(6),
+    NEW.created_at = UTC_TIMESTAMP(6),
+    NEW.next_attempt_at = UTC_TIMESTAMP(6),
     NEW.delivered_at = NULL,
     NEW.last_error = NULL,
     NEW.claimed_by = NULL,
