@@ -4,9 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.protocol.HttpHeaderNames;
 import dev.fencing.protocol.OutboxSchema;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -156,6 +163,87 @@ abstract class OutboxRelayContractIT extends RelayTestBase {
     assertThat(row.attempts()).isEqualTo(1);
     assertThat(row.lastError()).contains("409").contains(HttpHeaderNames.REJECTED).contains("stale");
     assertThat(relay.metrics().deliveries(OutboxSchema.CHANNEL_HTTP, RelayMetrics.Outcome.REJECTED)).isEqualTo(1);
+  }
+
+  /**
+   * Two relays claiming at one moment take different events: while another relay holds the oldest events locked (its
+   * claim under way), this one claims the next ones at once instead of finding nothing and waiting for the poll.
+   */
+  @Test
+  void aRelayClaimsPastTheEventsAnotherRelayIsClaimingAtThatMoment() throws Exception {
+    String table = newTable();
+    List<String> first = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      String path = "/first/" + i;
+      transaction(4, null, true, c -> first.add(Outbox.post(c, table, receiver.uri(path), "x")));
+    }
+    Thread.sleep(20); // the next events are due after the first ones
+    transaction(4, null, true, c -> {
+      for (int i = 0; i < 3; i++) {
+        Outbox.post(c, table, receiver.uri("/next/" + i), "y");
+      }
+    });
+    try (Connection other = connect()) {
+      other.setAutoCommit(false);
+      if (OutboxDialect.of(other) == OutboxDialect.MARIADB) {
+        other.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+      }
+      // One row at a time, by its key: a locking read of a small table by a list of ids would lock every row it
+      // scans on MariaDB.
+      for (String id : first) {
+        try (PreparedStatement ps = other.prepareStatement("SELECT event_id FROM " + table
+            + " WHERE event_id = ? FOR UPDATE")) {
+          ps.setString(1, id);
+          try (ResultSet rs = ps.executeQuery()) {
+            assertThat(rs.next()).as("event " + id + " locked").isTrue();
+          }
+        }
+      }
+      relay(table, b -> b.batchSize(3).pollInterval(Duration.ofSeconds(30)).statsInterval(Duration.ofSeconds(30)));
+      Receiver.await("the events no other relay is claiming delivered", WAIT, () -> receiver.applied().size() == 3);
+      assertThat(receiver.requests()).allMatch(r -> r.path().startsWith("/next/"));
+      other.rollback();
+    }
+  }
+
+  /**
+   * A relay whose claim was taken over (it expired, and another relay claimed the event) before its attempt ended
+   * does not mark that event, and still marks the others it delivered with it.
+   */
+  @Test
+  void aClaimTakenOverIsNotMarkedAndTheOthersDeliveredWithItAre() throws Exception {
+    String table = newTable();
+    CountDownLatch release = new CountDownLatch(1);
+    receiver.answer(r -> {
+      try {
+        release.await(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return Receiver.Answer.OK;
+    });
+    String[] ids = new String[3];
+    transaction(4, null, true, c -> {
+      for (int i = 0; i < ids.length; i++) {
+        ids[i] = Outbox.post(c, table, receiver.uri("/held/" + i), "x");
+      }
+    });
+    OutboxRelay relay = relay(table, b -> b.relayId("relay-a"));
+    Receiver.await("three attempts under way", WAIT, () -> receiver.requests().size() == 3);
+    try (Connection c = connect(); Statement s = c.createStatement()) {
+      assertThat(s.executeUpdate("UPDATE " + table + " SET claimed_by = 'relay-b' WHERE event_id = '" + ids[1]
+          + "'")).isEqualTo(1);
+    }
+    release.countDown();
+    Receiver.await("two delivered, one claim lost", WAIT,
+        () -> relay.metrics().deliveries(OutboxSchema.CHANNEL_HTTP, RelayMetrics.Outcome.DELIVERED) == 2
+            && relay.metrics().deliveries(OutboxSchema.CHANNEL_HTTP, RelayMetrics.Outcome.CLAIM_LOST) == 1);
+    assertThat(row(table, ids[0]).state()).isEqualTo(OutboxSchema.DELIVERED);
+    assertThat(row(table, ids[2]).state()).isEqualTo(OutboxSchema.DELIVERED);
+    OutboxTables.Row lost = row(table, ids[1]);
+    assertThat(lost.state()).isEqualTo(OutboxSchema.PENDING);
+    assertThat(lost.claimedBy()).isEqualTo("relay-b");
+    assertThat(lost.attempts()).isZero();
   }
 
   /** The events of one key go one per claim; a backlog of them drains without waiting for a poll between two. */
