@@ -76,6 +76,8 @@ public final class OutboxRelay implements AutoCloseable {
   private volatile String kafkaProblem;
   private long statsReadAt;
   private long nextRetryAt = Long.MAX_VALUE;
+  /** Whether the last claim found a full batch: then the next one stops after a batch, else it reads all due events. */
+  private boolean lastClaimFull = true;
 
   private OutboxRelay(Settings settings) {
     this.settings = settings;
@@ -291,7 +293,8 @@ public final class OutboxRelay implements AutoCloseable {
     List<OutboxEvent> claimed = new ArrayList<>();
     c.setAutoCommit(false);
     try {
-      try (PreparedStatement ps = c.prepareStatement(dialect.sql("candidates", t))) {
+      try (PreparedStatement ps = c.prepareStatement(dialect.sql(lastClaimFull ? "candidates" : "candidates-all",
+          t))) {
         ps.setInt(1, settings.batchSize);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
@@ -299,6 +302,7 @@ public final class OutboxRelay implements AutoCloseable {
           }
         }
       }
+      lastClaimFull = claimed.size() >= settings.batchSize;
       if (!claimed.isEmpty()) {
         try (PreparedStatement ps = c.prepareStatement(dialect.sql("claim", t, claimed.size()))) {
           ps.setString(1, settings.relayId);

@@ -21,6 +21,23 @@ SELECT o.event_id, o.lock_name, o.token, o.grant_id, o.channel, o.target, o.meth
  LIMIT ?
    FOR UPDATE OF o SKIP LOCKED;
 
+-- name: candidates-all
+-- The same batch, when the last claim found fewer events than a batch: the scan of candidates then went through
+-- every due pending event anyway (a backlog behind few keys), and one pass over them with a hash of the previous
+-- events is cheaper than a lookup per event. Oldest first; the sort takes every due pending event.
+-- parameters: batch size.
+SELECT o.event_id, o.lock_name, o.token, o.grant_id, o.channel, o.target, o.method, o.message_key, o.headers, o.payload,
+       o.attempts
+  FROM {table} o
+ WHERE o.state = 'pending'
+   AND o.next_attempt_at <= now()
+   AND (o.claimed_until IS NULL OR o.claimed_until < now())
+   AND NOT EXISTS (SELECT 1 FROM {table} e
+                    WHERE e.order_key = o.order_key AND e.key_seq = o.key_seq - 1 AND e.state <> 'delivered')
+ ORDER BY o.created_at, o.key_seq
+ LIMIT ?
+   FOR UPDATE OF o SKIP LOCKED;
+
 -- name: claim
 -- parameters: relay id, claim duration in milliseconds, the event ids.
 UPDATE {table}

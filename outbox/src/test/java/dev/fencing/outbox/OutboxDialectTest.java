@@ -7,7 +7,8 @@ import org.junit.jupiter.api.Test;
 
 /** Every dialect's file has every statement the relay runs, with the table and id list put in. */
 class OutboxDialectTest {
-  private static final List<String> NAMES = List.of("candidates", "claim", "delivered", "failed", "pending", "parked");
+  private static final List<String> NAMES = List.of("candidates", "candidates-all", "claim", "delivered", "failed",
+      "pending", "parked");
 
   @Test
   void everyDialectHasEveryStatement() {
@@ -18,6 +19,7 @@ class OutboxDialectTest {
             .doesNotContain("{ids}").doesNotEndWith(";").doesNotContain("-- ");
       }
       assertThat(d.sql("candidates", "t")).contains("LIMIT ?").endsWith("SKIP LOCKED");
+      assertThat(d.sql("candidates-all", "t")).contains("LIMIT ?").endsWith("SKIP LOCKED");
       assertThat(d.sql("delivered", "t", 3)).contains("IN (?, ?, ?)");
     }
   }
