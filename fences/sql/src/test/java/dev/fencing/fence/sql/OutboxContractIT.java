@@ -409,12 +409,18 @@ abstract class OutboxContractIT {
       assertThat(ProcessedEvents.markFirst(c, table, "e-1")).isTrue();
       exec(c, "INSERT INTO effects_" + table + " VALUES ('e-1')");
       c.commit();
+      assertThat(ProcessedEvents.duplicatesSkipped(table)).as("no duplicate yet, a rolled-back mark is none").isZero();
       assertThat(ProcessedEvents.markFirst(c, table, "e-1")).isFalse();
       assertThat(ProcessedEvents.markFirst(c, table, "e-2")).isTrue();
+      assertThat(ProcessedEvents.markFirst(c, table, "e-1")).isFalse();
       c.commit();
       c.setAutoCommit(true);
       assertThat(count(c, table)).isEqualTo(2);
       assertThat(count(c, "effects_" + table)).isEqualTo(1);
+      assertThat(ProcessedEvents.duplicatesSkipped(table)).as("each false counted").isEqualTo(2);
+      assertThat(ProcessedEvents.prometheusText())
+          .contains("# TYPE fencing_outbox_duplicates_skipped_total counter\n")
+          .contains("\nfencing_outbox_duplicates_skipped_total{table=\"" + table + "\"} 2\n");
       assertThatThrownBy(() -> ProcessedEvents.markFirst(c, table, "x".repeat(65)))
           .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to 64");
       assertThatThrownBy(() -> ProcessedEvents.markFirst(c, "no such; table", "e"))
@@ -464,6 +470,7 @@ abstract class OutboxContractIT {
     try (Connection c = connect()) {
       assertThat(count(c, table)).isEqualTo(5);
     }
+    assertThat(ProcessedEvents.duplicatesSkipped(table)).as("the loser of each round").isEqualTo(5);
   }
 
   // ------------------------------------------------------------------------------------------------------ helpers
