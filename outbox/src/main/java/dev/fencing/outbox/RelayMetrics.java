@@ -9,9 +9,24 @@ import java.util.concurrent.atomic.AtomicLongArray;
 /**
  * The relay's metrics, in Prometheus text format (Micrometer's naming; no Micrometer needed): the table's pending
  * and parked events and the age of its oldest pending event (as the relay last read them), and this relay's
- * deliveries by channel and outcome. Labels are bounded: two channels, five outcomes.
+ * deliveries by channel and outcome. Labels are bounded: two channels, five outcomes. The agent exposes the same
+ * series, from the same names and help texts, on its own endpoint and OTLP export.
  */
 public final class RelayMetrics {
+  /** Gauge {@code {table}}. */
+  public static final String PENDING = "fencing_outbox_events_pending";
+  public static final String PENDING_HELP = "Pending events in the outbox table.";
+  /** Gauge {@code {table}}, in seconds. */
+  public static final String OLDEST_PENDING_AGE = "fencing_outbox_oldest_pending_age_seconds";
+  public static final String OLDEST_PENDING_AGE_HELP =
+      "Age of the oldest pending event in the outbox table (database clock).";
+  /** Gauge {@code {table}}. */
+  public static final String PARKED = "fencing_outbox_events_parked";
+  public static final String PARKED_HELP = "Parked events in the outbox table (delivery gave up; never dropped).";
+  /** Counter {@code {table, channel, outcome}}. */
+  public static final String DELIVERIES = "fencing_outbox_deliveries_total";
+  public static final String DELIVERIES_HELP = "Delivery attempts of this relay by channel and outcome.";
+
   /** How a delivery ended, the {@code outcome} label. */
   public enum Outcome {
     /** The destination accepted it; the row is delivered. */
@@ -25,12 +40,14 @@ public final class RelayMetrics {
     /** The attempt ended after this relay's claim had expired and another relay claimed the row: not marked here. */
     CLAIM_LOST;
 
-    String label() {
+    /** The {@code outcome} label's value. */
+    public String label() {
       return name().toLowerCase(Locale.ROOT);
     }
   }
 
-  private static final List<String> CHANNELS = List.of(OutboxSchema.CHANNEL_HTTP, OutboxSchema.CHANNEL_KAFKA);
+  /** The {@code channel} label's values. */
+  public static final List<String> CHANNELS = List.of(OutboxSchema.CHANNEL_HTTP, OutboxSchema.CHANNEL_KAFKA);
 
   private final String table;
   private final AtomicLongArray deliveries = new AtomicLongArray(CHANNELS.size() * Outcome.values().length);
@@ -53,6 +70,11 @@ public final class RelayMetrics {
     pending.set(pendingEvents);
     oldestPendingAgeSeconds = oldestAgeSeconds;
     parked.set(parkedEvents);
+  }
+
+  /** The {@code table} label: the relay's table as it was given. */
+  public String table() {
+    return table;
   }
 
   /** Deliveries of this relay on a channel with an outcome, since it started. */
@@ -81,17 +103,15 @@ public final class RelayMetrics {
     String t = "table=\"" + table + "\"";
     StringBuilder b = new StringBuilder();
     if (pending.get() >= 0) {
-      gauge(b, "fencing_outbox_events_pending", "Pending events in the outbox table.", t, pending.get());
-      gauge(b, "fencing_outbox_oldest_pending_age_seconds",
-          "Age of the oldest pending event in the outbox table (database clock).", t, oldestPendingAgeSeconds);
-      gauge(b, "fencing_outbox_events_parked", "Parked events in the outbox table (delivery gave up; never dropped).",
-          t, parked.get());
+      gauge(b, PENDING, PENDING_HELP, t, pending.get());
+      gauge(b, OLDEST_PENDING_AGE, OLDEST_PENDING_AGE_HELP, t, oldestPendingAgeSeconds);
+      gauge(b, PARKED, PARKED_HELP, t, parked.get());
     }
-    b.append("# HELP fencing_outbox_deliveries_total Delivery attempts of this relay by channel and outcome.\n");
-    b.append("# TYPE fencing_outbox_deliveries_total counter\n");
+    b.append("# HELP ").append(DELIVERIES).append(' ').append(DELIVERIES_HELP).append('\n');
+    b.append("# TYPE ").append(DELIVERIES).append(" counter\n");
     for (int c = 0; c < CHANNELS.size(); c++) {
       for (Outcome o : Outcome.values()) {
-        b.append("fencing_outbox_deliveries_total{").append(t).append(",channel=\"").append(CHANNELS.get(c))
+        b.append(DELIVERIES).append('{').append(t).append(",channel=\"").append(CHANNELS.get(c))
             .append("\",outcome=\"").append(o.label()).append("\"} ")
             .append(deliveries.get(c * Outcome.values().length + o.ordinal())).append('\n');
       }

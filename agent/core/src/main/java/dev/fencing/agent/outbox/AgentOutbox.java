@@ -3,6 +3,7 @@ package dev.fencing.agent.outbox;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.config.ConfigKey;
 import dev.fencing.agent.log.AgentLog;
+import dev.fencing.agent.metrics.FencingSeries;
 import dev.fencing.agent.threads.AgentThreads;
 import dev.fencing.outbox.OutboxRelay;
 import java.io.OutputStream;
@@ -10,16 +11,19 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 
 /**
  * The outbox relay inside a JVM with the agent attached (fencing.outbox.*): one {@link OutboxRelay} per table, started
  * on the agent's own daemon threads once the application's JDBC driver is found ({@link ApplicationLoaders}), stopped
  * at the agent's shutdown. Every thread of the relay is an agent thread, which no hook judges: a delivery carries the
  * row's token, lock and grant and is never tagged with, nor blocked by, this JVM's lease, which may be on standby or
- * expired (a delivery is a decision the outbox's fence already accepted at the commit). A bad setting or a missing
- * driver is a warning: the agent goes on fencing, only the relay does not run.
+ * expired (a delivery is a decision the outbox's fence already accepted at the commit). Each relay's series
+ * ({@link RelaySeries}) join the agent's metrics. A bad setting or a missing driver is a warning: the agent goes on
+ * fencing, only the relay does not run.
  */
 public final class AgentOutbox {
   private static final AgentLog LOG = AgentLog.get(AgentOutbox.class);
@@ -30,20 +34,26 @@ public final class AgentOutbox {
 
   private final RelaySettings settings;
   private final ApplicationLoaders loaders;
+  private final Consumer<List<FencingSeries.Series>> expose;
   private final List<OutboxRelay> relays = new CopyOnWriteArrayList<>();
   private volatile boolean stopped;
   private Thread starter;
 
-  private AgentOutbox(RelaySettings settings, ApplicationLoaders loaders) {
+  private AgentOutbox(RelaySettings settings, ApplicationLoaders loaders,
+      Consumer<List<FencingSeries.Series>> expose) {
     this.settings = settings;
     this.loaders = loaders;
+    this.expose = expose;
   }
 
   /**
    * Starts the relays on a daemon thread when fencing.outbox.enabled=true and every outbox setting is valid (each
    * problem is logged as a warning otherwise); returns at once. Null when no relay runs.
+   *
+   * @param expose adds series to the agent's endpoint and OTLP export (each relay's, once it runs)
    */
-  public static AgentOutbox start(AgentConfig config, Thread mainThread) {
+  public static AgentOutbox start(AgentConfig config, Thread mainThread,
+      Consumer<List<FencingSeries.Series>> expose) {
     RelaySettings s = new RelaySettings(config);
     for (String p : s.problems) {
       LOG.warn("outbox: " + p + "; the outbox relay does not run (the agent is not affected)");
@@ -51,7 +61,7 @@ public final class AgentOutbox {
     if (!s.enabled || !s.problems.isEmpty()) {
       return null;
     }
-    AgentOutbox outbox = new AgentOutbox(s, new ApplicationLoaders(mainThread));
+    AgentOutbox outbox = new AgentOutbox(s, new ApplicationLoaders(mainThread), expose);
     outbox.starter = AgentThreads.newThread(outbox::run, "fencing-agent-outbox");
     outbox.starter.start();
     return outbox;
@@ -69,6 +79,32 @@ public final class AgentOutbox {
     }
     for (String table : settings.tables) {
       startRelay(table, found);
+    }
+    exposeTableGauges();
+  }
+
+  /** Each relay's table gauges, from its first read of the table on (before it, the relay knows no counts). */
+  private void exposeTableGauges() {
+    List<OutboxRelay> unread = new ArrayList<>(relays);
+    while (!unread.isEmpty()) {
+      unread.removeIf(r -> {
+        if (r.metrics().pending() < 0) {
+          return false;
+        }
+        expose(RelaySeries.table(r.metrics()));
+        return true;
+      });
+      if (!unread.isEmpty() && !sleep(FIRST_LOOKS_MILLIS)) {
+        return;
+      }
+    }
+  }
+
+  private void expose(List<FencingSeries.Series> series) {
+    try {
+      expose.accept(series);
+    } catch (RuntimeException e) {
+      LOG.warn("outbox: the relay's metrics cannot be exposed (" + AgentLog.describe(e) + "); the relay runs on");
     }
   }
 
@@ -115,6 +151,7 @@ public final class AgentOutbox {
       try {
         relay.start();
         relays.add(relay);
+        expose(RelaySeries.deliveries(relay.metrics()));
         if (stopped) {
           relay.close();
         }

@@ -117,7 +117,7 @@ final class AgentRuntime {
 
   private void startOutbox() {
     try {
-      outbox = AgentOutbox.start(config, mainThread);
+      outbox = AgentOutbox.start(config, mainThread, this::expose);
     } catch (Throwable t) {
       LOG.warn("cannot start the outbox relay: " + AgentLog.describe(t) + " (the agent is not affected)");
     }
@@ -167,17 +167,19 @@ final class AgentRuntime {
    * the OTLP export alike, from its capture on (bounded by fencing.capture.max-locks).
    */
   private void exposeCapturedLocks() {
-    scopes.captured().onCapture(r -> {
-      List<FencingSeries.Series> more = FencingSeries.ofCaptured(r, scopes.rejections());
-      OnDemandMetrics m = metrics;
-      if (m != null) {
-        m.add(more);
-      }
-      OtlpExport o = otlp;
-      if (o != null) {
-        o.add(more);
-      }
-    });
+    scopes.captured().onCapture(r -> expose(FencingSeries.ofCaptured(r, scopes.rejections())));
+  }
+
+  /** Adds series to the endpoint and the OTLP export alike, from their next scrape or export on. */
+  private void expose(List<FencingSeries.Series> more) {
+    OnDemandMetrics m = metrics;
+    if (m != null) {
+      m.add(more);
+    }
+    OtlpExport o = otlp;
+    if (o != null) {
+      o.add(more);
+    }
   }
 
   private void startEndpoint(List<FencingSeries.Series> series) {
