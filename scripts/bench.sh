@@ -35,8 +35,9 @@
 #           (UPDATE of a fenced row, COMMIT) with and without one outbox INSERT, agent attached (many keys / one key,
 #           1 and 4 threads); the relay's events/s for 20,000 committed events to a loopback JDK HttpServer (1 and 2
 #           relays); commit-to-delivery latency p50/p99 at 100 events/s, LISTEN and --no-listen (writer, relay and
-#           receiver in one JVM); profile: the outbox INSERT's triggers inside PostgreSQL (EXPLAIN ANALYZE).
-#           OUTBOX_PARTS=insert,profile,relay,latency selects among them.
+#           receiver in one JVM); profile: the outbox INSERT's triggers inside PostgreSQL (EXPLAIN ANALYZE);
+#           kafka (not in the default): the relay part's events as records to a broker in a child JVM, 1 and 2 relays.
+#           OUTBOX_PARTS=insert,profile,relay,kafka,latency selects among them.
 # etcd-client: what holding an etcd lock costs a fresh JVM (launch to held, CPU, RSS, classes): nothing / the agent's
 #           jetcd provider / the same calls to etcd's JSON gateway over the JDK HttpClient / over a plain socket
 #           (transports the agent does not have, measured for comparison), ETCD_CLIENT_ROUNDS rounds (default 10,

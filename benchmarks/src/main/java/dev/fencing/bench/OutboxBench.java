@@ -8,6 +8,7 @@ import dev.fencing.fence.sql.SqlOutbox;
 import dev.fencing.fence.sql.TableName;
 import dev.fencing.outbox.OutboxRelay;
 import dev.fencing.testing.EtcdCluster;
+import dev.fencing.testing.KafkaBroker;
 import dev.fencing.testing.PostgresServer;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -17,6 +18,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -42,12 +44,14 @@ import java.util.concurrent.locks.LockSupport;
  *   <li><b>relay</b>: N committed events (one key each) delivered by one or two real {@link OutboxRelay}s (in this
  *       JVM, no agent) to a loopback JDK HttpServer that answers 200 with no body (one write); events per second
  *       from the relays' start to the last event's arrival.
+ *   <li><b>kafka</b>: the relay part's events as Kafka records (one key each, a 3-partition topic on a broker in a
+ *       child JVM), one and two relays; events per second from the relays' start until no event is pending.
  *   <li><b>latency</b>: a writer committing one event per transaction at a steady rate, the relay and the receiver
  *       all in this JVM, so that System.nanoTime is one clock: from the writer's commit() returning to the event's
  *       arrival at the receiver; LISTEN (default) and --no-listen polling at its default interval (1 s).
  * </ol>
  *
- * <p>Usage: OutboxBench &lt;agent jar&gt; &lt;rounds&gt; &lt;java home&gt; [insert,relay,latency]
+ * <p>Usage: OutboxBench &lt;agent jar&gt; &lt;rounds&gt; &lt;java home&gt; [insert,profile,relay,kafka,latency]
  */
 public final class OutboxBench {
   private static final long WARM = Long.getLong("bench.warm", 3);
@@ -78,6 +82,9 @@ public final class OutboxBench {
       }
       if (parts.contains("relay")) {
         relay(pg, rounds);
+      }
+      if (parts.contains("kafka")) {
+        relayKafka(pg, rounds);
       }
       if (parts.contains("latency")) {
         latency(pg, rounds);
@@ -243,8 +250,16 @@ public final class OutboxBench {
 
   private static OutboxRelay startRelay(PostgresServer pg, String table, int concurrency, boolean listen)
       throws SQLException {
+    return startRelay(pg, table, concurrency, listen, null);
+  }
+
+  private static OutboxRelay startRelay(PostgresServer pg, String table, int concurrency, boolean listen,
+      String kafkaBootstrap) throws SQLException {
     OutboxRelay.Builder b = OutboxRelay.builder(() -> DriverManager.getConnection(pg.jdbcUrl()), table)
         .concurrency(concurrency).listen(listen).log(new PrintStream(OutputStream.nullOutputStream()));
+    if (kafkaBootstrap != null) {
+      b.kafkaBootstrap(kafkaBootstrap);
+    }
     return b.build().start();
   }
 
@@ -327,6 +342,75 @@ public final class OutboxBench {
     System.out.flush();
   }
 
+  // ---------------------------------------------------------------- relay throughput, Kafka
+
+  private static void relayKafka(PostgresServer pg, int rounds) throws Exception {
+    String table = "kafka_outbox";
+    String topic = "outbox-bench";
+    createRelayOutbox(pg, table);
+    String[] names = {"1 relay (defaults: batch 100, concurrency 4)", "2 relays (defaults each)"};
+    double[][] eps = new double[names.length][rounds];
+    try (KafkaBroker kafka = KafkaBroker.start()) {
+      kafka.createTopic(topic, 3);
+      // One unmeasured run first: JIT, the producers' first metadata.
+      fill(pg, table, topic, "w", Math.min(EVENTS, 5000), false, "kafka");
+      drain(pg, table, 1, kafka.bootstrapServers());
+      for (int round = 0; round < rounds; round++) {
+        for (int k = 0; k < names.length; k++) {
+          int v = (round + k) % names.length;
+          reset(pg, table);
+          fill(pg, table, topic, "r" + round + "v" + v, EVENTS, false, "kafka");
+          eps[v][round] = EVENTS / drain(pg, table, v + 1, kafka.bootstrapServers());
+          System.err.printf(Locale.ROOT, "  round %d kafka %s: %.0f events/s%n", round, names[v], eps[v][round]);
+        }
+      }
+    }
+    reset(pg, table);
+    System.out.println();
+    System.out.println("Relay throughput to Kafka: " + EVENTS + " committed events (one key each), records of a 21-byte"
+        + " JSON value to a 3-partition topic on a loopback broker (acks=all, idempotent: the relay's producer);"
+        + " from the relays' start until no event is pending; " + rounds + " rounds:");
+    System.out.println("| relays | events/s (median) | min–max | / 1 relay (paired) |");
+    System.out.println("|---|---:|---:|---:|");
+    for (int v = 0; v < names.length; v++) {
+      double[] q = new double[rounds];
+      for (int i = 0; i < rounds; i++) {
+        q[i] = eps[v][i] / eps[0][i];
+      }
+      System.out.printf(Locale.ROOT, "| %s | %.0f | %.0f–%.0f | %.2f |%n", names[v], RoundStats.median(eps[v]),
+          Arrays.stream(eps[v]).min().orElse(0), Arrays.stream(eps[v]).max().orElse(0), RoundStats.median(q));
+    }
+    System.out.flush();
+  }
+
+  /** Seconds from the relays' start until the table has no pending event. */
+  private static double drain(PostgresServer pg, String table, int relays, String kafkaBootstrap) throws Exception {
+    List<OutboxRelay> started = new ArrayList<>();
+    long t0 = System.nanoTime();
+    try (Connection c = DriverManager.getConnection(pg.jdbcUrl());
+        PreparedStatement pending = c.prepareStatement("SELECT count(*) FROM " + table
+            + " WHERE state = 'pending'")) {
+      for (int i = 0; i < relays; i++) {
+        started.add(startRelay(pg, table, 4, true, kafkaBootstrap));
+      }
+      long deadline = t0 + TimeUnit.SECONDS.toNanos(120);
+      while (true) {
+        try (ResultSet rs = pending.executeQuery()) {
+          rs.next();
+          if (rs.getLong(1) == 0) {
+            return (System.nanoTime() - t0) / 1e9;
+          }
+        }
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("events still pending after 120 s in " + table);
+        }
+        Thread.sleep(5);
+      }
+    } finally {
+      started.forEach(OutboxRelay::close);
+    }
+  }
+
   private static long jvmCpuNanos() {
     return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
         .getOperatingSystemMXBean()).getProcessCpuTime();
@@ -350,14 +434,20 @@ public final class OutboxBench {
   /** Commits n events, one key each (or all of one key), in transactions of 1000. */
   private static void fill(PostgresServer pg, String table, String url, String prefix, int n, boolean oneKey)
       throws SQLException {
+    fill(pg, table, url, prefix, n, oneKey, "http");
+  }
+
+  /** The same, to an HTTP URL or a Kafka topic ({@code channel} http or kafka). */
+  private static void fill(PostgresServer pg, String table, String target, String prefix, int n, boolean oneKey,
+      String channel) throws SQLException {
     try (Connection c = DriverManager.getConnection(pg.jdbcUrl());
         PreparedStatement ins = c.prepareStatement("INSERT INTO " + table
-            + " (event_id, channel, target, message_key, payload) VALUES (?, 'http', ?, ?, ?)")) {
+            + " (event_id, channel, target, message_key, payload) VALUES (?, '" + channel + "', ?, ?, ?)")) {
       session(c);
       c.setAutoCommit(false);
       for (int i = 0; i < n; i++) {
         ins.setString(1, prefix + "-" + i);
-        ins.setString(2, url);
+        ins.setString(2, target);
         ins.setString(3, oneKey ? prefix + "-k" : prefix + "-k" + i);
         ins.setString(4, "{\"id\":7,\"amount\":10}");
         ins.addBatch();
