@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark command (BENCHMARKS.md). Not part of the test run: `mvn verify` only compiles benchmarks/.
 #
-#   scripts/bench.sh [all|jmh|startup|nmt|pg|pooler|clients|kafka|failover|spring|etcd-client|outbox] [JMH options or benchmark regex]
+#   scripts/bench.sh [all|jmh|startup|nmt|pg|pooler|clients|kafka|kafka-perf|failover|spring|etcd-client|outbox] [JMH options or benchmark regex]
 #   scripts/bench.sh pg,clients,kafka      several parts, one build
 #
 # jmh:      per-call hot path (policy decision + tagging) per channel, against a no-op hook, in ns/op.
@@ -16,6 +16,9 @@
 # clients:  POST loop to a loopback JDK HttpServer: JDK HttpClient, OkHttp, Apache HttpClient 5; also no agent with
 #           the app sending the agent's three headers itself (the in-process server parses them either way).
 # kafka:    producer throughput, 1 KB records, acks=1, broker in a child JVM.
+# kafka-perf: Kafka's own ProducerPerformance (kafka-tools), acks=1, 100-byte and 1 KB records, no agent / this
+#           agent, LOAD_ROUNDS paired rounds; each run a fixed count of records (-Dbench.perf.records-100,
+#           -Dbench.perf.records-1024 in BENCH_JAVA_OPTS), 20 s or more.
 #           pg, clients and kafka: no agent / this agent (holding a real etcd lease) / the OpenTelemetry Java agent,
 #           in LOAD_ROUNDS rounds (default 5, rotating order) of 5 s warm-up (clients: 25 s, per client) + 5 s
 #           measured, heap fixed at 512 MB.
@@ -57,7 +60,7 @@ java17="${FENCING_BENCH_JAVA17:-${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f
 jmh_opts="${JMH_OPTS:--f 1 -wi 3 -i 5 -w 1s -r 1s}"
 rounds="${STARTUP_ROUNDS:-5}"
 out=benchmarks/target/results
-parts="jmh startup nmt pg pooler clients kafka failover spring etcd-client outbox"
+parts="jmh startup nmt pg pooler clients kafka kafka-perf failover spring etcd-client outbox"
 for w in ${what//,/ }; do
   case " all $parts " in *" $w "*) ;; *) echo "usage: $0 [all|${parts// /|}][,part...] [JMH args]" >&2; exit 2 ;; esac
 done
@@ -127,7 +130,7 @@ need_pgbouncer() {
   [ -x /usr/sbin/pgbouncer ] || { echo "PgBouncer not found: apt-get install -y pgbouncer (scripts/prerequisites.sh)" >&2; exit 1; }
 }
 
-for part in pg pooler clients kafka; do
+for part in pg pooler clients kafka kafka-perf; do
   if run "$part"; then
     need_etcd
     case "$part" in pg) need_pg ;; pooler) need_pg; need_pgbouncer ;; esac

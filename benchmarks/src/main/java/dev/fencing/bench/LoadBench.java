@@ -83,6 +83,10 @@ public final class LoadBench {
         case "kafka":
           kafka(new Launcher(java, agentJar, otelJar, etcd.endpoints(), "bench-kafka", EXTRA_AGENT_OPTIONS), rounds);
           break;
+        case "kafka-perf":
+          kafkaPerf(new Launcher(java, agentJar, otelJar, etcd.endpoints(), "bench-kafka", EXTRA_AGENT_OPTIONS),
+              rounds);
+          break;
         default:
           throw new IllegalArgumentException("unknown part " + part);
       }
@@ -230,6 +234,63 @@ public final class LoadBench {
     }
   }
 
+  /** kafka-perf: records per run by record size, so that each run lasts 20 s or more on this machine. */
+  private static final long PERF_RECORDS_SMALL = Long.getLong("bench.perf.records-100", 5_000_000);
+  private static final long PERF_RECORDS_LARGE = Long.getLong("bench.perf.records-1024", 1_500_000);
+  /** kafka-perf: the record sizes, e.g. -Dbench.perf.sizes=100 (records above 100 bytes: records-1024 of them). */
+  private static final List<String> PERF_SIZES = List.of(System.getProperty("bench.perf.sizes", "100,1024")
+      .split(","));
+  /**
+   * kafka-perf: more JVM options for the producer JVM, for profiles; %v in them is the variant, size and round, e.g.
+   * -Dbench.perf.jvm-args=-XX:StartFlightRecording=filename=/tmp/%v.jfr,settings=profile.
+   */
+  private static final String PERF_JVM_ARGS = System.getProperty("bench.perf.jvm-args", "");
+  /**
+   * kafka-perf: another build of the agent jar (say main's), run as a third variant "base" in the same rounds, with
+   * the same options as this one: its ratio to no agent beside this build's.
+   */
+  private static final String PERF_BASE_AGENT = System.getProperty("bench.perf.base-agent", "");
+
+  /**
+   * Kafka's own ProducerPerformance (kafka-tools, the broker's version), acks=1, one partition, 100-byte and
+   * 1 KB records, no agent and this agent, in paired rounds. Each run sends a fixed number of records from a cold
+   * JVM (20 s or more), so the agent's wait for its lease and both variants' JIT warm-up are a small share of it.
+   */
+  private static void kafkaPerf(Launcher launcher, int rounds) throws Exception {
+    Map<String, String> retention = Map.of("log.segment.bytes", "67108864", "log.retention.bytes", "134217728",
+        "log.retention.check.interval.ms", "5000");
+    String[] variants = PERF_BASE_AGENT.isEmpty() ? new String[] {"none", "agent"}
+        : new String[] {"none", "agent", "base"};
+    try (KafkaBroker broker = KafkaBroker.start(retention)) {
+      broker.createTopic("bench", 1);
+      Results r = new Results(rounds);
+      for (int round = 0; round < rounds; round++) {
+        for (String v : order(round, variants)) {
+          Map<String, long[]> m = new LinkedHashMap<>();
+          for (String size : PERF_SIZES) {
+            int bytes = Integer.parseInt(size.strip());
+            m.putAll(launcher.producerPerformance(v, broker.bootstrapServers(), "bench", bytes,
+                bytes <= 100 ? PERF_RECORDS_SMALL : PERF_RECORDS_LARGE, round));
+          }
+          r.add(round, v, m);
+        }
+      }
+      System.out.println("Kafka ProducerPerformance, acks=1, one partition, broker in a child JVM; records/s, "
+          + "medians of " + rounds + " rounds (p50 and p99 in ms; JVM CPU: the producer JVM's CPU per record, ns):");
+      List<String> scenarios = PERF_SIZES.stream().map(x -> "perf-" + x.strip()).collect(Collectors.toList());
+      r.table(scenarios);
+      if (!PERF_BASE_AGENT.isEmpty()) {
+        System.out.println("| scenario | base / no agent: records/s | agent / base: records/s | agent / base: JVM CPU "
+            + "per record |");
+        System.out.println("|---|---:|---:|---:|");
+        for (String sc : scenarios) {
+          System.out.println("| " + sc + " | " + r.pairedRatio("base", sc, "none", sc, 0) + " | "
+              + r.pairedRatio("agent", sc, "base", sc, 0) + " | " + r.pairedRatio("agent", sc, "base", sc, 3) + " |");
+        }
+      }
+    }
+  }
+
   /** The variants in a rotating order: no variant always runs first (the machine warms up, or gets busier). */
   private static List<String> order(int round) {
     return order(round, VARIANTS);
@@ -288,6 +349,69 @@ public final class LoadBench {
       c.addAll(List.of("-cp", classPath, LoadApp.class.getName()));
       c.addAll(args);
       return c;
+    }
+
+    /**
+     * One run of Kafka's ProducerPerformance: {@code records} records of {@code size} bytes, acks=1, as fast as the
+     * producer takes them; scenario perf-{size} to {records/s, p50 ms, p99 ms, JVM CPU ns per record}.
+     */
+    Map<String, long[]> producerPerformance(String variant, String bootstrap, String topic, int size, long records,
+        int round) throws Exception {
+      List<String> c = new ArrayList<>(command(variant.equals("base") ? "agent" : variant, List.of()));
+      if (variant.equals("base")) {
+        c.replaceAll(a -> a.startsWith("-javaagent:" + agentJar + "=")
+            ? "-javaagent:" + PERF_BASE_AGENT + a.substring(("-javaagent:" + agentJar).length()) : a);
+      }
+      // command() ends with -cp <app class path> LoadApp: run ProducerPerformance on the bench class path instead.
+      c.subList(c.size() - 3, c.size()).clear();
+      for (String a : PERF_JVM_ARGS.split(" ")) {
+        if (!a.isBlank()) {
+          c.add(a.replace("%v", variant + "-" + size + "-" + round));
+        }
+      }
+      c.addAll(List.of("-cp", System.getProperty("java.class.path"), "org.apache.kafka.tools.ProducerPerformance",
+          "--topic", topic, "--num-records", Long.toString(records), "--record-size", Integer.toString(size),
+          "--throughput", "-1", "--producer-props", "bootstrap.servers=" + bootstrap, "acks=1"));
+      Path log = Files.createTempFile("load-bench", ".log");
+      Process p = new ProcessBuilder(c).redirectError(log.toFile()).start();
+      try {
+        // The JVM's CPU time, sampled while it runs (gone once it exited): its last sample, 0.2 s before the end at most.
+        long[] cpuSeen = new long[1];
+        Thread sampler = new Thread(() -> {
+          while (p.isAlive()) {
+            p.info().totalCpuDuration().ifPresent(d -> cpuSeen[0] = d.toNanos());
+            try {
+              Thread.sleep(200);
+            } catch (InterruptedException e) {
+              return;
+            }
+          }
+        });
+        sampler.setDaemon(true);
+        sampler.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        boolean exited = p.waitFor(300, TimeUnit.SECONDS);
+        sampler.join();
+        long cpu = cpuSeen[0];
+        if (!exited || p.exitValue() != 0) {
+          throw new IllegalStateException("ProducerPerformance failed (" + variant + "): " + String.join(" ", c)
+              + "\n" + out + Files.readString(log));
+        }
+        // The last line: "N records sent, X records/sec (Y MB/sec), A ms avg latency, M ms max latency, P ms 50th,
+        // Q ms 95th, R ms 99th, S ms 99.9th."
+        String last = out.lines().filter(l -> l.contains(" 50th")).reduce((a, b) -> b).orElseThrow(
+            () -> new IllegalStateException("no summary line from ProducerPerformance:\n" + out));
+        String[] f = last.split("[ ,()]+");
+        long perSecond = Math.round(Double.parseDouble(f[3]));
+        long p50 = Long.parseLong(f[15]);
+        long p99 = Long.parseLong(f[21]);
+        System.err.println("  " + variant + " perf-" + size + " " + last + (cpu > 0 ? " cpu " + cpu / 1_000_000
+            + " ms" : ""));
+        return Map.of("perf-" + size, new long[] {perSecond, p50, p99, cpu / Math.max(1, records)});
+      } finally {
+        p.destroyForcibly();
+        Files.deleteIfExists(log);
+      }
     }
 
     /** Scenario to {ops/s, p50 µs, p99 µs, CPU ns of the whole JVM per op}. */
