@@ -92,8 +92,12 @@ public final class KafkaSend {
     }
   };
 
-  /** Headers.remove(String) and Headers.add(String, byte[]) of a record's headers class, or why there are none. */
-  private record HeaderHandles(MethodHandle remove, MethodHandle add, IllegalStateException failure) {}
+  /**
+   * Headers.remove(String), Headers.add(String, byte[]) and Headers.toArray() of a record's headers class, or why
+   * there are none.
+   */
+  private record HeaderHandles(MethodHandle remove, MethodHandle add, MethodHandle toArray,
+      IllegalStateException failure) {}
 
   private static final ClassValue<HeaderHandles> HEADER_HANDLES = new ClassValue<>() {
     @Override
@@ -104,9 +108,12 @@ public final class KafkaSend {
         return new HeaderHandles(l.findVirtual(headers, "remove", MethodType.methodType(headers, String.class))
             .asType(MethodType.methodType(void.class, Object.class, String.class)),
             l.findVirtual(headers, "add", MethodType.methodType(headers, String.class, byte[].class))
-                .asType(MethodType.methodType(void.class, Object.class, String.class, byte[].class)), null);
+                .asType(MethodType.methodType(void.class, Object.class, String.class, byte[].class)),
+            l.findVirtual(headers, "toArray", MethodType.methodType(
+                Class.forName("[Lorg.apache.kafka.common.header.Header;", false, type.getClassLoader())))
+                .asType(MethodType.methodType(Object[].class, Object.class)), null);
       } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-        return new HeaderHandles(null, null, new IllegalStateException("cannot tag records: " + type.getName()
+        return new HeaderHandles(null, null, null, new IllegalStateException("cannot tag records: " + type.getName()
             + " has no Headers.remove(String) and add(String, byte[]); records go on untagged", e));
       }
     }
@@ -132,8 +139,12 @@ public final class KafkaSend {
       return;
     }
     try {
-      for (int i = 0; i < HEADERS; i++) {
-        h.remove().invokeExact(headers, NAMES[i]); // the first throws for read-only headers
+      // A record without headers (the usual case: kafka-clients' toArray() of empty headers is a shared empty array)
+      // has none of ours to remove; read-only headers then throw at the first add, before anything changed.
+      if (((Object[]) h.toArray().invokeExact(headers)).length != 0) {
+        for (int i = 0; i < HEADERS; i++) {
+          h.remove().invokeExact(headers, NAMES[i]); // the first throws for read-only headers
+        }
       }
       for (int i = 0; i < HEADERS; i++) {
         byte[] value = headerValue(d, i);

@@ -52,4 +52,26 @@ class KafkaHeadersTest {
       assertThat(values(headers, "fencing-token")).containsExactly("7");
     }
   }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"oldest", "latest"})
+  void aRecordWithoutHeadersIsTaggedAndItsSealedHeadersAreLeftEmpty(String end) throws Exception {
+    try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.versionJars("kafka-clients", end))) {
+      Class<?> type = library.loadClass("org.apache.kafka.common.header.internals.RecordHeaders");
+      Object headers = type.getConstructor().newInstance();
+
+      KafkaSend.tag(headers, Decision.tag("orders", 7, null, "1a2b"));
+
+      assertThat(values(headers, "fencing-token")).containsExactly("7");
+      assertThat(values(headers, "fencing-lock")).containsExactly("orders");
+      assertThat(values(headers, "fencing-grant")).containsExactly("1a2b");
+      assertThat(values(headers, "fencing-signature")).isEmpty();
+
+      Object sealed = type.getConstructor().newInstance();
+      invoke(sealed, "setReadOnly");
+      assertThatThrownBy(() -> KafkaSend.tag(sealed, Decision.tag("orders", 8, null, "1a2b")))
+          .isInstanceOf(IllegalStateException.class);
+      assertThat((Object[]) invoke(sealed, "toArray")).isEmpty();
+    }
+  }
 }
