@@ -12,7 +12,6 @@ import dev.fencing.agent.instrumentation.api.RejectionCounters;
 import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import dev.fencing.protocol.Rejection;
 import java.net.http.HttpResponse;
-import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -23,6 +22,11 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class HttpFencing implements HttpHook {
   private final Set<String> unsafeMethods;
+  /**
+   * The same methods, interned: a client passes its method as a constant ("POST"), so a reference compare usually
+   * decides without hashing (the set's probe divides by its size).
+   */
+  private final String[] unsafeMethodConstants;
   /** A fenced destination; port -1 means any port. */
   private record Destination(String host, int port) {
     static Destination parse(String text) {
@@ -40,7 +44,8 @@ public final class HttpFencing implements HttpHook {
     }
   }
 
-  private final List<Destination> fencedDestinations;
+  /** fencing.fenced.http; an array, so the match walks it without an iterator. */
+  private final Destination[] fencedDestinations;
   private final RejectionCounters rejections;
   /** fencing.exempt.http, answered once per host. */
   private final HostExemptions exempt;
@@ -66,7 +71,8 @@ public final class HttpFencing implements HttpHook {
       DestinationInventory inventory) {
     this.inventory = inventory;
     this.unsafeMethods = Set.copyOf(config.unsafeHttpMethods());
-    this.fencedDestinations = config.fencedHttp().stream().map(Destination::parse).toList();
+    this.unsafeMethodConstants = unsafeMethods.stream().map(String::intern).toArray(String[]::new);
+    this.fencedDestinations = config.fencedHttp().stream().map(Destination::parse).toArray(Destination[]::new);
     this.rejections = rejections;
     this.exempt = new HostExemptions(config.exemptHttp());
     this.sideEffects = sideEffects;
@@ -115,17 +121,30 @@ public final class HttpFencing implements HttpHook {
    * (toUpperCase returns the string itself when nothing changes).
    */
   boolean unsafe(String method) {
-    return method == null || unsafeMethods.contains(method)
-        || unsafeMethods.contains(method.toUpperCase(java.util.Locale.ROOT));
+    if (method == null) {
+      return true;
+    }
+    for (String m : unsafeMethodConstants) {
+      if (m == method) {
+        return true;
+      }
+    }
+    return unsafeMethods.contains(method) || unsafeMethods.contains(method.toUpperCase(java.util.Locale.ROOT));
   }
 
+  /**
+   * Whether a fenced destination matches, ignoring the host's case. The configured hosts are lower case, as clients
+   * usually send them: an exact compare (a vectorised intrinsic) decides those, and only a host of the same length
+   * that differs takes the per-character case-insensitive compare.
+   */
   boolean fenced(String scheme, String host, int port) {
-    if (fencedDestinations.isEmpty() || host == null) {
+    Destination[] fenced = fencedDestinations;
+    if (fenced.length == 0 || host == null) {
       return false;
     }
     int p = port >= 0 ? port : "https".equalsIgnoreCase(scheme) ? 443 : 80;
-    for (Destination d : fencedDestinations) {
-      if ((d.port < 0 || d.port == p) && d.host.equalsIgnoreCase(host)) {
+    for (Destination d : fenced) {
+      if ((d.port < 0 || d.port == p) && (d.host.equals(host) || d.host.equalsIgnoreCase(host))) {
         return true;
       }
     }

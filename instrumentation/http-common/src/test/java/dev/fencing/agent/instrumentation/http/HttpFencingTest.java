@@ -25,6 +25,33 @@ class HttpFencingTest {
     assertThat(http.unsafe(null)).isTrue(); // a method the hook could not read counts as a write
   }
 
+  /** A method string the client built at run time (not the constant "POST") is matched by its value. */
+  @Test
+  void methodsBuiltAtRunTimeAreMatchedByValue() {
+    HttpFencing http = new HttpFencing(ConfigLoader.load("lock=ledger", new Properties(), Map.of()),
+        new RejectionCounters());
+    String post = new String(new char[] {'P', 'O', 'S', 'T'});
+    assertThat(post).isNotSameAs("POST");
+    assertThat(http.unsafe(post)).isTrue();
+    assertThat(http.unsafe(new String(new char[] {'G', 'E', 'T'}))).isFalse();
+  }
+
+  /** fencing.fenced.http matches a host whatever its case, on the configured port or the scheme's default. */
+  @Test
+  void fencedHostsAreMatchedIgnoringCase() {
+    Properties p = new Properties();
+    p.setProperty("fencing.lock", "ledger");
+    p.setProperty("fencing.fenced.http", "Ledger.Internal:8443,payments.internal");
+    HttpFencing http = new HttpFencing(ConfigLoader.load("", p, Map.of()), new RejectionCounters());
+    assertThat(http.fenced("https", "ledger.internal", 8443)).isTrue();
+    assertThat(http.fenced("https", "LEDGER.internal", 8443)).isTrue();
+    assertThat(http.fenced("https", "ledger.internal", 443)).isFalse();
+    assertThat(http.fenced("https", "ledger.interna1", 8443)).isFalse(); // same length, one character apart
+    assertThat(http.fenced("http", "Payments.Internal", -1)).isTrue();
+    assertThat(http.fenced("https", "payments.internal.evil", 443)).isFalse();
+    assertThat(http.fenced("https", null, 443)).isFalse();
+  }
+
   @Test
   void a409WithFencingRejectedIsCountedByItsReason() {
     RejectionCounters rejections = new RejectionCounters();

@@ -75,6 +75,11 @@ final class JdbcFencing implements JdbcHook {
     /** Its inventory entry, found once per database it runs on (the last one). */
     volatile DestinationInventory.Destination destination;
     volatile DestinationInventory.Database destinationOf;
+    /**
+     * The session of the physical connection it last ran on, so that running it again on that connection (as a
+     * statement always does) finds its session by one comparison instead of a lookup.
+     */
+    volatile JdbcSession session;
 
     Prepared(boolean write, String sql, long target) {
       this.write = write;
@@ -219,7 +224,13 @@ final class JdbcFencing implements JdbcHook {
         }
       }
       Connection physical = physical(connectionOf(statement, kind));
-      JdbcSession session = sessions.of(physical);
+      JdbcSession session = prepared != null ? prepared.session : null;
+      if (session == null || !session.isOf(physical)) {
+        session = sessions.of(physical);
+        if (prepared != null) {
+          prepared.session = session;
+        }
+      }
       if (switchesSchema) {
         session.schemaStale = true; // a prepared SET search_path / USE: read the schema again before the next write
       }

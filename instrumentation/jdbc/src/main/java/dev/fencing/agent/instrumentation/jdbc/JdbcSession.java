@@ -59,6 +59,8 @@ final class JdbcSession {
   private int scopedCount;
   /** A database of fencing.exempt.jdbc: nothing on this session is a lock-protected side effect. */
   final boolean exempt;
+  /** The physical connection (weakly: the agent never keeps a connection alive); set when the session is made. */
+  java.lang.ref.WeakReference<Connection> connection;
   /** The session's database in the destination inventory (set when the session is made). */
   DestinationInventory.Database database;
   /** The (table, lock) of the session's last write, to which a fence's refusal of it is attributed. */
@@ -83,6 +85,12 @@ final class JdbcSession {
     this.fences = fences;
     this.perTransaction = perTransaction;
     this.schema = schema;
+  }
+
+  /** Whether this is the session of {@code physical}. */
+  boolean isOf(Connection physical) {
+    java.lang.ref.WeakReference<Connection> c = connection;
+    return c != null && c.get() == physical;
   }
 
   boolean carries(Decision d) {

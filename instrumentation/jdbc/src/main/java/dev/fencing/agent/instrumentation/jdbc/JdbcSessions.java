@@ -62,34 +62,42 @@ final class JdbcSessions {
     return sessions.get(physical);
   }
 
-  /** The session of {@code physical}, made (catalog and session queries on it) when first met. */
+  /**
+   * The session of {@code physical}, made (catalog and session queries on it) when first met. One per connection:
+   * of two threads meeting it at once, both get the session made first.
+   */
   JdbcSession of(Connection physical) throws SQLException {
     JdbcSession s = sessions.get(physical);
-    if (s == null) {
-      String url = physical.getMetaData().getURL();
-      SessionDialect dialect = SessionDialect.of(url);
-      if (exempt(url)) {
-        // No catalog query, no session setting: the agent leaves this database alone.
-        s = new JdbcSession(dialect, DatabaseFences.NONE, false, null, true);
-        s.database = inventory.database(url, physical.getClass());
-        sessions.put(physical, s);
-        return s;
-      }
-      DatabaseFences fences = fences(url, physical, dialect);
-      boolean perTransaction = dialect == SessionDialect.POSTGRESQL && pooled(url, physical);
-      String schema = fences.tableCount() > 0 ? JdbcSession.currentSchema(physical, dialect) : null;
-      if (fences.anyFence() && idleTimeoutMillis > 0) {
-        try {
-          dialect.boundIdleTransactions(physical, idleTimeoutMillis);
-        } catch (SQLException e) {
-          LOG.debug("cannot bound idle transactions on " + url + ": " + AgentLog.describe(e));
-        }
-      }
-      s = new JdbcSession(dialect, fences, perTransaction, schema);
+    return s != null ? s : make(physical); // small: the hook's hot path inlines it, making is apart
+  }
+
+  private JdbcSession make(Connection physical) throws SQLException {
+    String url = physical.getMetaData().getURL();
+    SessionDialect dialect = SessionDialect.of(url);
+    if (exempt(url)) {
+      // No catalog query, no session setting: the agent leaves this database alone.
+      JdbcSession s = new JdbcSession(dialect, DatabaseFences.NONE, false, null, true);
       s.database = inventory.database(url, physical.getClass());
-      sessions.put(physical, s);
+      return remember(physical, s);
     }
-    return s;
+    DatabaseFences fences = fences(url, physical, dialect);
+    boolean perTransaction = dialect == SessionDialect.POSTGRESQL && pooled(url, physical);
+    String schema = fences.tableCount() > 0 ? JdbcSession.currentSchema(physical, dialect) : null;
+    if (fences.anyFence() && idleTimeoutMillis > 0) {
+      try {
+        dialect.boundIdleTransactions(physical, idleTimeoutMillis);
+      } catch (SQLException e) {
+        LOG.debug("cannot bound idle transactions on " + url + ": " + AgentLog.describe(e));
+      }
+    }
+    JdbcSession s = new JdbcSession(dialect, fences, perTransaction, schema);
+    s.database = inventory.database(url, physical.getClass());
+    return remember(physical, s);
+  }
+
+  private JdbcSession remember(Connection physical, JdbcSession made) {
+    made.connection = new java.lang.ref.WeakReference<>(physical);
+    return sessions.computeIfAbsent(physical, c -> made);
   }
 
   /** Whether the URL starts with one of fencing.exempt.jdbc's prefixes. */
