@@ -14,16 +14,19 @@ import java.lang.reflect.Method;
  * a few seconds was reached only 5-15 s later, whatever the lease keeper asked. jetcd does not expose its channel: it
  * sits in {@code ClientImpl.connectionManager.getChannel()}, read here by reflection on the agent's own bundled jetcd
  * (its version is the agent's, pinned by the build, and {@code EtcdChannelTest} fails if the path changes). Where the
- * path cannot be read, reconnecting does nothing and the channel keeps gRPC's own schedule.
+ * path cannot be read, reconnecting does nothing and the channel keeps gRPC's own schedule. The same path sets the
+ * channel the agent builds itself ({@link EtcdTransport}) before jetcd would create its own.
  */
 final class EtcdChannel {
   private static final AgentLog LOG = AgentLog.get(EtcdChannel.class);
   private static final Field CONNECTION_MANAGER;
   private static final Method GET_CHANNEL;
+  private static final Field MANAGED_CHANNEL;
 
   static {
     Field field = null;
     Method method = null;
+    Field channel = null;
     try {
       field = ClientImpl.class.getDeclaredField("connectionManager");
       field.setAccessible(true);
@@ -32,13 +35,20 @@ final class EtcdChannel {
       if (!ManagedChannel.class.isAssignableFrom(method.getReturnType())) {
         method = null;
       }
+      channel = field.getType().getDeclaredField("managedChannel");
+      channel.setAccessible(true);
+      if (channel.getType() != ManagedChannel.class) {
+        channel = null;
+      }
     } catch (ReflectiveOperationException | RuntimeException e) {
       LOG.debug("cannot reach jetcd's channel (" + AgentLog.describe(e) + "): etcd reconnects on gRPC's backoff");
       field = null;
       method = null;
+      channel = null;
     }
     CONNECTION_MANAGER = method == null ? null : field;
     GET_CHANNEL = method;
+    MANAGED_CHANNEL = method == null ? null : channel;
   }
 
   private EtcdChannel() {
@@ -47,6 +57,31 @@ final class EtcdChannel {
   /** Whether the channel of a jetcd client can be reached (false would mean a jetcd this class does not know). */
   static boolean reachable() {
     return GET_CHANNEL != null;
+  }
+
+  /** Whether a channel can be given to a jetcd client before its first call ({@link #install}). */
+  static boolean installable() {
+    return MANAGED_CHANNEL != null;
+  }
+
+  /**
+   * Gives {@code client}, which has made no call yet, {@code channel} as its one channel, so jetcd never builds its
+   * own. Returns false, and shuts {@code channel} down, when the client cannot take it.
+   */
+  static boolean install(Client client, ManagedChannel channel) {
+    if (MANAGED_CHANNEL != null && client instanceof ClientImpl) {
+      try {
+        Object manager = CONNECTION_MANAGER.get(client);
+        if (MANAGED_CHANNEL.get(manager) == null) {
+          MANAGED_CHANNEL.set(manager, channel);
+          return true;
+        }
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        LOG.debug("cannot set jetcd's channel: " + AgentLog.describe(e));
+      }
+    }
+    channel.shutdownNow();
+    return false;
   }
 
   /**

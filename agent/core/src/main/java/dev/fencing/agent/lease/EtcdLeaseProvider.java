@@ -38,6 +38,7 @@ public final class EtcdLeaseProvider implements LeaseProvider {
   private static final long WATCH_RETRY_MAX_MILLIS = 2_000;
 
   private final Client client;
+  private final EtcdTransport transport; // null when jetcd built its own channel
   private final String keyPrefix;
   private ScheduledExecutorService watchRetries; // guarded by this; created on the first watch error
 
@@ -68,10 +69,17 @@ public final class EtcdLeaseProvider implements LeaseProvider {
         }
       });
     }
-    // jetcd would create a Vert.x instance with default options: a file cache directory (/tmp/vertx-cache-<UUID>,
-    // left behind when the JVM is killed, and a SecureRandom initialised to name it), class path resolving, pools
-    // sized for a server. The agent needs one connection to etcd: one event loop, no file system features. jetcd
-    // closes this instance with the client.
+    EtcdTransport own = EtcdTransport.open(b);
+    if (own != null) {
+      this.transport = own;
+      this.client = own.client();
+      return;
+    }
+    // A jetcd whose channel cannot be set builds its own on a Vert.x instance, which by default has a file cache
+    // directory (/tmp/vertx-cache-<UUID>, left behind when the JVM is killed, and a SecureRandom initialised to name
+    // it), class path resolving, pools sized for a server. One event loop, no file system features; jetcd closes this
+    // instance with the client.
+    this.transport = null;
     Vertx vertx = Vertx.vertx(new VertxOptions()
         .setUseDaemonThread(true) // as jetcd's own: never keep the application's JVM alive
         .setEventLoopPoolSize(1)
@@ -332,6 +340,10 @@ public final class EtcdLeaseProvider implements LeaseProvider {
     if (w != null) {
       w.shutdownNow();
     }
-    client.close();
+    if (transport != null) {
+      transport.close();
+    } else {
+      client.close();
+    }
   }
 }
