@@ -7,7 +7,8 @@
 #   trials=N stale_accepted=S lost=L blocked=B rejected=R unfenced_stale=U unfenced_writes=W
 # (U: writes of a holder that reached an unfenced table, HTTP receiver or topic after a later holder's first).
 # Usage: scripts/faults.sh [trials] [--seed=N] [--workers=2|3] [--out=DIR] [--pooler[=POOL_SIZE]]
-#   [--coordinator=etcd|zookeeper] [--locks=N] [--partitions=N] [--work=jvm|section|curator|jetcd|leader|outbox]. Exit 0 when the history holds, 1 when the checker
+#   [--coordinator=etcd|zookeeper] [--locks=N] [--partitions=N] [--work=jvm|section|curator|jetcd|leader|outbox]
+#   [--db=postgresql|mariadb]. Exit 0 when the history holds, 1 when the checker
 # found a violation. --coordinator=zookeeper: a 3-server ZooKeeper ensemble issues the tokens instead of etcd (the
 # same faults: the holder's proxies to the ZooKeeper servers cut, the ZooKeeper leader killed, every server
 # restarted, the ensemble wiped). --locks=N (1-4): the workers hold N locks through declared sections, each lock with
@@ -24,11 +25,13 @@
 # outbox relay) delivers them to an unfenced HTTP receiver and an unfenced topic, whose receivers apply each event
 # once by its id (ProcessedEvents.markFirst); after each trial a relay is SIGKILLed mid-delivery. After a final drain
 # the line adds outbox_events, outbox_deliveries, outbox_duplicates, outbox_applied, outbox_stale, outbox_lost and
-# outbox_applied_twice (stale events count in stale_accepted, lost ones in lost).
+# outbox_applied_twice (stale events count in stale_accepted, lost ones in lost). --db=mariadb (with --work=outbox):
+# the outbox is on MariaDB instead, each MariaDB write one transaction of its row and the two events, polled by the
+# relays; the line says ` db=mariadb`.
 # FAULTS_KINDS=delay,clock-jump: only those fault kinds (RELIABILITY.md lists the ten). Not part of the test
 # command (its 10-trial smoke, FaultsSmokeIT, a 2-trial --pooler smoke, FaultsPoolerSmokeIT, and a 4-trial
 # ZooKeeper --locks=2 smoke, FaultsTopologySmokeIT, 2 trials of each --work mode, FaultsWorkModesSmokeIT, and 2
-# --work=outbox trials, FaultsOutboxSmokeIT, are).
+# --work=outbox trials, FaultsOutboxSmokeIT, and 2 with --db=mariadb, FaultsOutboxMariaDbSmokeIT, are).
 # --help: this text.
 set -euo pipefail
 if [[ " $* " == *" --help "* || " $* " == *" -h "* ]]; then

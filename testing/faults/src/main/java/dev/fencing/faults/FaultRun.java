@@ -125,7 +125,7 @@ public final class FaultRun implements FaultKind.Trial {
       Topology topology) {
     public static final String USAGE = "usage: scripts/faults.sh [trials] [--seed=N] [--workers=2|3] [--out=DIR]"
         + " [--pooler[=POOL_SIZE]] [--coordinator=etcd|zookeeper] [--locks=N] [--partitions=N]"
-        + " [--work=jvm|section|curator|jetcd|leader|outbox]";
+        + " [--work=jvm|section|curator|jetcd|leader|outbox] [--db=postgresql|mariadb (with --work=outbox)]";
     /** {@code --pooler} alone: 2 server connections, fewer than the workers, so they share backends. */
     public static final int DEFAULT_POOL_SIZE = 2;
 
@@ -182,6 +182,10 @@ public final class FaultRun implements FaultKind.Trial {
         } else {
           throw new IllegalArgumentException("unknown argument '" + arg + "'\n" + USAGE);
         }
+      }
+      if (topology.db() != Topology.Db.POSTGRESQL && topology.work() != Topology.Work.OUTBOX) {
+        throw new IllegalArgumentException("--db=" + topology.db().label + " chooses the outbox's database: it goes"
+            + " with --work=outbox (the other work modes write PostgreSQL and MariaDB both)\n" + USAGE);
       }
       if (workers < 2 || workers > 3 || trials < 1) {
         throw new IllegalArgumentException("need 1+ trials and 2 or 3 workers\n" + USAGE);
@@ -303,8 +307,8 @@ public final class FaultRun implements FaultKind.Trial {
     infra.start(notes::add);
     Setup setup = infra.workerSetup(options.agentJar());
     if (topology.work() == Topology.Work.OUTBOX) {
-      relayKill = new RelayKill(infra.startRelays(options.agentJar()), infra.outboxReceiver(),
-          infra.postgres().jdbcUrl(), random);
+      relayKill = new RelayKill(infra.startRelays(options.agentJar()), infra.outboxReceiver(), infra.outboxUrl(),
+          random);
     }
     for (int i = 1; i <= options.workers(); i++) {
       slots.add(infra.add(new WorkerSlot("w" + i, setup, infra.dataPaths().open(i, setup))));
@@ -450,8 +454,9 @@ public final class FaultRun implements FaultKind.Trial {
     OutboxChecker.Result outbox = null;
     if (relayKill != null) {
       OutboxReceiver receiver = infra.outboxReceiver();
-      outbox = OutboxChecker.check(infra.outboxEvents(), accepted.stream().filter(a -> a.resource().equals("pg"))
-          .toList(), receiver.deliveries(), receiver.applied(), attempts);
+      String resource = topology.db().resource;
+      outbox = OutboxChecker.check(infra.outboxEvents(), accepted.stream().filter(a -> a.resource().equals(resource))
+          .toList(), receiver.deliveries(), receiver.applied(), attempts, resource);
       List<String> all = new ArrayList<>(result.violations());
       all.addAll(outbox.violations());
       result = new HistoryChecker.Result(result.trials(), result.staleAccepted() + outbox.stale(),

@@ -68,12 +68,14 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * grants ({@code holding lock 'faults' with fencing token N}). {@code outbox}: as {@code jvm}, and the {@code pg}
  * transaction also inserts two events into the tokened outbox table {@value #OUTBOX_TABLE} (plain SQL, no token
  * written by the worker): {@code <id>/http}, a POST of the write id to the unfenced receiver ({@code outbox-http}),
- * and {@code <id>/kafka}, a record on the unfenced topic ({@code outbox-topic}), both keyed by the worker's name.
+ * and {@code <id>/kafka}, a record on the unfenced topic ({@code outbox-topic}), both keyed by the worker's name;
+ * with {@code outbox-db=mariadb} the {@code mariadb} write inserts them instead, in one transaction with its row.
  *
  * <p>Arguments, {@code key=value}: name, pg, mariadb, http, kafka, topic, status, pg-direct, http-unfenced,
  * kafka-direct, unfenced-topic, interval-ms (default 100), locks (none: the one JVM-wide lock), work (default jvm),
  * coordinator and ttl-ms (the worker's own lock: ZooKeeper connect string or etcd endpoints, session timeout or
- * lease TTL), outbox-http and outbox-topic (work=outbox: the events' destinations).
+ * lease TTL), outbox-http and outbox-topic (work=outbox: the events' destinations), outbox-db (postgresql, the
+ * default, or mariadb).
  */
 public final class FaultWorker {
   private static final Pattern STATE = Pattern.compile("\"state\":\"([A-Z_]+)\"");
@@ -104,6 +106,8 @@ public final class FaultWorker {
   /** {@code work=outbox}: where the events of each pg transaction go (null in the other modes). */
   private final String outboxHttp;
   private final String outboxTopic;
+  /** {@code work=outbox}: the events go with the {@code mariadb} write instead of the {@code pg} transaction. */
+  private final boolean mariaOutbox;
   /** The tokened outbox table ({@code sql install --outbox}) the {@code outbox} mode writes events into. */
   static final String OUTBOX_TABLE = "outbox";
   /**
@@ -134,6 +138,7 @@ public final class FaultWorker {
     this.unfencedProducer = producer(required(args, "kafka-direct"));
     this.outboxHttp = args.get("outbox-http");
     this.outboxTopic = args.get("outbox-topic");
+    this.mariaOutbox = "mariadb".equals(args.get("outbox-db"));
   }
 
   private static KafkaProducer<String, String> producer(String bootstrap) {
@@ -613,7 +618,7 @@ public final class FaultWorker {
       insert.setString(2, name);
       insert.executeUpdate();
     }
-    if (outboxHttp != null) {
+    if (outboxHttp != null && !mariaOutbox) {
       outboxEvents(c, id);
     }
   }
@@ -656,9 +661,16 @@ public final class FaultWorker {
     }
     try (PreparedStatement insert = maria.prepareStatement(
         "INSERT INTO " + table + " (write_id, worker) VALUES (?, ?)")) {
+      boolean events = outboxHttp != null && mariaOutbox;
+      maria.setAutoCommit(!events);
       insert.setString(1, id);
       insert.setString(2, name);
       insert.executeUpdate();
+      if (events) {
+        // One transaction: the business row and its events commit together, or neither does.
+        outboxEvents(maria, id);
+        maria.commit();
+      }
       return "OK";
     } catch (SQLException e) {
       reset(maria, e);

@@ -108,9 +108,19 @@ final class Infrastructure {
     return topology.work() == Topology.Work.OUTBOX;
   }
 
-  /** {@code --work=outbox}: starts one relay per worker, on the outbox table, straight to PostgreSQL and Kafka. */
+  /** The outbox's database ({@code --db}): MariaDB's URL, or PostgreSQL's (straight, never through the pooler). */
+  String outboxUrl() {
+    return mariaOutbox() ? maria.jdbcUrl() : postgres.jdbcUrl();
+  }
+
+  private boolean mariaOutbox() {
+    return outbox() && topology.db() == Topology.Db.MARIADB;
+  }
+
+  /** {@code --work=outbox}: starts one relay per worker, on the outbox table, straight to its database and Kafka. */
   OutboxRelays startRelays(Path agentJar) {
-    outboxRelays = add(new OutboxRelays(agentJar, postgres.jdbcUrl(), kafka.bootstrapServers(), workers));
+    outboxRelays = add(new OutboxRelays(agentJar, outboxUrl(), mariaOutbox() ? "mariadb-java-client-" : "postgresql-",
+        kafka.bootstrapServers(), workers));
     outboxRelays.start();
     return outboxRelays;
   }
@@ -127,7 +137,7 @@ final class Infrastructure {
 
   /** The outbox table's events: how many are not delivered yet (pending or parked). */
   long undeliveredEvents() {
-    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement();
+    try (Connection c = DriverManager.getConnection(outboxUrl()); Statement s = c.createStatement();
         ResultSet r = s.executeQuery("SELECT count(*) FROM " + FaultWorker.OUTBOX_TABLE
             + " WHERE state <> 'delivered'")) {
       r.next();
@@ -140,7 +150,7 @@ final class Infrastructure {
   /** Every event of the outbox table. */
   List<OutboxChecker.Event> outboxEvents() {
     List<OutboxChecker.Event> events = new ArrayList<>();
-    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement();
+    try (Connection c = DriverManager.getConnection(outboxUrl()); Statement s = c.createStatement();
         ResultSet r = s.executeQuery("SELECT event_id, payload, channel, coalesce(token, 0), state, last_error FROM "
             + FaultWorker.OUTBOX_TABLE)) {
       while (r.next()) {
@@ -184,8 +194,10 @@ final class Infrastructure {
       }
       s.execute("CREATE VIEW pg_write_all AS " + String.join(" UNION ALL ", all));
       if (outbox()) {
-        // As `sql install --outbox outbox --lock faults` does: the table, its fence for the lock, its triggers.
-        new OutboxInstaller(c).install(new SqlOutbox(TableName.parse(FaultWorker.OUTBOX_TABLE), FaultRun.LOCK));
+        if (!mariaOutbox()) {
+          installOutbox(c);
+        }
+        // The receivers dedupe in PostgreSQL, wherever the outbox is.
         OutboxReceiver.createTables(c);
       }
       // The unfenced table: no fence trigger. Its arrival order is its commit order: a deferred constraint trigger
@@ -215,9 +227,17 @@ final class Infrastructure {
         new SqlFenceInstaller(c).install(new SqlFence(TableName.parse(write), topology.lockNames().get(i - 1), false,
             false));
       }
+      if (mariaOutbox()) {
+        installOutbox(c);
+      }
     } catch (SQLException e) {
       throw new IllegalStateException("cannot prepare MariaDB: " + e.getMessage(), e);
     }
+  }
+
+  /** As {@code sql install --outbox outbox --lock faults} does: the table, its fence for the lock, its triggers. */
+  private static void installOutbox(Connection c) throws SQLException {
+    new OutboxInstaller(c).install(new SqlOutbox(TableName.parse(FaultWorker.OUTBOX_TABLE), FaultRun.LOCK));
   }
 
   FaultCoordinator coordinator() {

@@ -15,7 +15,8 @@ import java.util.TreeSet;
 /**
  * Judges the outbox of a {@code --work=outbox} run, after the final drain, against the business rows: each
  * {@code pg} transaction wrote a {@code pg_write} row and two events ({@code <write id>/http},
- * {@code <write id>/kafka}), so an event's transaction committed exactly when its write's row is there.
+ * {@code <write id>/kafka}), so an event's transaction committed exactly when its write's row is there. With
+ * {@code --db=mariadb} the same holds for each {@code mariadb} transaction and its {@code maria_write} row.
  * <ol>
  *   <li><b>No stale event</b>: every delivered event's transaction committed (its {@code pg_write} row exists), under
  *       the token the delivery carried, and that token was valid: the row is not a stale accept of {@code pg} (a
@@ -64,6 +65,16 @@ final class OutboxChecker {
    */
   static Result check(List<Event> events, List<Accepted> committed, List<OutboxReceiver.Delivery> deliveries,
       Map<String, Integer> applied, List<Attempt> attempts) {
+    return check(events, committed, deliveries, applied, attempts, "pg");
+  }
+
+  /**
+   * As above, for the outbox in the database of {@code resource} ({@code pg}, {@code mariadb}): {@code committed}
+   * are that database's business rows, and its attempts are the transactions that wrote events.
+   */
+  static Result check(List<Event> events, List<Accepted> committed, List<OutboxReceiver.Delivery> deliveries,
+      Map<String, Integer> applied, List<Attempt> attempts, String resource) {
+    String rowTable = resource.equals("pg") ? "pg_write" : "maria_write";
     List<String> violations = new ArrayList<>();
     Map<String, Accepted> rowOf = new HashMap<>();
     Set<String> staleRows = new HashSet<>();
@@ -79,7 +90,7 @@ final class OutboxChecker {
     }
     Map<String, Attempt> pgAttempts = new HashMap<>();
     for (Attempt a : attempts) {
-      if (a.channel().equals("pg")) {
+      if (a.channel().equals(resource)) {
         pgAttempts.put(a.writeId(), a);
       }
     }
@@ -96,11 +107,11 @@ final class OutboxChecker {
       Event e = eventOf.get(d.eventId());
       String reason = null;
       if (row == null) {
-        reason = "its transaction did not commit (no pg_write row " + writeId + ")";
+        reason = "its transaction did not commit (no " + rowTable + " row " + writeId + ")";
       } else if (d.token() != row.token()) {
         reason = "its transaction committed under token " + row.token();
       } else if (staleRows.contains(writeId)) {
-        reason = "its transaction's pg_write row is a stale accept (token " + row.token() + " admitted after a"
+        reason = "its transaction's " + rowTable + " row is a stale accept (token " + row.token() + " admitted after a"
             + " higher one)";
       } else if (a != null && (a.outcome() == Outcome.REJECTED || a.outcome() == Outcome.BLOCKED)) {
         reason = "its writer saw the transaction " + a.outcome() + " (" + a.detail() + ")";
@@ -118,7 +129,7 @@ final class OutboxChecker {
     for (Event e : events) {
       if (!rowOf.containsKey(e.writeId()) && stale.add(e.eventId())) {
         violations.add("outbox stale event: " + e.eventId() + " (token " + e.token() + ", " + e.state() + ") is in"
-            + " the outbox table, but its transaction's pg_write row " + e.writeId() + " is not");
+            + " the outbox table, but its transaction's " + rowTable + " row " + e.writeId() + " is not");
       }
     }
 

@@ -24,7 +24,7 @@ final class OutboxRelays implements AutoCloseable {
       "-XX:TieredStopAtLevel=1");
 
   private final Path agentJar;
-  private final String pgUrl;
+  private final String jdbcUrl;
   private final String kafkaBootstrap;
   private final String driverJar;
   private final String kafkaJars;
@@ -34,12 +34,13 @@ final class OutboxRelays implements AutoCloseable {
   private final List<AgentJvm> ended = new ArrayList<>();
   private int kills;
 
-  OutboxRelays(Path agentJar, String pgUrl, String kafkaBootstrap, int count) {
+  /** {@code driverPrefix}: how the file name of the JDBC driver's jar for {@code jdbcUrl} starts. */
+  OutboxRelays(Path agentJar, String jdbcUrl, String driverPrefix, String kafkaBootstrap, int count) {
     this.agentJar = agentJar;
-    this.pgUrl = pgUrl;
+    this.jdbcUrl = jdbcUrl;
     this.kafkaBootstrap = kafkaBootstrap;
     List<String> classpath = Arrays.asList(System.getProperty("java.class.path").split(java.io.File.pathSeparator));
-    this.driverJar = jar(classpath, "postgresql-");
+    this.driverJar = jar(classpath, driverPrefix);
     this.kafkaJars = jar(classpath, "kafka-clients-") + java.io.File.pathSeparator + jar(classpath, "slf4j-api-");
     this.incarnations = new int[count];
     for (int i = 0; i < count; i++) {
@@ -68,7 +69,7 @@ final class OutboxRelays implements AutoCloseable {
   private void launch(int i) {
     String id = "r" + (i + 1) + "." + ++incarnations[i];
     AgentJvm.Builder b = AgentJvm.builder().noAgent().executableJar(agentJar).name("relay-" + id)
-        .args("outbox", "relay", "--jdbc-url", pgUrl, "--driver-jar", driverJar, "--table",
+        .args("outbox", "relay", "--jdbc-url", jdbcUrl, "--driver-jar", driverJar, "--table",
             FaultWorker.OUTBOX_TABLE, "--kafka-bootstrap", kafkaBootstrap, "--kafka-jar", kafkaJars,
             "--relay-id", id, "--claim-timeout", CLAIM_TIMEOUT, "--request-timeout", "2s", "--backoff", "200ms",
             "--backoff-cap", "2s", "--max-attempts", "200", "--poll-interval", "2s");

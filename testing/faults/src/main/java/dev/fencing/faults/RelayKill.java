@@ -23,14 +23,15 @@ final class RelayKill {
 
   private final OutboxRelays relays;
   private final OutboxReceiver receiver;
-  private final String pgUrl;
+  /** The outbox's database, where the held event's {@code claimed_by} is read. */
+  private final String outboxUrl;
   private final Random random;
   private int midDelivery;
 
-  RelayKill(OutboxRelays relays, OutboxReceiver receiver, String pgUrl, Random random) {
+  RelayKill(OutboxRelays relays, OutboxReceiver receiver, String outboxUrl, Random random) {
     this.relays = relays;
     this.receiver = receiver;
-    this.pgUrl = pgUrl;
+    this.outboxUrl = outboxUrl;
     this.random = random;
   }
 
@@ -81,7 +82,7 @@ final class RelayKill {
   }
 
   private String claimedBy(String eventId) {
-    try (Connection c = DriverManager.getConnection(pgUrl); PreparedStatement s = c.prepareStatement(
+    try (Connection c = DriverManager.getConnection(outboxUrl); PreparedStatement s = c.prepareStatement(
         "SELECT claimed_by FROM " + FaultWorker.OUTBOX_TABLE + " WHERE event_id = ?")) {
       s.setString(1, eventId);
       try (ResultSet r = s.executeQuery()) {

@@ -5,15 +5,16 @@ import java.util.stream.IntStream;
 
 /**
  * The shape of a fault run beyond its faults: which coordinator issues the tokens, how many locks the workers hold,
- * how many partitions the Kafka topic has, and how the workers' writes meet their lock ({@code
- * --coordinator=etcd|zookeeper}, {@code --locks=N}, {@code --partitions=N}, {@code --work=...}, {@link Work}).
+ * how many partitions the Kafka topic has, how the workers' writes meet their lock, and which database holds the
+ * outbox ({@code --coordinator=etcd|zookeeper}, {@code --locks=N}, {@code --partitions=N}, {@code --work=...},
+ * {@link Work}, {@code --db=postgresql|mariadb}, {@link Db}).
  *
  * <p>One lock (the default) is the JVM-wide lock {@value History#LOCK} ({@code fencing.lock}); with several, each
  * worker holds {@code faults-1} ... {@code faults-N} through declared sections ({@code fencing.sections}, one method
  * of {@link FaultSections} per lock), each lock with its own tables, and the HTTP and Kafka fences judge every lock
  * on its own.
  */
-public record Topology(Coordinator coordinator, int locks, int partitions, Work work) {
+public record Topology(Coordinator coordinator, int locks, int partitions, Work work, Db db) {
   /** The most locks a run can have: one section method of {@link FaultSections} each. */
   public static final int MAX_LOCKS = FaultSections.COUNT;
   /** Partitions of the Kafka topic unless told: the checker judges each partition's offset order. */
@@ -78,11 +79,43 @@ public record Topology(Coordinator coordinator, int locks, int partitions, Work 
     }
   }
 
+  /**
+   * Where {@code --work=outbox} writes its events ({@code --db=}): {@code postgresql}, in the {@code pg} transaction
+   * beside its business rows; {@code mariadb}, in the {@code mariadb} write, then one transaction of its business row
+   * and the events. The other work modes write both databases and take no {@code --db}.
+   */
+  public enum Db {
+    POSTGRESQL("postgresql", "pg"), MARIADB("mariadb", "mariadb");
+
+    final String label;
+    /** The resource of the workers' attempts and the checker's accepted rows in that database. */
+    final String resource;
+
+    Db(String label, String resource) {
+      this.label = label;
+      this.resource = resource;
+    }
+
+    static Db parse(String value) {
+      for (Db d : values()) {
+        if (d.label.equals(value)) {
+          return d;
+        }
+      }
+      throw new IllegalArgumentException("--db must be postgresql or mariadb, not '" + value + "'");
+    }
+  }
+
   public static final Topology DEFAULT = new Topology(Coordinator.ETCD, 1, DEFAULT_PARTITIONS);
 
   /** The workers' writes under the agent's JVM-wide lock (several locks: sections). */
   public Topology(Coordinator coordinator, int locks, int partitions) {
     this(coordinator, locks, partitions, Work.JVM);
+  }
+
+  /** The outbox, if any, on PostgreSQL. */
+  public Topology(Coordinator coordinator, int locks, int partitions, Work work) {
+    this(coordinator, locks, partitions, work, Db.POSTGRESQL);
   }
 
   public Topology {
@@ -103,24 +136,27 @@ public record Topology(Coordinator coordinator, int locks, int partitions, Work 
 
   /**
    * {@code t} with one command-line argument applied; null if it is none of this record's ({@code --coordinator=},
-   * {@code --locks=}, {@code --partitions=}).
+   * {@code --locks=}, {@code --partitions=}, {@code --work=}, {@code --db=}).
    */
   static Topology apply(Topology t, String arg) {
     if (arg.startsWith("--coordinator=")) {
-      return new Topology(Coordinator.parse(arg.substring(14)), t.locks, t.partitions, t.work);
+      return new Topology(Coordinator.parse(arg.substring(14)), t.locks, t.partitions, t.work, t.db);
     }
     if (arg.startsWith("--locks=")) {
-      return new Topology(t.coordinator, number("--locks", arg.substring(8)), t.partitions, t.work);
+      return new Topology(t.coordinator, number("--locks", arg.substring(8)), t.partitions, t.work, t.db);
     }
     if (arg.startsWith("--partitions=")) {
-      return new Topology(t.coordinator, t.locks, number("--partitions", arg.substring(13)), t.work);
+      return new Topology(t.coordinator, t.locks, number("--partitions", arg.substring(13)), t.work, t.db);
     }
     if (arg.startsWith("--work=")) {
       Work work = Work.parse(arg.substring(7));
       // The lock's library decides the coordinator (--work=curator runs on ZooKeeper unless told otherwise, which
       // the constructor refuses).
       Coordinator c = work.needs != null && t.coordinator == Coordinator.ETCD ? work.needs : t.coordinator;
-      return new Topology(c, t.locks, t.partitions, work);
+      return new Topology(c, t.locks, t.partitions, work, t.db);
+    }
+    if (arg.startsWith("--db=")) {
+      return new Topology(t.coordinator, t.locks, t.partitions, t.work, Db.parse(arg.substring(5)));
     }
     return null;
   }
@@ -176,11 +212,15 @@ public record Topology(Coordinator coordinator, int locks, int partitions, Work 
     if (work != Work.JVM) {
       s.append(" work=").append(work.label);
     }
+    if (db != Db.POSTGRESQL) {
+      s.append(" db=").append(db.label);
+    }
     return s.toString();
   }
 
   public String describe() {
     return "coordinator " + coordinator.label + ", " + locks + (locks == 1 ? " lock" : " locks (sections)") + ", "
-        + partitions + " Kafka partition" + (partitions == 1 ? "" : "s") + ", work " + work.label;
+        + partitions + " Kafka partition" + (partitions == 1 ? "" : "s") + ", work " + work.label
+        + (db == Db.POSTGRESQL ? "" : ", outbox on " + db.label);
   }
 }

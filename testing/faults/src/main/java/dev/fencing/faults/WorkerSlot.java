@@ -158,6 +158,7 @@ final class WorkerSlot implements AutoCloseable {
     if (topology.work() == Topology.Work.OUTBOX) {
       workerArgs.add("outbox-http=" + setup.outboxHttpUrl());
       workerArgs.add("outbox-topic=" + OutboxReceiver.TOPIC);
+      workerArgs.add("outbox-db=" + topology.db().label);
     }
     Topology.Work work = topology.work();
     workerArgs.add("work=" + work.label);

@@ -128,4 +128,16 @@ class FaultRunOptionsTest {
     assertThatThrownBy(() -> parse("--work=outbox", "--locks=2")).hasMessage("--work=outbox runs one lock, not"
         + " --locks=2");
   }
+
+  @Test
+  void dbChoosesTheOutboxsDatabaseAndGoesWithTheOutboxOnly() {
+    assertThat(parse("--work=outbox").topology().db()).isEqualTo(Topology.Db.POSTGRESQL);
+    Topology maria = parse("--db=mariadb", "--work=outbox").topology();
+    assertThat(maria.db()).isEqualTo(Topology.Db.MARIADB);
+    assertThat(maria.suffix()).isEqualTo(" work=outbox db=mariadb");
+    assertThatThrownBy(() -> parse("--db=mariadb")).hasMessageStartingWith("--db=mariadb chooses the outbox's"
+        + " database: it goes with --work=outbox");
+    assertThatThrownBy(() -> parse("--work=outbox", "--db=mysql")).hasMessage("--db must be postgresql or mariadb,"
+        + " not 'mysql'");
+  }
 }
