@@ -13,7 +13,8 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  *   <li>{@value #REJECTIONS} {fence, lock, reason}: records the fence quarantined;</li>
  *   <li>{@value #DEAD_LETTERS} {fence, lock, outcome}: quarantined records the dead-letter topic acknowledged
  *       ({@code sent}) or that could not be sent ({@code failed});</li>
- *   <li>{@value #STORE_FAILURES} {fence}: fence store calls that failed (the poll waited and retried).</li>
+ *   <li>{@value #STORE_FAILURES} {fence}: fence store calls that failed (the poll waited and retried);</li>
+ *   <li>{@value #DUPLICATES} {fence, lock}: later copies of an outbox event the outbox rule skipped.</li>
  * </ul>
  * Tags are bounded: {@code fence="kafka"}, configured lock names (or {@code (unknown)}), fixed enums. The meters read
  * the fence's own adders (FunctionCounters), so binding costs nothing on the poll path. Locks of consumers configured
@@ -28,6 +29,7 @@ public final class KafkaFenceMeterBinder implements MeterBinder {
   public static final String REJECTIONS = "fencing.fence.rejections";
   public static final String DEAD_LETTERS = "fencing.fence.dead.letters";
   public static final String STORE_FAILURES = "fencing.fence.store.failures";
+  public static final String DUPLICATES = "fencing.fence.duplicates.skipped";
 
   private final KafkaFenceMetrics metrics;
 
@@ -69,5 +71,9 @@ public final class KafkaFenceMeterBinder implements MeterBinder {
           .tags("fence", KafkaFenceMetrics.FENCE, "lock", lock, "outcome", outcome)
           .register(registry);
     }
+    FunctionCounter.builder(DUPLICATES, metrics, m -> m.duplicatesSkipped(lock))
+        .description("Later copies of an outbox event the Kafka fence skipped.")
+        .tags("fence", KafkaFenceMetrics.FENCE, "lock", lock)
+        .register(registry);
   }
 }

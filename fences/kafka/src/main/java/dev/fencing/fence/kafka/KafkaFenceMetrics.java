@@ -20,7 +20,9 @@ import java.util.function.Predicate;
  *   <li>{@code fencing_fence_dead_letters_total{fence="kafka",lock,outcome}}: quarantined records the dead-letter
  *       topic acknowledged ({@code sent}) or that could not be sent ({@code failed}, i.e. lost);</li>
  *   <li>{@code fencing_fence_store_failures_total{fence="kafka"}}: fence store calls that failed; each made the poll
- *       wait and ask again (no record is decided without the store).</li>
+ *       wait and ask again (no record is decided without the store);</li>
+ *   <li>{@code fencing_fence_duplicates_skipped_total{fence="kafka",lock}}: later copies of an outbox event the
+ *       outbox rule skipped (each time one was read).</li>
  * </ul>
  * Every configured lock starts with all its series at 0. The lock label is a guarded lock's name, or {@value
  * #UNKNOWN_LOCK} for a record naming none of several guarded locks (as in the HTTP fence): never a producer's value.
@@ -33,6 +35,7 @@ public final class KafkaFenceMetrics {
   public static final String REJECTIONS = "fencing_fence_rejections_total";
   public static final String DEAD_LETTERS = "fencing_fence_dead_letters_total";
   public static final String STORE_FAILURES = "fencing_fence_store_failures_total";
+  public static final String DUPLICATES = "fencing_fence_duplicates_skipped_total";
   public static final String FENCE = "kafka";
   public static final String UNKNOWN_LOCK = "(unknown)";
   /** The reasons this fence gives (the HTTP fence's, less its drain timeout). */
@@ -50,6 +53,7 @@ public final class KafkaFenceMetrics {
   private static final class Counters {
     final LongAdder[] rejections = adders(Rejection.values().length);
     final LongAdder[] deadLetters = adders(OUTCOMES.size());
+    final LongAdder duplicates = new LongAdder();
   }
 
   private final Map<String, Counters> counters = new ConcurrentHashMap<>();
@@ -103,6 +107,10 @@ public final class KafkaFenceMetrics {
     counters(lockLabel).deadLetters[sent ? 0 : 1].increment();
   }
 
+  void duplicate(String lockLabel) {
+    counters(lockLabel).duplicates.increment();
+  }
+
   void storeFailure() {
     storeFailures.increment();
   }
@@ -124,7 +132,13 @@ public final class KafkaFenceMetrics {
     return c == null ? 0 : c.deadLetters[sent ? 0 : 1].sum();
   }
 
-  /** Every series, by metric, lock, then reason or outcome. */
+  /** Later copies of an outbox event of {@code lock} that the outbox rule skipped (each time one was read). */
+  public long duplicatesSkipped(String lock) {
+    Counters c = counters.get(lock);
+    return c == null ? 0 : c.duplicates.sum();
+  }
+
+  /** Every series of the rejections and dead letters, by metric, lock, then reason or outcome. */
   public List<Sample> samples() {
     List<Sample> out = new ArrayList<>();
     Map<String, Counters> sorted = new TreeMap<>(counters);
@@ -138,7 +152,7 @@ public final class KafkaFenceMetrics {
     return out;
   }
 
-  /** Prometheus text exposition (format 0.0.4) of both families, with HELP and TYPE lines. */
+  /** Prometheus text exposition (format 0.0.4) of every family, with HELP and TYPE lines. */
   public String prometheusText() {
     StringBuilder b = new StringBuilder(2048);
     String family = null;
@@ -155,6 +169,13 @@ public final class KafkaFenceMetrics {
       b.append(family.equals(REJECTIONS) ? "\",reason=\"" : "\",outcome=\"").append(s.label()).append("\"} ")
           .append(s.value()).append('\n');
     }
+    b.append("# HELP ").append(DUPLICATES).append(" Later copies of an outbox event the Kafka fence skipped.\n# TYPE ")
+        .append(DUPLICATES).append(" counter\n");
+    new TreeMap<>(counters).forEach((lock, c) -> {
+      b.append(DUPLICATES).append("{fence=\"").append(FENCE).append("\",lock=\"");
+      escape(b, lock);
+      b.append("\"} ").append(c.duplicates.sum()).append('\n');
+    });
     b.append("# HELP ").append(STORE_FAILURES).append(" Kafka fence store calls that failed; the poll waited and "
         + "retried.\n# TYPE ").append(STORE_FAILURES).append(" counter\n").append(STORE_FAILURES)
         .append("{fence=\"").append(FENCE).append("\"} ").append(storeFailures.sum()).append('\n');

@@ -232,6 +232,7 @@ final class RecordFence {
     if (!first.equals(here)) {
       LOG.info("fencing: outbox event '{}' of lock '{}' at {}-{}@{} skipped: a later copy of the one at {}-{}@{}",
           eventId, k.lock(), r.topic(), r.partition(), r.offset(), first.topic(), first.partition(), first.offset());
+      metrics.duplicate(k.lock());
       return true;
     }
     if (v.kind() == PartitionVerdict.Kind.ADVANCE) {

@@ -454,9 +454,13 @@ class KafkaFenceIT {
       assertThat(drain(consumer)).containsExactly("first-copy", "next-event");
     }
     assertThat(fenceRow(lock)).isEqualTo(9);
+    assertThat(KafkaFenceMetrics.global().duplicatesSkipped(lock)).isEqualTo(1);
     try (KafkaConsumer<String, String> consumer = consumer("g-b-" + topic, lock, topic, dedupe)) {
       assertThat(drain(consumer)).containsExactly("first-copy", "next-event");
     }
+    assertThat(KafkaFenceMetrics.global().duplicatesSkipped(lock)).as("skipped again by the other group").isEqualTo(2);
+    assertThat(KafkaFenceMetrics.global().prometheusText())
+        .contains("\nfencing_fence_duplicates_skipped_total{fence=\"kafka\",lock=\"" + lock + "\"} 2\n");
     try (Connection c = DriverManager.getConnection(postgres.jdbcUrl());
         PreparedStatement ps = c.prepareStatement("SELECT event_id, record_offset FROM fencing_kafka_event "
             + "WHERE lock_name = ? ORDER BY record_offset")) {

@@ -18,6 +18,7 @@ class KafkaFenceMetricsTest {
     m.reject("ledger", Rejection.STALE_TOKEN);
     m.reject("ledger", Rejection.STALE_TOKEN);
     m.deadLetter("ledger", false);
+    m.duplicate("ledger");
     assertThat(m.prometheusText()).isEqualTo("""
         # HELP fencing_fence_rejections_total Requests, writes or records refused by a fence, by reason.
         # TYPE fencing_fence_rejections_total counter
@@ -33,6 +34,9 @@ class KafkaFenceMetricsTest {
         # TYPE fencing_fence_dead_letters_total counter
         fencing_fence_dead_letters_total{fence="kafka",lock="ledger",outcome="sent"} 0
         fencing_fence_dead_letters_total{fence="kafka",lock="ledger",outcome="failed"} 1
+        # HELP fencing_fence_duplicates_skipped_total Later copies of an outbox event the Kafka fence skipped.
+        # TYPE fencing_fence_duplicates_skipped_total counter
+        fencing_fence_duplicates_skipped_total{fence="kafka",lock="ledger"} 1
         # HELP fencing_fence_store_failures_total Kafka fence store calls that failed; the poll waited and retried.
         # TYPE fencing_fence_store_failures_total counter
         fencing_fence_store_failures_total{fence="kafka"} 0
@@ -56,16 +60,19 @@ class KafkaFenceMetricsTest {
     binder.bindTo(simple);
     m.reject("ledger", Rejection.MALFORMED_TOKEN);
     m.deadLetter("ledger", true);
+    m.duplicate("ledger");
     assertThat(prometheus.scrape()).contains(
         "fencing_fence_rejections_total{fence=\"kafka\",lock=\"ledger\",reason=\"malformed_token\"} 1.0",
         "fencing_fence_rejections_total{fence=\"kafka\",lock=\"ledger\",reason=\"stale_token\"} 0.0",
         "fencing_fence_dead_letters_total{fence=\"kafka\",lock=\"ledger\",outcome=\"sent\"} 1.0",
-        "fencing_fence_store_failures_total{fence=\"kafka\"} 0.0");
+        "fencing_fence_store_failures_total{fence=\"kafka\"} 0.0",
+        "fencing_fence_duplicates_skipped_total{fence=\"kafka\",lock=\"ledger\"} 1.0");
     assertThat(simple.get("fencing.fence.rejections").tags("lock", "ledger", "reason", "malformed_token")
         .functionCounter().count()).isEqualTo(1.0);
     assertThat(simple.getMeters()).extracting(meter -> meter.getId().getName()).containsOnly(
-        "fencing.fence.rejections", "fencing.fence.dead.letters", "fencing.fence.store.failures");
-    assertThat(simple.getMeters()).hasSize(KafkaFenceMetrics.REASONS.size() + KafkaFenceMetrics.OUTCOMES.size() + 1);
+        "fencing.fence.rejections", "fencing.fence.dead.letters", "fencing.fence.store.failures",
+        "fencing.fence.duplicates.skipped");
+    assertThat(simple.getMeters()).hasSize(KafkaFenceMetrics.REASONS.size() + KafkaFenceMetrics.OUTCOMES.size() + 2);
   }
 
   @Test

@@ -435,6 +435,7 @@ class RecordFenceTest {
         .isEqualTo(Rejection.STALE_TOKEN));
     assertThat(store.current("ledger")).isEqualTo(9);
     assertThat(metrics.rejections("ledger", Rejection.STALE_TOKEN)).isEqualTo(1);
+    assertThat(metrics.duplicatesSkipped("ledger")).as("the copy of e1").isEqualTo(1);
   }
 
   @Test
