@@ -6,9 +6,61 @@ package dev.fencing.agent.bootstrap;
  * outermost hook.
  */
 public final class ReentryGuard {
-  private static final ThreadLocal<int[]> DEPTH = ThreadLocal.withInitial(() -> new int[1]);
+  private static final ThreadLocal<HookThread> STATE = ThreadLocal.withInitial(HookThread::new);
 
   private ReentryGuard() {}
+
+  /**
+   * One thread's hook state: how deep it is in hooked calls, and a probe its hook may use for identity lookups while
+   * it is in the hook, so that the hook reads the thread's state once.
+   */
+  public static final class HookThread {
+    private int depth;
+    private final IdentityProbe probe = new IdentityProbe();
+
+    private HookThread() {}
+
+    /** True when the hook that entered last is the outermost one (the one that must act). */
+    public boolean outermost() {
+      return depth == 1;
+    }
+
+    /** This thread's probe; used by one lookup at a time, and cleared after it. */
+    public IdentityProbe probe() {
+      return probe;
+    }
+  }
+
+  /**
+   * A lookup key equal to any {@link java.lang.ref.Reference} to the object it is set to, with that object's identity
+   * hash: a map keyed by weak references to objects is searched with it without allocating a key per lookup.
+   */
+  public static final class IdentityProbe {
+    private Object referent;
+    private int hash;
+
+    private IdentityProbe() {}
+
+    public void set(Object o) {
+      referent = o;
+      hash = System.identityHashCode(o);
+    }
+
+    public Object referent() {
+      return referent;
+    }
+
+    @Override
+    public int hashCode() {
+      return hash;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+      return other instanceof java.lang.ref.Reference && ((java.lang.ref.Reference<?>) other).get() == referent
+          && referent != null;
+    }
+  }
 
   /** True on the agent's own threads: their calls are never fenced. */
   public static boolean isAgentThread() {
@@ -20,13 +72,23 @@ public final class ReentryGuard {
    * must be paired with {@link #exit()}.
    */
   public static boolean enter() {
-    return DEPTH.get()[0]++ == 0;
+    return STATE.get().depth++ == 0;
+  }
+
+  /**
+   * Enters a hook as {@link #enter()} does and returns the thread's state ({@link HookThread#outermost()} tells
+   * whether this hook must act); every call must be paired with {@link #exit()}.
+   */
+  public static HookThread enterThread() {
+    HookThread t = STATE.get();
+    t.depth++;
+    return t;
   }
 
   public static void exit() {
-    int[] depth = DEPTH.get();
-    if (depth[0] > 0) {
-      depth[0]--;
+    HookThread t = STATE.get();
+    if (t.depth > 0) {
+      t.depth--;
     }
   }
 }

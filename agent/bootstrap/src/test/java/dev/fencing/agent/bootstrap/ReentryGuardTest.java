@@ -28,6 +28,22 @@ class ReentryGuardTest {
     assertThat(ReentryGuard.enter()).isFalse();
   }
 
+  /** enterThread counts as enter does, and tells the outermost hook by its state. */
+  @Test
+  void enterThreadSharesTheDepthWithEnter() {
+    ReentryGuard.HookThread t = ReentryGuard.enterThread();
+    assertThat(t.outermost()).isTrue();
+    assertThat(ReentryGuard.enter()).isFalse();
+    assertThat(ReentryGuard.enterThread().outermost()).isFalse();
+    ReentryGuard.exit();
+    ReentryGuard.exit();
+    ReentryGuard.exit();
+    assertThat(ReentryGuard.enterThread()).isSameAs(t);
+    assertThat(t.outermost()).isTrue();
+    ReentryGuard.exit();
+    assertThat(ReentryGuard.enter()).isTrue();
+  }
+
   @Test
   void afterExitingAllLevelsTheNextEnterIsOutermostAgain() {
     ReentryGuard.enter();

@@ -1,5 +1,6 @@
 package dev.fencing.agent.instrumentation.api;
 
+import dev.fencing.agent.bootstrap.ReentryGuard;
 import java.lang.ref.ReferenceQueue;
 import java.lang.ref.WeakReference;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,6 +29,20 @@ public final class WeakIdentityCache<K, V> {
       return map.get(k);
     } finally {
       k.set(null);
+    }
+  }
+
+  /**
+   * As {@link #get(Object)}, searching with {@code probe}, the calling thread's probe from the hook state it entered
+   * with ({@link ReentryGuard#enterThread()}): no thread-local read of its own.
+   */
+  public V get(K key, ReentryGuard.IdentityProbe probe) {
+    expunge();
+    probe.set(key);
+    try {
+      return map.get(probe);
+    } finally {
+      probe.set(null);
     }
   }
 
@@ -105,6 +120,9 @@ public final class WeakIdentityCache<K, V> {
       }
       if (other instanceof LookupKey) {
         return ((LookupKey) other).referent == get() && get() != null;
+      }
+      if (other instanceof ReentryGuard.IdentityProbe) {
+        return ((ReentryGuard.IdentityProbe) other).referent() == get() && get() != null;
       }
       return other instanceof WeakKey && get() != null && ((WeakKey<?>) other).get() == get();
     }

@@ -23,6 +23,26 @@ class WeakIdentityCacheTest {
     assertThat(cache.get(a)).isEqualTo("a");
   }
 
+  /** A lookup with the thread's hook probe finds what a plain lookup finds, by identity, and leaves no key behind. */
+  @Test
+  void theHookThreadsProbeFindsEntriesByIdentity() {
+    WeakIdentityCache<Object, String> cache = new WeakIdentityCache<>();
+    Key a = new Key(1);
+    Key b = new Key(1);
+    cache.put(a, "a");
+    dev.fencing.agent.bootstrap.ReentryGuard.HookThread t = dev.fencing.agent.bootstrap.ReentryGuard.enterThread();
+    try {
+      assertThat(cache.get(a, t.probe())).isEqualTo("a");
+      assertThat(cache.get(b, t.probe())).isNull();
+      assertThat(t.probe().referent()).isNull();
+      assertThat(cache.computeIfAbsent(b, k -> "b")).isEqualTo("b");
+      assertThat(cache.get(b, t.probe())).isEqualTo("b");
+      assertThat(cache.get(a, t.probe())).isEqualTo("a");
+    } finally {
+      dev.fencing.agent.bootstrap.ReentryGuard.exit();
+    }
+  }
+
   @Test
   void entriesGoAwayWithTheirKeys() throws Exception {
     WeakIdentityCache<Object, String> cache = new WeakIdentityCache<>();

@@ -190,7 +190,8 @@ final class JdbcFencing implements JdbcHook {
     if (ReentryGuard.isAgentThread()) {
       return NOT_ENTERED;
     }
-    if (!ReentryGuard.enter()) {
+    ReentryGuard.HookThread hookThread = ReentryGuard.enterThread(); // its probe serves this call's lookups
+    if (!hookThread.outermost()) {
       // Nested: a pool's proxy calling the driver, a driver method calling another, or our own session statement.
       // The outermost call decides and counts.
       return NESTED;
@@ -213,7 +214,7 @@ final class JdbcFencing implements JdbcHook {
       } else {
         // A prepared statement, or its batch (the same statement many times); a plain Statement's batch has no
         // known text, so its writes count as unjudged.
-        Prepared p = preparedStatements.get(statement);
+        Prepared p = preparedStatements.get(statement, hookThread.probe());
         prepared = p;
         write = kind == BATCH || p == null || p.write;
         if (p != null) {
@@ -226,7 +227,7 @@ final class JdbcFencing implements JdbcHook {
       Connection physical = physical(connectionOf(statement, kind));
       JdbcSession session = prepared != null ? prepared.session : null;
       if (session == null || !session.isOf(physical)) {
-        session = sessions.of(physical);
+        session = sessions.of(physical, hookThread.probe());
         if (prepared != null) {
           prepared.session = session;
         }

@@ -1,5 +1,6 @@
 package dev.fencing.agent.instrumentation.jdbc;
 
+import dev.fencing.agent.bootstrap.ReentryGuard;
 import dev.fencing.agent.instrumentation.api.JdbcPooler;
 import dev.fencing.agent.instrumentation.api.WeakIdentityCache;
 import dev.fencing.agent.log.AgentLog;
@@ -69,6 +70,12 @@ final class JdbcSessions {
   JdbcSession of(Connection physical) throws SQLException {
     JdbcSession s = sessions.get(physical);
     return s != null ? s : make(physical); // small: the hook's hot path inlines it, making is apart
+  }
+
+  /** As {@link #of(Connection)}, looking it up with the hook thread's probe ({@link ReentryGuard#enterThread()}). */
+  JdbcSession of(Connection physical, ReentryGuard.IdentityProbe probe) throws SQLException {
+    JdbcSession s = sessions.get(physical, probe);
+    return s != null ? s : make(physical);
   }
 
   private JdbcSession make(Connection physical) throws SQLException {
