@@ -115,6 +115,7 @@ public final class OutboxRelay implements AutoCloseable {
     connection = settings.connections.open();
     dialect = OutboxDialect.of(connection);
     prepare(connection);
+    checkRights();
     http = new HttpDelivery(settings.requestTimeout, settings.threads);
     AtomicInteger n = new AtomicInteger();
     workers = Executors.newFixedThreadPool(settings.concurrency,
@@ -131,6 +132,38 @@ public final class OutboxRelay implements AutoCloseable {
         + dialect.name().toLowerCase(Locale.ROOT) + (listener != null ? ", LISTEN " + settings.channel : "")
         + ", poll every " + pollInterval().toMillis() + " ms)");
     return this;
+  }
+
+  /**
+   * On PostgreSQL, the relay does not start without a right it needs (SELECT on the table, UPDATE of each delivery
+   * column): a missing one would show only at the first event that needs it, a failed attempt, say.
+   */
+  private void checkRights() throws SQLException {
+    if (dialect != OutboxDialect.POSTGRESQL) {
+      return;
+    }
+    List<String> missing = new ArrayList<>();
+    String user;
+    try (PreparedStatement ps = connection.prepareStatement(dialect.sql("missing_rights", settings.table))) {
+      ps.setString(1, settings.table);
+      ps.setString(2, settings.table);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          missing.add(rs.getString(1));
+        }
+      }
+      user = connection.getMetaData().getUserName();
+    } catch (SQLException e) {
+      closeConnection();
+      throw e;
+    }
+    if (!missing.isEmpty()) {
+      closeConnection();
+      throw new SQLException("the relay's database user " + user + " lacks " + String.join(", ", missing) + " on "
+          + settings.table + "; it needs: GRANT SELECT, UPDATE (" + String.join(", ", OutboxSchema.STATE,
+          OutboxSchema.ATTEMPTS, OutboxSchema.NEXT_ATTEMPT_AT, OutboxSchema.DELIVERED_AT, OutboxSchema.LAST_ERROR,
+          OutboxSchema.CLAIMED_BY, OutboxSchema.CLAIMED_UNTIL) + ") ON " + settings.table + " TO " + user, "42501");
+    }
   }
 
   private Duration pollInterval() {

@@ -58,6 +58,18 @@ UPDATE {table}
        claimed_by = NULL, claimed_until = NULL
  WHERE event_id = ? AND claimed_by = ? AND state = 'pending';
 
+-- name: missing_rights
+-- The rights the relay needs on the table and its user lacks (parameters: the table, twice): SELECT, and UPDATE of
+-- each delivery column (a locking read needs UPDATE of a column too). Any user may ask.
+SELECT r.name
+  FROM (VALUES (1, 'SELECT', NULL), (2, 'UPDATE (state)', 'state'), (3, 'UPDATE (attempts)', 'attempts'),
+               (4, 'UPDATE (next_attempt_at)', 'next_attempt_at'), (5, 'UPDATE (delivered_at)', 'delivered_at'),
+               (6, 'UPDATE (last_error)', 'last_error'), (7, 'UPDATE (claimed_by)', 'claimed_by'),
+               (8, 'UPDATE (claimed_until)', 'claimed_until')) AS r(n, name, col)
+ WHERE NOT CASE WHEN r.col IS NULL THEN has_table_privilege(?, 'SELECT')
+                ELSE has_column_privilege(?, r.col, 'UPDATE') END
+ ORDER BY r.n;
+
 -- name: pending
 -- The pending events and the age in seconds of the oldest (NULL when none).
 SELECT count(*), EXTRACT(EPOCH FROM now() - min(created_at))

@@ -1,6 +1,7 @@
 package dev.fencing.outbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.protocol.OutboxSchema;
 import dev.fencing.testing.PostgresServer;
@@ -62,7 +63,7 @@ class PostgresOutboxRelayIT extends OutboxRelayContractIT {
     try (Connection c = connect(); Statement s = c.createStatement()) {
       s.execute("CREATE ROLE " + role + " LOGIN");
       s.execute("GRANT SELECT, UPDATE (state, attempts, next_attempt_at, delivered_at, last_error, claimed_by,"
-          + " claimed_until), DELETE ON " + table + " TO " + role);
+          + " claimed_until) ON " + table + " TO " + role);
     }
     receiver.answer(r -> r.path().equals("/down") ? new Receiver.Answer(503, Map.of()) : Receiver.Answer.OK);
     String[] ids = new String[2];
@@ -76,6 +77,33 @@ class PostgresOutboxRelayIT extends OutboxRelayContractIT {
     Receiver.await("one delivered, one parked", WAIT, () -> Map.of(ids[0], OutboxSchema.DELIVERED, ids[1],
         OutboxSchema.PARKED).equals(states(table)));
     assertThat(row(table, ids[1]).lastError()).contains("HTTP 503");
+  }
+
+  /**
+   * A relay whose user lacks one of the documented rights does not start, and says which right and what to grant:
+   * without it, the relay would fail only at the first event that needs the missing column (a retry, say).
+   */
+  @Test
+  void aRelayLackingADocumentedRightDoesNotStartAndNamesTheGrant() throws Exception {
+    String table = newTable();
+    String role = "relay_short_" + table;
+    try (Connection c = connect(); Statement s = c.createStatement()) {
+      s.execute("CREATE ROLE " + role + " LOGIN");
+      s.execute("GRANT SELECT, UPDATE (state, attempts, next_attempt_at, delivered_at, claimed_by, claimed_until) ON "
+          + table + " TO " + role);
+    }
+    String url = server.jdbcUrl().replace("user=" + server.user(), "user=" + role);
+    OutboxRelay.Builder b = OutboxRelay.builder(() -> DriverManager.getConnection(url), table);
+    assertThatThrownBy(() -> b.build().start()).isInstanceOf(SQLException.class)
+        .hasMessage("the relay's database user " + role + " lacks UPDATE (last_error) on " + table + "; it needs: GRANT"
+            + " SELECT, UPDATE (state, attempts, next_attempt_at, delivered_at, last_error, claimed_by, claimed_until)"
+            + " ON " + table + " TO " + role)
+        .extracting(e -> ((SQLException) e).getSQLState()).isEqualTo("42501");
+    try (Connection c = connect(); Statement s = c.createStatement()) {
+      s.execute("REVOKE ALL ON " + table + " FROM " + role);
+    }
+    assertThatThrownBy(() -> b.build().start()).hasMessageStartingWith("the relay's database user " + role
+        + " lacks SELECT, UPDATE (state), UPDATE (attempts), ");
   }
 
   /** A database restart breaks the relay's connections; it reconnects, LISTENs again and delivers what follows. */

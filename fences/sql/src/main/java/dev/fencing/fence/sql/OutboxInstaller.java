@@ -77,8 +77,8 @@ public final class OutboxInstaller {
     String t = table.toString();
     notes.add("writers need: GRANT INSERT ON " + t + " TO <writer> (SELECT too for INSERT ... RETURNING); they write"
         + " in their fenced transactions, with the agent's session values");
-    notes.add("the relay needs: GRANT SELECT, UPDATE (" + String.join(", ", DELIVERY_COLUMNS) + "), DELETE ON " + t
-        + " TO <relay>");
+    notes.add("the relay needs: GRANT SELECT, UPDATE (" + String.join(", ", DELIVERY_COLUMNS) + ") ON " + t
+        + " TO <relay>; DELETE only whoever removes events (retention)");
     String what = "tokened outbox " + table + " for lock '" + outbox.lock() + "' (ordering counters in "
         + resolved.keyTable() + (dialect == SqlDialect.POSTGRESQL ? "; commits NOTIFY channel '"
         + resolved.notifyChannel() + "'" : "") + ")";

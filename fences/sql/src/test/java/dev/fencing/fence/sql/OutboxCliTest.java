@@ -81,7 +81,8 @@ class OutboxCliTest {
       assertThat(output()).contains("installed: tokened outbox PUBLIC.EVENTS for lock 'shop'")
           .contains("writers need: GRANT INSERT ON PUBLIC.EVENTS")
           .contains("the relay needs: GRANT SELECT, UPDATE (state, attempts, next_attempt_at, delivered_at, "
-              + "last_error, claimed_by, claimed_until), DELETE ON PUBLIC.EVENTS");
+              + "last_error, claimed_by, claimed_until) ON PUBLIC.EVENTS TO <relay>; DELETE only whoever removes "
+              + "events");
       assertThat(run("install", "--jdbc-url", url, "--outbox", "events", "--lock", "shop")).isZero();
       assertThat(output()).startsWith("already installed: tokened outbox PUBLIC.EVENTS");
       try (Statement st = keep.createStatement()) {
