@@ -21,9 +21,12 @@ import org.flywaydb.core.Flyway;
 /**
  * An ordinary application (no fencing code) with side effects of every kind, driven line by line on stdin:
  * {@code SQL <url> <statement>} (one connection per URL, autocommit), {@code TXN <url> <stmt>;<stmt>} (one
- * transaction, committed), {@code HTTP <method> <url>} (JDK HttpClient), {@code KAFKA <topic> <value>}
- * (KafkaProducer to the broker given as the first argument, waits for the ack) and {@code FLYWAY <url> <dir>} (a
- * Flyway migration from the SQL files in dir). Answers: {@code > OK ...} or {@code > ERR <what> <message>}.
+ * transaction, committed), {@code BEGIN <url>} and {@code COMMIT <url>} (a transaction over the SQL commands
+ * between them), {@code HTTP <method> <url>} (JDK HttpClient), {@code KAFKA <topic> <value>} (KafkaProducer to the
+ * broker given as the first argument, waits for the ack), {@code LINGER <topic> <value>} (a second producer that
+ * keeps records in its buffer for 8 s; returns at once) and {@code LINGERED} (waits for those records' outcome), and
+ * {@code FLYWAY <url> <dir>} (a Flyway migration from the SQL files in dir). Answers: {@code > OK ...} or
+ * {@code > ERR <what> <message>}.
  */
 public final class ExemptionsApp {
   private ExemptionsApp() {}
@@ -37,6 +40,11 @@ public final class ExemptionsApp {
     props.put("delivery.timeout.ms", "10000");
     props.put("request.timeout.ms", "5000");
     props.put("linger.ms", "0");
+    Map<String, Object> lingerProps = new HashMap<>(props);
+    lingerProps.put("linger.ms", "8000");
+    lingerProps.put("delivery.timeout.ms", "60000");
+    java.util.List<java.util.concurrent.Future<?>> lingering = new java.util.ArrayList<>();
+    KafkaProducer<String, String> lingerer = null; // made by the first LINGER
     try (KafkaProducer<String, String> producer =
         new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
       System.out.println("APP STARTED");
@@ -72,6 +80,40 @@ public final class ExemptionsApp {
               }
               break;
             }
+            case "BEGIN": {
+              connections.computeIfAbsent(p[1], ExemptionsApp::connect).setAutoCommit(false);
+              answer = "OK begun";
+              break;
+            }
+            case "COMMIT": {
+              Connection c = connections.computeIfAbsent(p[1], ExemptionsApp::connect);
+              try {
+                c.commit();
+                answer = "OK committed";
+              } finally {
+                c.setAutoCommit(true);
+              }
+              break;
+            }
+            case "LINGER": {
+              if (lingerer == null) {
+                lingerer = new KafkaProducer<>(lingerProps, new StringSerializer(), new StringSerializer());
+              }
+              lingering.add(lingerer.send(new ProducerRecord<>(p[1], p[2], p[2])));
+              answer = "OK queued";
+              break;
+            }
+            case "LINGERED": {
+              try {
+                for (java.util.concurrent.Future<?> f : lingering) {
+                  f.get(30, TimeUnit.SECONDS);
+                }
+                answer = "OK sent";
+              } finally {
+                lingering.clear();
+              }
+              break;
+            }
             case "HTTP": {
               HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(p[2]))
                   .method(p[1], HttpRequest.BodyPublishers.ofString("x")).build(), HttpResponse.BodyHandlers.ofString());
@@ -103,6 +145,9 @@ public final class ExemptionsApp {
               .replace('\n', ' ');
         }
         System.out.println("> " + answer);
+      }
+      if (lingerer != null) {
+        lingerer.close();
       }
     }
   }

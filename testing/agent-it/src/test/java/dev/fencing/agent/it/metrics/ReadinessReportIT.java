@@ -38,6 +38,9 @@ import org.junit.jupiter.api.io.TempDir;
  * agent's /status with {@code java -jar fencing-agent.jar report}: attached in observe mode while it holds the lock,
  * the report names every destination with its status and counts and prints the {@code sql install} command for the
  * unfenced table; that command, run as printed, makes the next run (enforce mode, a standby) report the table fenced.
+ * Then, holding the lock until its lease expires (etcd gone): the commit the agent blocks counts on the table the
+ * transaction wrote, the producer batch it fails in the buffer on its topic, and the writes a caller exemption rule
+ * passed (a Flyway migration) on their tables under that rule; the inventory's cap is a setting.
  */
 class ReadinessReportIT {
   private static final String LOCK = "ledger";
@@ -59,7 +62,10 @@ class ReadinessReportIT {
       try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
         s.execute("CREATE TABLE orders (id INT PRIMARY KEY)");
         s.execute("CREATE TABLE payments (id INT PRIMARY KEY)");
+        s.execute("CREATE TABLE notes (id INT PRIMARY KEY)");
+        s.execute("CREATE DATABASE migrated"); // Flyway's: a schema with no tables yet
       }
+      String migrated = pg.jdbcUrl("migrated");
       String driver = System.getProperty("fencing.it.postgresql.jar");
       assertThat(cli(java17, "sql", "install", "--jdbc-url", url, "--driver-jar", driver, "--table", "payments",
           "--lock", LOCK)).startsWith("0 ");
@@ -116,10 +122,14 @@ class ReadinessReportIT {
       assertThat(p.exitValue()).as(printed).isZero();
 
       // 3. Enforce mode, a standby (another JVM holds the lock), on the newest Java: blocked, and orders is fenced.
+      // A bad inventory cap is a warning naming what is expected; the default is kept.
       try (AgentProcesses.Agent holder = AgentProcesses.start(java17, "holder", "lock=" + LOCK + ",etcd.endpoints="
           + etcd.endpoints())) {
         holder.awaitState("HOLDING", Duration.ofSeconds(15));
-        try (App app = App.start(newest, broker, args, "STANDBY")) {
+        try (App app = App.start(newest, broker, args + ",inventory.max-destinations=lots", "STANDBY")) {
+          assertThat(app.jvm().output()).contains("fencing.inventory.max-destinations='lots'",
+              "expected an integer from 1 to 100000", "the default 500 is kept");
+          assertThat(Http.get("http://127.0.0.1:" + app.port + "/status")).contains("\"maxDestinations\":500,");
           assertThat(app.run("SQL " + url + " INSERT INTO orders VALUES (3)")).startsWith("ERR FN003 ");
           assertThat(app.run("HTTP POST http://127.0.0.1:" + plainPort + "/mail")).startsWith("ERR ");
           assertThat(app.run("KAFKA ledger-events e2")).startsWith("ERR ");
@@ -136,6 +146,45 @@ class ReadinessReportIT {
       // The saved /status of the first run still reports as it did.
       assertThat(cli(java17, "report", dir.resolve("status.json").toString()))
           .containsPattern(row("jdbc", Pattern.quote(url), "orders", "unfenced", 2, 0, 0, 0, 0));
+
+      // 4. Enforce mode, holding until the lease expires: what the agent refuses after the side effect was made.
+      Path migrations = Files.createDirectories(dir.resolve("migrations"));
+      Files.writeString(migrations.resolve("V1__note.sql"), "CREATE TABLE notes (id INT PRIMARY KEY);\n"
+          + "INSERT INTO notes VALUES (7);\n");
+      try (App app = App.start(java17, broker, args + ",lease.ttl=3s,lease.safety-margin=500ms,"
+          + "inventory.max-destinations=40", "HOLDING")) {
+        assertThat(app.run("BEGIN " + url)).isEqualTo("OK begun");
+        assertThat(app.run("SQL " + url + " INSERT INTO notes VALUES (1)")).isEqualTo("OK 1");
+        assertThat(app.run("SQL " + url + " INSERT INTO orders VALUES (4)")).isEqualTo("OK 1");
+        assertThat(app.run("LINGER ledger-events late")).isEqualTo("OK queued");
+        etcd.nodes().forEach(n -> n.kill());
+        Http.awaitStatus(app.port, "\"state\":\"EXPIRED\"", Duration.ofSeconds(10));
+        assertThat(app.run("COMMIT " + url)).startsWith("ERR FN003 ");
+        assertThat(app.run("LINGERED")).startsWith("ERR ");
+        assertThat(app.run("FLYWAY " + migrated + " " + migrations)).isEqualTo("OK 1");
+        String status = "http://127.0.0.1:" + app.port;
+        assertThat(Http.get(status + "/status")).contains("\"maxDestinations\":40,");
+        report = cli(java17, "report", status);
+        assertThat(cli(java17, "report", status, "--json")).contains("\"table\":\"notes\"")
+            .containsPattern("\"table\":\"notes\",[^}]*\"blockedCommits\":1,")
+            .containsPattern("\"destination\":\"ledger-events\",[^}]*\"failedBatches\":1,\"failedRecords\":1,")
+            .containsPattern("\"table\":\"notes\",[^}]*\"exemptByCaller\":\\{\"org.flywaydb.\":1}");
+      }
+      assertThat(report).contains("Refused after the side effect was sent:\n");
+      assertThat(report).contains("  - table notes of " + url + ", lock 'ledger': 1 commit of transactions that wrote "
+          + "there blocked (rolled back) after the lease's deadline\n");
+      assertThat(report).contains("  - table orders of " + url + ", lock 'ledger': 1 commit of transactions that "
+          + "wrote there blocked");
+      assertThat(report).contains("  - topic ledger-events, lock 'ledger': 1 producer batch (1 record) failed in the "
+          + "producer's buffer: tagged under a lease that expired before they were sent\n");
+      assertThat(report).contains("  - exempt by caller rule org.flywaydb. (fencing.exempt.callers): 1 write to table "
+          + "notes of " + migrated + " under lock 'ledger' passed untagged where they would have been blocked");
+      for (String[] rows : new String[][] {{url, "0"}, {migrated, "1"}}) {
+        try (Connection c = DriverManager.getConnection(rows[0]); Statement s = c.createStatement();
+            java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM notes")) {
+          assertThat(rs.next() ? rs.getString(1) : null).as("rows of notes in " + rows[0]).isEqualTo(rows[1]);
+        }
+      }
     } finally {
       fenced.stop(0);
       plain.stop(0);
