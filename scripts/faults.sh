@@ -31,7 +31,7 @@
 # FAULTS_KINDS=delay,clock-jump: only those fault kinds (RELIABILITY.md lists the ten). Not part of the test
 # command (its 10-trial smoke, FaultsSmokeIT, a 2-trial --pooler smoke, FaultsPoolerSmokeIT, and a 4-trial
 # ZooKeeper --locks=2 smoke, FaultsTopologySmokeIT, 2 trials of each --work mode, FaultsWorkModesSmokeIT, and 2
-# --work=outbox trials, FaultsOutboxSmokeIT, and 2 with --db=mariadb, FaultsOutboxMariaDbSmokeIT, are).
+# --work=outbox trials on each --db, FaultsOutboxSmokeIT, are).
 # --help: this text.
 set -euo pipefail
 if [[ " $* " == *" --help "* || " $* " == *" -h "* ]]; then
