@@ -72,14 +72,25 @@ enum OutboxDialect {
     return s;
   }
 
-  /** {@code -- name: x} starts a statement, which ends at its {@code ;}; other comment lines are left out. */
+  /**
+   * {@code -- name: x} starts a statement, which ends at its {@code ;}; other comment lines are left out.
+   * {@code -- name: x = y} makes {@code x} the statement {@code y} (declared before it).
+   */
   static Map<String, String> parse(String text) {
     Map<String, String> parsed = new HashMap<>();
     String name = null;
     StringBuilder sql = new StringBuilder();
     for (String line : text.split("\n", -1)) {
       String t = line.trim();
-      if (t.startsWith("-- name:")) {
+      if (t.startsWith("-- name:") && t.contains("=")) {
+        String[] alias = t.substring("-- name:".length()).split("=", 2);
+        String same = parsed.get(alias[1].trim());
+        if (same == null) {
+          throw new IllegalStateException("'" + t + "' names a statement not declared before it");
+        }
+        parsed.put(alias[0].trim(), same);
+        name = null;
+      } else if (t.startsWith("-- name:")) {
         name = t.substring("-- name:".length()).trim();
         sql.setLength(0);
       } else if (name != null && !t.startsWith("--") && !t.isEmpty()) {

@@ -21,20 +21,8 @@ SELECT o.event_id, o.lock_name, o.token, o.grant_id, o.channel, o.target, o.meth
  LIMIT ?
    FOR UPDATE SKIP LOCKED;
 
--- name: candidates-all
--- The same as candidates (the relay runs it when the last claim found fewer events than a batch).
--- parameters: batch size.
-SELECT o.event_id, o.lock_name, o.token, o.grant_id, o.channel, o.target, o.method, o.message_key, o.headers, o.payload,
-       o.attempts
-  FROM {table} o
- WHERE o.state = 'pending'
-   AND o.next_attempt_at <= CURRENT_TIMESTAMP
-   AND (o.claimed_until IS NULL OR o.claimed_until < CURRENT_TIMESTAMP)
-   AND NOT EXISTS (SELECT 1 FROM {table} e
-                    WHERE e.order_key = o.order_key AND e.key_seq = o.key_seq - 1 AND e.state <> 'delivered')
- ORDER BY o.next_attempt_at
- LIMIT ?
-   FOR UPDATE SKIP LOCKED;
+-- name: candidates-all = candidates
+-- The relay runs it when the last claim found fewer events than a batch; here it is the same statement.
 
 -- name: claim
 -- parameters: relay id, claim duration in milliseconds, the event ids.

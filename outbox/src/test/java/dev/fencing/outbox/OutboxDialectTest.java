@@ -25,6 +25,16 @@ class OutboxDialectTest {
   }
 
   @Test
+  void aNameCanStandForAStatementDeclaredBeforeIt() {
+    java.util.Map<String, String> parsed = OutboxDialect.parse(
+        "-- name: a\n-- a comment\nSELECT 1\n  FROM t;\n\n-- name: b = a\n-- the same\n\n-- name: c\nSELECT 2;\n");
+    assertThat(parsed).containsEntry("a", "SELECT 1\n  FROM t").containsEntry("b", "SELECT 1\n  FROM t")
+        .containsEntry("c", "SELECT 2").hasSize(3);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> OutboxDialect.parse("-- name: b = a\n"))
+        .hasMessageContaining("not declared before it");
+  }
+
+  @Test
   void backoffDoublesUpToTheCap() throws Exception {
     OutboxRelay relay = OutboxRelay.builder(() -> null, "outbox").backoff(java.time.Duration.ofSeconds(1))
         .backoffCap(java.time.Duration.ofSeconds(10)).build();
