@@ -79,7 +79,7 @@ public enum ConfigKey {
       ValueType.choice(dev.fencing.agent.instrumentation.api.JdbcPooler.class)),
   JDBC_WRITE_FUNCTIONS("jdbc.write-functions", "name list", "(none)", "Database functions or procedures that write (e.g. reserve_stock), comma-separated: a statement naming one is a write even when it reads like a SELECT; no fence can tell which tables it touches, so after expiry it is blocked unless the database is listed in fencing.fenced.jdbc.",
       ValueType.list()),
-  JDBC_IDLE_IN_TRANSACTION_TIMEOUT("jdbc.idle-in-transaction-timeout", "duration", "(fencing.lease.ttl)", "On a fenced database, how long this JVM's session may stay idle inside a transaction before the database ends it (PostgreSQL idle_in_transaction_session_timeout, MariaDB idle_write_transaction_timeout): bounds how long a frozen holder's open transaction holds its successor back. 0 leaves the database's setting.",
+  JDBC_IDLE_IN_TRANSACTION_TIMEOUT("jdbc.idle-in-transaction-timeout", "duration", "(fencing.lease.ttl)", "On a fenced database, how long this JVM's session may stay idle inside a transaction before the database ends it (PostgreSQL idle_in_transaction_session_timeout, MariaDB idle_write_transaction_timeout): bounds how long a frozen holder's open transaction holds its successor back. 0s leaves the database's setting.",
       ValueType.durationDefaultingToTtl()),
   FENCED_HTTP("fenced.http", "host:port list", "(none)", "HTTP destinations that check tokens (host:port, or host for any port), comma-separated: after expiry they still get the last token, unfenced ones get nothing.",
       ValueType.list()),

@@ -347,6 +347,15 @@ class ConfigLoaderTest {
     assertThat(c.jdbcIdleInTransactionTimeout()).isEqualTo(Duration.ofSeconds(3)); // defaults to the TTL
   }
 
+  @Test
+  void anIdleInTransactionTimeoutOfZeroSecondsLeavesTheDatabasesSetting() {
+    AgentConfig c = load("lock=a,jdbc.idle-in-transaction-timeout=0s");
+
+    assertThat(c.problems()).isEmpty();
+    assertThat(c.warnings()).isEmpty();
+    assertThat(c.jdbcIdleInTransactionTimeout()).isEqualTo(Duration.ZERO);
+  }
+
   @ParameterizedTest
   @CsvSource({"10s, 5s", "10s, 6s", "4s, 2s"})
   void safetyMarginOfHalfTheTtlOrMoreIsRejected(String ttl, String margin) {
