@@ -348,11 +348,7 @@ public final class OutboxRelay implements AutoCloseable {
       }
       c.commit();
     } catch (SQLException | RuntimeException e) {
-      try {
-        c.rollback();
-      } catch (SQLException ignored) {
-        // the connection is closed and reopened by the loop
-      }
+      rollbackQuietly(c);
       throw e;
     } finally {
       c.setAutoCommit(true);
@@ -417,17 +413,22 @@ public final class OutboxRelay implements AutoCloseable {
         c.rollback();
       }
     } catch (SQLException | RuntimeException e) {
-      try {
-        c.rollback();
-      } catch (SQLException ignored) {
-        // the connection is closed and reopened by the loop
-      }
+      rollbackQuietly(c);
       throw e;
     } finally {
       c.setAutoCommit(true);
     }
     for (OutboxEvent e : events) {
       record(e, updated == events.size() || markDelivered(c, List.of(e)) == 1);
+    }
+  }
+
+  /** Rolls back after a failed statement; a failing rollback is left to the loop, which reopens the connection. */
+  private static void rollbackQuietly(Connection c) {
+    try {
+      c.rollback();
+    } catch (SQLException ignored) {
+      // the connection is closed and reopened by the loop
     }
   }
 

@@ -26,7 +26,7 @@ public final class ExecuteAdvice {
       key = job.getKey().toString();
       jobClass = job.getJobClass().getName();
     } catch (RuntimeException e) {
-      // no job in the context (a test calling execute with a stub): nothing to fence
+      // a context without a job (execute called by hand, outside a scheduler): nothing to fence
     }
     if (key == null || jobClass == null) {
       return null;
