@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.fencing.protocol.HttpHeaderNames;
 import dev.fencing.protocol.KafkaHeaderNames;
 import dev.fencing.protocol.SqlStates;
+import dev.fencing.protocol.TokenGrammar;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -440,13 +441,11 @@ public final class LoadApp {
         .getProcessCpuTime();
   }
 
-  /** The three headers the agent adds to each record (-Dbench.fencing-headers), values of the agent's lengths. */
-  private static final List<Header> KAFKA_HEADERS = List.of(
-      new RecordHeader(KafkaHeaderNames.TOKEN, "1234".getBytes(StandardCharsets.US_ASCII)),
-      new RecordHeader(KafkaHeaderNames.LOCK, "bench-kafka".getBytes(StandardCharsets.UTF_8)),
-      new RecordHeader(KafkaHeaderNames.GRANT, GRANT.getBytes(StandardCharsets.US_ASCII)));
+  /** The header the agent adds to each record (-Dbench.fencing-headers), a value of the agent's length. */
+  private static final List<Header> KAFKA_HEADERS = List.of(new RecordHeader(KafkaHeaderNames.FENCING,
+      TokenGrammar.kafkaValue(1234, "bench-kafka", GRANT).getBytes(StandardCharsets.US_ASCII)));
 
-  /** A record of {@code value}; with -Dbench.fencing-headers, carrying the agent's three headers, set by the app. */
+  /** A record of {@code value}; with -Dbench.fencing-headers, carrying the agent's header, set by the app. */
   private static ProducerRecord<byte[], byte[]> record(String topic, byte[] value) {
     return FENCING_HEADERS ? new ProducerRecord<>(topic, null, (byte[]) null, value, KAFKA_HEADERS)
         : new ProducerRecord<>(topic, value);

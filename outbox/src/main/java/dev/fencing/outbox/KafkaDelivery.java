@@ -1,6 +1,7 @@
 package dev.fencing.outbox;
 
 import dev.fencing.protocol.KafkaHeaderNames;
+import dev.fencing.protocol.TokenGrammar;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -19,13 +20,14 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * Sends a Kafka event with an idempotent producer ({@code acks=all}) and waits for the acknowledgement: the row's key
- * and value (UTF-8), its headers, plus {@code fencing-token}, {@code fencing-lock}, {@code fencing-grant} and
+ * and value (UTF-8), its headers, plus {@code fencing} (the row's {@code <token>;<lock>[;<grant>]}) and
  * {@code fencing-event-id}. kafka-clients (3.x or 4.x) is reached by reflection in the class loader given, so the
  * relay needs it only where Kafka events are relayed: the application's own, or the jars the command is given.
  */
 final class KafkaDelivery implements AutoCloseable {
-  private static final Set<String> OURS = Set.of(KafkaHeaderNames.TOKEN, KafkaHeaderNames.LOCK,
-      KafkaHeaderNames.GRANT, KafkaHeaderNames.SIGNATURE, KafkaHeaderNames.EVENT_ID);
+  private static final Set<String> OURS = Set.of(KafkaHeaderNames.FENCING, KafkaHeaderNames.SIGNATURE,
+      KafkaHeaderNames.EVENT_ID, KafkaHeaderNames.LEGACY_TOKEN, KafkaHeaderNames.LEGACY_LOCK,
+      KafkaHeaderNames.LEGACY_GRANT);
   private static final String SERIALIZER = "org.apache.kafka.common.serialization.ByteArraySerializer";
 
   private final Object producer;
@@ -89,14 +91,10 @@ final class KafkaDelivery implements AutoCloseable {
           headers.add(header.newInstance(h[0], utf8(h[1])));
         }
       }
-      if (e.token() != null) {
-        headers.add(header.newInstance(KafkaHeaderNames.TOKEN, utf8(Long.toString(e.token()))));
-      }
-      if (e.lock() != null) {
-        headers.add(header.newInstance(KafkaHeaderNames.LOCK, utf8(e.lock())));
-      }
-      if (e.grant() != null && !e.grant().isEmpty()) {
-        headers.add(header.newInstance(KafkaHeaderNames.GRANT, utf8(e.grant())));
+      if (e.token() != null && e.lock() != null) {
+        String grant = e.grant() == null || e.grant().isEmpty() ? null : e.grant();
+        headers.add(header.newInstance(KafkaHeaderNames.FENCING,
+            TokenGrammar.kafkaValue(e.token(), e.lock(), grant).getBytes(StandardCharsets.US_ASCII)));
       }
       headers.add(header.newInstance(KafkaHeaderNames.EVENT_ID, utf8(e.eventId())));
       if (e.target() == null || e.target().isBlank()) {

@@ -67,9 +67,8 @@ class KafkaOutboxRelayIT extends RelayTestBase {
         .containsExactly("created", "paid");
     for (ConsumerRecord<String, String> r : records) {
       String id = ids.get(List.of("created", "paid", "no key").indexOf(r.value()));
-      assertThat(header(r, KafkaHeaderNames.TOKEN)).isEqualTo("9");
-      assertThat(header(r, KafkaHeaderNames.LOCK)).isEqualTo(lock);
-      assertThat(header(r, KafkaHeaderNames.GRANT)).isEqualTo("g-9");
+      assertThat(header(r, KafkaHeaderNames.FENCING)).isEqualTo("9;" + lock + ";g-9");
+      assertThat(header(r, KafkaHeaderNames.LEGACY_TOKEN)).as("the older form is not written").isNull();
       assertThat(header(r, KafkaHeaderNames.EVENT_ID)).isEqualTo(id);
     }
     Receiver.await("rows delivered", WAIT, () -> rowsQuietly(table).stream()

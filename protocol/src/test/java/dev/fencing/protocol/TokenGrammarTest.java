@@ -1,6 +1,7 @@
 package dev.fencing.protocol;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import java.util.Set;
@@ -67,5 +68,49 @@ class TokenGrammarTest {
     assertThat(TokenGrammar.wellFormedSignature(signature.substring(1))).isFalse();
     assertThat(TokenGrammar.wellFormedSignature(signature.substring(1) + "=")).isFalse();
     assertThat(TokenGrammar.wellFormedSignature(null)).isFalse();
+  }
+
+  @Test
+  void theKafkaHeaderValueIsTokenLockAndGrantSeparatedBySemicolons() {
+    assertThat(KafkaHeaderNames.FENCING).isEqualTo("fencing");
+    assertThat(TokenGrammar.kafkaValue(42, "orders", "1a2b")).isEqualTo("42;orders;1a2b");
+    assertThat(TokenGrammar.kafkaValue(42, "orders", null)).isEqualTo("42;orders");
+    assertThat(TokenGrammar.kafkaValue(Long.MAX_VALUE, "a.b_c-d", "x;y")).isEqualTo("9223372036854775807;a.b_c-d;x;y");
+    assertThat(TokenGrammar.kafkaFields("42;orders;1a2b")).containsExactly("42", "orders", "1a2b");
+    assertThat(TokenGrammar.kafkaFields("42;orders")).containsExactly("42", "orders", null);
+    assertThat(TokenGrammar.kafkaFields("42;orders;x;y")).as("a grant may hold ';': it is last")
+        .containsExactly("42", "orders", "x;y");
+    assertThat(TokenGrammar.kafkaFields("42;orders;")).containsExactly("42", "orders", "");
+    assertThat(TokenGrammar.kafkaFields("42")).containsExactly("42", null, null);
+    assertThat(TokenGrammar.kafkaFields(";")).containsExactly("", "", null);
+    for (String lock : LOCKS) {
+      assertThat(lock.indexOf(TokenGrammar.KAFKA_SEPARATOR) < 0 || !TokenGrammar.validLock(lock)).isTrue();
+    }
+  }
+
+  @Test
+  void whatTheKafkaHeaderCannotCarryIsRefusedWhenWritten() {
+    assertThatThrownBy(() -> TokenGrammar.kafkaValue(0, "orders", null)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("token 0");
+    assertThatThrownBy(() -> TokenGrammar.kafkaValue(7, "a;b", null)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("lock name 'a;b'").hasMessageContaining("[A-Za-z0-9._-]");
+    assertThatThrownBy(() -> TokenGrammar.kafkaValue(7, "orders", "a b"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("grant id 'a b'");
+  }
+
+  @Test
+  void everyValueTheAgentWritesSplitsBackIntoItsFields() {
+    for (String t : TOKENS) {
+      long token = TokenGrammar.parseToken(t);
+      for (String lock : LOCKS) {
+        for (String grant : GRANTS) {
+          if (token <= 0 || !TokenGrammar.validLock(lock) || !TokenGrammar.wellFormedGrant(grant)) {
+            continue;
+          }
+          assertThat(TokenGrammar.kafkaFields(TokenGrammar.kafkaValue(token, lock, grant)))
+              .containsExactly(Long.toString(token), lock, grant);
+        }
+      }
+    }
   }
 }

@@ -4,6 +4,7 @@ import dev.fencing.faults.History.Accepted;
 import dev.fencing.fence.kafka.FencingConsumerInterceptor;
 import dev.fencing.fence.kafka.KafkaFenceMetrics;
 import dev.fencing.protocol.KafkaHeaderNames;
+import dev.fencing.protocol.TokenGrammar;
 import dev.fencing.protocol.Rejection;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -61,7 +62,7 @@ final class KafkaSink implements AutoCloseable {
     mainThread = poller("kafka-sink", fencedConsumer, main, record -> {
       synchronized (accepted) {
         accepted.add(new Accepted("kafka", record.offset() + 1, record.key(), token(record),
-            record.timestamp(), header(record, KafkaHeaderNames.LOCK), record.partition()));
+            record.timestamp(), fencing(record, 1), record.partition()));
       }
     });
     dlqThread = poller("kafka-sink-dlq", dlqConsumer, List.of(deadLetters), record -> {
@@ -72,7 +73,7 @@ final class KafkaSink implements AutoCloseable {
     unfencedThread = poller("kafka-sink-unfenced", new KafkaConsumer<>(consumerProperties(bootstrap)),
         List.of(unfenced), record -> {
           synchronized (arrived) {
-            String lock = header(record, KafkaHeaderNames.LOCK);
+            String lock = fencing(record, 1);
             arrived.add(new Accepted("kafka-unfenced", record.offset() + 1, record.key(), token(record),
                 record.timestamp(), lock == null ? "" : lock, -1));
           }
@@ -185,12 +186,18 @@ final class KafkaSink implements AutoCloseable {
   }
 
   private static long token(ConsumerRecord<String, String> record) {
-    String token = header(record, KafkaHeaderNames.TOKEN);
+    String token = fencing(record, 0);
     try {
       return token == null ? 0 : Long.parseLong(token);
     } catch (NumberFormatException e) {
       return 0;
     }
+  }
+
+  /** Field {@code i} of the record's {@code fencing} header (0 token, 1 lock, 2 grant), or null. */
+  private static String fencing(ConsumerRecord<String, String> record, int i) {
+    String value = header(record, KafkaHeaderNames.FENCING);
+    return value == null ? null : TokenGrammar.kafkaFields(value)[i];
   }
 
   private static String header(ConsumerRecord<String, String> record, String name) {

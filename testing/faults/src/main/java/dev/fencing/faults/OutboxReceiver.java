@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.fencing.fence.sql.ProcessedEvents;
 import dev.fencing.protocol.HttpHeaderNames;
 import dev.fencing.protocol.KafkaHeaderNames;
+import dev.fencing.protocol.TokenGrammar;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -165,8 +166,9 @@ final class OutboxReceiver implements AutoCloseable {
           String eventId = header(r, KafkaHeaderNames.EVENT_ID);
           while (!closed) {
             try {
-              receive("kafka", eventId == null ? "" : eventId, header(r, KafkaHeaderNames.TOKEN),
-                  header(r, KafkaHeaderNames.LOCK));
+              String fencing = header(r, KafkaHeaderNames.FENCING);
+              String[] fields = fencing == null ? new String[3] : TokenGrammar.kafkaFields(fencing);
+              receive("kafka", eventId == null ? "" : eventId, fields[0], fields[1]);
               break;
             } catch (SQLException e) {
               FaultRun.sleep(200);

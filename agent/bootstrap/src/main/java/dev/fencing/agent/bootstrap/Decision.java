@@ -1,5 +1,8 @@
 package dev.fencing.agent.bootstrap;
 
+import dev.fencing.protocol.TokenGrammar;
+import java.nio.charset.StandardCharsets;
+
 /**
  * What a hook does with one outgoing call: {@link Kind#TAG tag} it with (lock, token), {@link Kind#PASS pass} it
  * untouched, or {@link Kind#BLOCK block} it. Instances are immutable and prebuilt by the policy, so that asking for a
@@ -17,6 +20,10 @@ public final class Decision {
   private final String signature;
   private final String grant;
   private final String[] httpHeaders;
+  /** The Kafka header's value, {@code <token>;<lock>[;<grant>]} in ASCII; null unless TAG. */
+  private final byte[] kafkaValue;
+  /** The signature in ASCII for the Kafka signature header; null when unsigned or not TAG. */
+  private final byte[] kafkaSignature;
   /** The caller exemption rule that passed the call (fencing.exempt.callers); null otherwise. */
   private final String exemptCaller;
 
@@ -41,6 +48,20 @@ public final class Decision {
     this.reason = reason;
     this.observed = observed;
     this.httpHeaders = kind == Kind.TAG ? httpHeaders(lock, tokenText, signature, grant) : NO_HEADERS;
+    this.kafkaValue = kind == Kind.TAG ? kafkaValue(lock, token, grant) : null;
+    this.kafkaSignature = kind == Kind.TAG && signature != null ? signature.getBytes(StandardCharsets.US_ASCII) : null;
+  }
+
+  /**
+   * Built once per decision, as the HTTP headers are; null for what the header cannot carry (a lock name outside the
+   * grammar, which configuration and inbound reading never let through, or a malformed grant, then left out).
+   */
+  private static byte[] kafkaValue(String lock, long token, String grant) {
+    if (token <= 0 || !TokenGrammar.validLock(lock)) {
+      return null;
+    }
+    String g = grant != null && TokenGrammar.wellFormedGrant(grant) ? grant : null;
+    return TokenGrammar.kafkaValue(token, lock, g).getBytes(StandardCharsets.US_ASCII);
   }
 
   private static final String[] NO_HEADERS = new String[0];
@@ -154,7 +175,7 @@ public final class Decision {
 
   /**
    * The id of the grant that issued the token (the etcd lease id in lower-case hex), carried beside it (HTTP
-   * {@code Fencing-Grant}, Kafka {@code fencing-grant}, the session's {@code fencing.grant}); null when unknown (an
+   * {@code Fencing-Grant}, Kafka {@code fencing}, the session's {@code fencing.grant}); null when unknown (an
    * inbound token that came without one), and then nothing extra is sent.
    */
   public String grant() {
@@ -169,6 +190,20 @@ public final class Decision {
    */
   public String[] httpHeaders() {
     return httpHeaders;
+  }
+
+  /**
+   * The value of the Kafka header {@link KafkaHook#HEADER} a tagged record carries, {@code <token>;<lock>[;<grant>]}
+   * in ASCII; null unless {@link #isTag()} (or for a lock name the header cannot carry). Shared: a record gets a
+   * copy.
+   */
+  public byte[] kafkaValue() {
+    return kafkaValue;
+  }
+
+  /** The signature in ASCII, for the Kafka signature header; null when unsigned or not a tag. Shared, as above. */
+  public byte[] kafkaSignature() {
+    return kafkaSignature;
   }
 
   /** Why the call is blocked (BLOCK), or would be in enforce mode (observed); null otherwise. */

@@ -7,14 +7,19 @@ import dev.fencing.protocol.KafkaHeaderNames;
  * only. Every record sent is a side effect (docs/DESIGN.md section 4).
  */
 public interface KafkaHook {
-  /** Record header carrying the token as decimal ASCII (docs/DESIGN.md section 5). */
-  String TOKEN_HEADER = KafkaHeaderNames.TOKEN;
-  /** Record header carrying the lock name as UTF-8. */
-  String LOCK_HEADER = KafkaHeaderNames.LOCK;
+  /**
+   * Record header carrying token, lock and, when the decision has one, the grant id in one ASCII value,
+   * {@code <token>;<lock>[;<grant>]} (docs/DESIGN.md section 5).
+   */
+  String HEADER = KafkaHeaderNames.FENCING;
   /** Record header carrying the token's signature (ASCII) when fencing.signing.key-file is set (absent otherwise). */
   String SIGNATURE_HEADER = KafkaHeaderNames.SIGNATURE;
-  /** Record header carrying the id of the grant that issued the token (ASCII), when the decision has one. */
-  String GRANT_HEADER = KafkaHeaderNames.GRANT;
+  /** The older form's token header: read from consumed records, replaced on sent ones, never written. */
+  String LEGACY_TOKEN_HEADER = KafkaHeaderNames.LEGACY_TOKEN;
+  /** The older form's lock header, as {@link #LEGACY_TOKEN_HEADER}. */
+  String LEGACY_LOCK_HEADER = KafkaHeaderNames.LEGACY_LOCK;
+  /** The older form's grant header, as {@link #LEGACY_TOKEN_HEADER}. */
+  String LEGACY_GRANT_HEADER = KafkaHeaderNames.LEGACY_GRANT;
 
   /**
    * Decides for one record sent to {@code topic}. Never null; a block decision is turned into the producer's own error
@@ -97,7 +102,8 @@ public interface KafkaHook {
   /**
    * Cross-hop propagation for consumers: the iterator over a poll's records, wrapped so that while the application
    * processes a record (from next() to the following next(), the end of the iteration or the next poll), the record's
-   * (fencing-lock, fencing-token) are current on the polling thread ({@link TokenContext}).
+   * lock and token ({@link #HEADER}, or the older form's headers) are current on the polling thread
+   * ({@link TokenContext}).
    */
   default java.util.Iterator<?> consumed(java.util.Iterator<?> records) {
     return records;

@@ -3,7 +3,6 @@ package dev.fencing.agent.bootstrap;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
-import java.nio.charset.StandardCharsets;
 
 /**
  * What the Kafka producer advice does for one record or one failed batch, apart from the kafka-clients calls it
@@ -68,11 +67,12 @@ public final class KafkaSend {
     }
   }
 
-  /** How many record headers a tag may carry, in {@link #headerName} order: token, lock, signature, grant. */
-  public static final int HEADERS = 4;
-
-  private static final String[] NAMES = {KafkaHook.TOKEN_HEADER, KafkaHook.LOCK_HEADER, KafkaHook.SIGNATURE_HEADER,
-      KafkaHook.GRANT_HEADER};
+  /**
+   * The headers a tag replaces: its own two and the older form's three, so that a record the application built from
+   * a consumed one (its headers copied) carries one token, in one form.
+   */
+  private static final String[] REPLACED = {KafkaHook.HEADER, KafkaHook.SIGNATURE_HEADER,
+      KafkaHook.LEGACY_TOKEN_HEADER, KafkaHook.LEGACY_LOCK_HEADER, KafkaHook.LEGACY_GRANT_HEADER};
 
   private static final MethodType TO_ERROR_STATE = MethodType.methodType(void.class, RuntimeException.class);
 
@@ -122,17 +122,22 @@ public final class KafkaSend {
   private KafkaSend() {}
 
   /**
-   * Tags a record through its {@code headers} (kafka-clients' Headers): the headers a tag carries, each exactly once
-   * (values of those names already there are removed first). Throws what the headers throw when they are read-only
-   * (IllegalStateException: a record that went through a send before), before anything changed, so the caller can
-   * tag a copy instead. A headers class without the two methods is a hook failure (counted; the record goes on
-   * untagged), never an exception.
+   * Tags a record through its {@code headers} (kafka-clients' Headers): one {@link KafkaHook#HEADER} with the
+   * decision's {@code <token>;<lock>[;<grant>]}, and the signature header when the decision is signed, each exactly
+   * once (headers of those names, and of the older form's, already there are removed first). The values are built
+   * once per decision; each record gets its own copy, because the application's serializers and interceptors see the
+   * array. Throws what the headers throw when they are read-only (IllegalStateException: a record that went through a
+   * send before), before anything changed, so the caller can tag a copy instead. A headers class without the methods
+   * is a hook failure (counted; the record goes on untagged), never an exception.
    */
   public static void tag(Object headers, Decision d) {
     HeaderHandles h = HEADER_HANDLES.get(headers.getClass());
-    if (h.failure() != null) {
+    byte[] value = d.kafkaValue();
+    if (h.failure() != null || value == null) {
       try {
-        Fencing.hookFailed(Channel.KAFKA, false, h.failure());
+        Fencing.hookFailed(Channel.KAFKA, false, h.failure() != null ? h.failure()
+            : new IllegalStateException("cannot tag a record with lock '" + d.lock() + "': not a lock name the "
+                + KafkaHook.HEADER + " header carries; the record goes on untagged"));
       } catch (Throwable unreachable) {
         // nothing left to count with
       }
@@ -142,15 +147,14 @@ public final class KafkaSend {
       // A record without headers (the usual case: kafka-clients' toArray() of empty headers is a shared empty array)
       // has none of ours to remove; read-only headers then throw at the first add, before anything changed.
       if (((Object[]) h.toArray().invokeExact(headers)).length != 0) {
-        for (int i = 0; i < HEADERS; i++) {
-          h.remove().invokeExact(headers, NAMES[i]); // the first throws for read-only headers
+        for (String name : REPLACED) {
+          h.remove().invokeExact(headers, name); // the first throws for read-only headers
         }
       }
-      for (int i = 0; i < HEADERS; i++) {
-        byte[] value = headerValue(d, i);
-        if (value != null) {
-          h.add().invokeExact(headers, NAMES[i], value);
-        }
+      h.add().invokeExact(headers, KafkaHook.HEADER, value.clone());
+      byte[] signature = d.kafkaSignature();
+      if (signature != null) {
+        h.add().invokeExact(headers, KafkaHook.SIGNATURE_HEADER, signature.clone());
       }
     } catch (RuntimeException | Error e) {
       throw e;
@@ -212,29 +216,6 @@ public final class KafkaSend {
       } catch (Throwable unreachable) {
         return null;
       }
-    }
-  }
-
-  /** The name of the tag's header {@code i} (0 to {@link #HEADERS} - 1). */
-  public static String headerName(int i) {
-    return NAMES[i];
-  }
-
-  /**
-   * The value of the tag's header {@code i} as the wire carries it (token and signature and grant ASCII, lock UTF-8),
-   * or null when the decision has no such value (unsigned, no grant). One new array per call: a record's header owns
-   * its value.
-   */
-  public static byte[] headerValue(Decision d, int i) {
-    switch (i) {
-      case 0:
-        return d.tokenText().getBytes(StandardCharsets.US_ASCII);
-      case 1:
-        return d.lock().getBytes(StandardCharsets.UTF_8);
-      case 2:
-        return d.signature() == null ? null : d.signature().getBytes(StandardCharsets.US_ASCII);
-      default:
-        return d.grant() == null ? null : d.grant().getBytes(StandardCharsets.US_ASCII);
     }
   }
 

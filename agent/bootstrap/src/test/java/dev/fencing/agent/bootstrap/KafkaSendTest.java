@@ -54,23 +54,19 @@ class KafkaSendTest {
   }
 
   @Test
-  void aTagCarriesTokenAndLockAndSignatureAndGrantWhenItHasThem() {
-    Decision full = Decision.tag("orders-é", 42, "c2ln", "1a2b");
+  void aTagCarriesTokenLockAndGrantInOneValueBuiltOncePerDecision() {
+    Decision full = Decision.tag("orders", 42, "c2ln", "1a2b");
     Decision bare = Decision.tag("orders", 42);
 
-    List<String> names = new ArrayList<>();
-    for (int i = 0; i < KafkaSend.HEADERS; i++) {
-      names.add(KafkaSend.headerName(i));
-    }
-    assertThat(names).containsExactly("fencing-token", "fencing-lock", "fencing-signature", "fencing-grant");
-    assertThat(KafkaSend.headerValue(full, 0)).isEqualTo("42".getBytes(StandardCharsets.US_ASCII));
-    assertThat(KafkaSend.headerValue(full, 1)).isEqualTo("orders-é".getBytes(StandardCharsets.UTF_8));
-    assertThat(KafkaSend.headerValue(full, 2)).isEqualTo("c2ln".getBytes(StandardCharsets.US_ASCII));
-    assertThat(KafkaSend.headerValue(full, 3)).isEqualTo("1a2b".getBytes(StandardCharsets.US_ASCII));
-    assertThat(KafkaSend.headerValue(bare, 2)).isNull();
-    assertThat(KafkaSend.headerValue(bare, 3)).isNull();
-    assertThat(KafkaSend.headerValue(full, 0)).as("each record owns its value").isNotSameAs(
-        KafkaSend.headerValue(full, 0));
+    assertThat(KafkaHook.HEADER).isEqualTo("fencing");
+    assertThat(full.kafkaValue()).isEqualTo("42;orders;1a2b".getBytes(StandardCharsets.US_ASCII));
+    assertThat(full.kafkaValue()).as("built once, not per record").isSameAs(full.kafkaValue());
+    assertThat(full.kafkaSignature()).isEqualTo("c2ln".getBytes(StandardCharsets.US_ASCII));
+    assertThat(bare.kafkaValue()).isEqualTo("42;orders".getBytes(StandardCharsets.US_ASCII));
+    assertThat(bare.kafkaSignature()).isNull();
+    assertThat(Decision.pass("orders").kafkaValue()).isNull();
+    assertThat(Decision.block("orders", 42, BlockReason.EXPIRED).kafkaValue()).isNull();
+    assertThat(Decision.tag("orders;x", 42).kafkaValue()).as("not a lock name: the header cannot carry it").isNull();
   }
 
   @Test

@@ -56,7 +56,7 @@ public final class KafkaFenceSettings {
       new Key(TOPICS, "(all)", "comma-separated topics whose records are fenced; records of other topics pass "
           + "unchecked"),
       new Key(STRICT, "false", "accept only token > highest seen (per-record tokens), instead of token >= highest seen"),
-      new Key(MISSING, "quarantine", "a record without `fencing-token`: `quarantine` (drop or dead-letter, counted "
+      new Key(MISSING, "quarantine", "a record without a token (no `fencing` header): `quarantine` (drop or dead-letter, counted "
           + "as `missing_token`) or `pass` (rollout: unfenced producers still get through)"),
       new Key(SIGNING_KEY_FILE, "(none)", "file holding the key the producers' agents sign tokens with (their "
           + "`fencing.signing.key-file`): a record whose token has no valid `fencing-signature` is quarantined "

@@ -3,6 +3,7 @@ package dev.fencing.fence.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.protocol.Rejection;
+import dev.fencing.protocol.TokenGrammar;
 import dev.fencing.protocol.TokenHeaders;
 import dev.fencing.testing.Gen;
 import java.math.BigInteger;
@@ -69,8 +70,8 @@ class BadHeaderPropertyTest {
   @MethodSource("anyTokenBytes")
   void theHeaderReaderFollowsTheTokenRule(byte[] value) {
     RecordHeaders h = new RecordHeaders();
-    h.add(FencingHeaders.LOCK, LOCK.getBytes(StandardCharsets.UTF_8));
-    h.add(FencingHeaders.TOKEN, value);
+    h.add(FencingHeaders.LEGACY_LOCK, LOCK.getBytes(StandardCharsets.UTF_8));
+    h.add(FencingHeaders.LEGACY_TOKEN, value);
     TokenHeaders.Result r = FencingHeaders.read(h, Set.of(LOCK));
     Long expected = reference(value);
     if (expected == null) {
@@ -85,8 +86,8 @@ class BadHeaderPropertyTest {
   @MethodSource("malformedTokenBytes")
   void aMalformedTokenIsQuarantinedAndTheFenceStays(byte[] value) {
     RecordHeaders h = new RecordHeaders();
-    h.add(FencingHeaders.LOCK, LOCK.getBytes(StandardCharsets.UTF_8));
-    h.add(FencingHeaders.TOKEN, value);
+    h.add(FencingHeaders.LEGACY_LOCK, LOCK.getBytes(StandardCharsets.UTF_8));
+    h.add(FencingHeaders.LEGACY_TOKEN, value);
     assertQuarantined(h, Rejection.MALFORMED_TOKEN);
   }
 
@@ -96,11 +97,11 @@ class BadHeaderPropertyTest {
   void duplicatedTokenHeadersAreQuarantined(List<byte[]> values, boolean lockFirst) {
     RecordHeaders h = new RecordHeaders();
     if (lockFirst) {
-      h.add(FencingHeaders.LOCK, LOCK.getBytes(StandardCharsets.UTF_8));
+      h.add(FencingHeaders.LEGACY_LOCK, LOCK.getBytes(StandardCharsets.UTF_8));
     }
-    values.forEach(v -> h.add(FencingHeaders.TOKEN, v));
+    values.forEach(v -> h.add(FencingHeaders.LEGACY_TOKEN, v));
     if (!lockFirst) {
-      h.add(FencingHeaders.LOCK, LOCK.getBytes(StandardCharsets.UTF_8));
+      h.add(FencingHeaders.LEGACY_LOCK, LOCK.getBytes(StandardCharsets.UTF_8));
     }
     assertQuarantined(h, Rejection.MALFORMED_TOKEN);
   }
@@ -110,8 +111,8 @@ class BadHeaderPropertyTest {
   @MethodSource("badLocksWithHigherToken")
   void aBadLockIsQuarantinedEvenWithAHigherToken(List<byte[]> locks, long token) {
     RecordHeaders h = new RecordHeaders();
-    h.add(FencingHeaders.TOKEN, Long.toString(token).getBytes(StandardCharsets.UTF_8));
-    locks.forEach(l -> h.add(FencingHeaders.LOCK, l));
+    h.add(FencingHeaders.LEGACY_TOKEN, Long.toString(token).getBytes(StandardCharsets.UTF_8));
+    locks.forEach(l -> h.add(FencingHeaders.LEGACY_LOCK, l));
     assertQuarantined(h, Rejection.UNKNOWN_LOCK);
   }
 
@@ -120,12 +121,93 @@ class BadHeaderPropertyTest {
   void noTokenHeaderIsQuarantinedAsMissing(List<byte[]> locks, boolean withLock) {
     RecordHeaders h = new RecordHeaders();
     if (withLock) {
-      h.add(FencingHeaders.LOCK, LOCK.getBytes(StandardCharsets.UTF_8));
+      h.add(FencingHeaders.LEGACY_LOCK, LOCK.getBytes(StandardCharsets.UTF_8));
     } else {
-      locks.forEach(l -> h.add(FencingHeaders.LOCK, l));
+      locks.forEach(l -> h.add(FencingHeaders.LEGACY_LOCK, l));
     }
     h.add("fencing-token-other", "99".getBytes(StandardCharsets.UTF_8));
     assertQuarantined(h, Rejection.MISSING_TOKEN);
+  }
+
+  /** A {@code fencing} value: {@code token} (raw bytes, null: none) then ";" and {@code lock}. */
+  private static byte[] fencing(byte[] token, byte[] lock) {
+    byte[] t = token == null ? new byte[0] : token;
+    byte[] l = lock == null ? new byte[0] : lock;
+    byte[] v = Arrays.copyOf(t, t.length + 1 + l.length);
+    v[t.length] = ';';
+    System.arraycopy(l, 0, v, t.length + 1, l.length);
+    return v;
+  }
+
+  private static byte[] beforeSeparator(byte[] value) {
+    for (int i = 0; i < value.length; i++) {
+      if (value[i] == ';') {
+        return Arrays.copyOf(value, i);
+      }
+    }
+    return value;
+  }
+
+  /** The same rule on the token field of the one-header form: the bytes before its first ';'. */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("anyTokenBytes")
+  void theFencingHeaderFollowsTheTokenRule(byte[] value) {
+    RecordHeaders h = new RecordHeaders();
+    h.add(FencingHeaders.FENCING, value == null ? null : fencing(value, utf8(LOCK)));
+    TokenHeaders.Result r = FencingHeaders.read(h, Set.of(LOCK));
+    Long expected = reference(value == null ? null : beforeSeparator(value));
+    if (expected == null) {
+      assertThat(r.rejection()).as(Gen.show(value)).isEqualTo(Rejection.MALFORMED_TOKEN);
+    } else if (beforeSeparator(value) == value) {
+      assertThat(r.isValid()).as(Gen.show(value)).isTrue();
+      assertThat(r.token()).isEqualTo(expected);
+    } else if (r.isValid()) { // a ';' in the value ends the token; what follows is the lock
+      assertThat(r.token()).as(Gen.show(value)).isEqualTo(expected);
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("malformedTokenBytesWithoutSeparator")
+  void aMalformedTokenInTheFencingHeaderIsQuarantinedAndTheFenceStays(byte[] value) {
+    RecordHeaders h = new RecordHeaders();
+    h.add(FencingHeaders.FENCING, fencing(value, utf8(LOCK)));
+    assertQuarantined(h, Rejection.MALFORMED_TOKEN);
+  }
+
+  /** Two or more {@code fencing} headers, even equal or higher ones: malformed, as two token headers. */
+  @ParameterizedTest(name = "{0}, lock header first: {1}")
+  @MethodSource("duplicatedTokens")
+  void duplicatedFencingHeadersAreQuarantined(List<byte[]> values, boolean ignored) {
+    RecordHeaders h = new RecordHeaders();
+    values.forEach(v -> h.add(FencingHeaders.FENCING, fencing(v, utf8(LOCK))));
+    RecordFence.Outcome<String, String> out = fence.filter(new Records().add("t", 0, "bad", h)
+        .fenced(LOCK, Long.toString(FENCE), "good").build());
+    assertThat(Records.values(out.accepted())).containsExactly("good");
+    assertThat(out.quarantined()).singleElement().satisfies(q -> {
+      assertThat(q.reason()).isEqualTo(Rejection.MALFORMED_TOKEN);
+      assertThat(q.detail()).contains(values.size() + " fencing headers");
+    });
+    assertThat(store.current(LOCK)).isEqualTo(FENCE);
+  }
+
+  /** A valid token above the fence with a lock field that is not a guarded lock: unknown-lock, nothing moves. */
+  @ParameterizedTest(name = "{0} with token {1}")
+  @MethodSource("badLocksWithHigherToken")
+  void aBadLockInTheFencingHeaderIsQuarantinedEvenWithAHigherToken(List<byte[]> locks, long token) {
+    byte[] lock = locks.isEmpty() ? null : locks.get(0);
+    byte[] value = lock == null ? utf8(Long.toString(token)) : fencing(utf8(Long.toString(token)), lock);
+    if (locks.size() > 1) { // several locks: the comma-joined form
+      value = fencing(utf8(Long.toString(token)), utf8(String.join(",", locks.stream()
+          .map(l -> new String(l, StandardCharsets.UTF_8)).toList())));
+    }
+    String lockField = TokenGrammar.kafkaFields(new String(value, StandardCharsets.UTF_8))[1];
+    if (LOCK.equals(lockField == null ? null : lockField.strip())) {
+      return; // generated bytes whose ';' cut the lock field down to the guarded lock: a valid record
+    }
+    RecordHeaders h = new RecordHeaders();
+    h.add(FencingHeaders.FENCING, value);
+    assertQuarantined(h, value.length > FencingHeaders.MAX_FENCING_BYTES ? Rejection.MALFORMED_TOKEN
+        : Rejection.UNKNOWN_LOCK);
   }
 
   private void assertQuarantined(RecordHeaders bad, Rejection reason) {
@@ -202,6 +284,13 @@ class BadHeaderPropertyTest {
     edges.add(null);
     return Gen.cases(1000, edges, () -> malformedTokenBytes(g), v -> reference(v) == null).stream()
         .map(v -> Arguments.of(named(v)));
+  }
+
+  static Stream<Arguments> malformedTokenBytesWithoutSeparator() {
+    return malformedTokenBytes().filter(a -> {
+      byte[] v = (byte[]) ((Named<?>) a.get()[0]).getPayload();
+      return v == null || beforeSeparator(v) == v;
+    });
   }
 
   static Stream<Arguments> anyTokenBytes() {

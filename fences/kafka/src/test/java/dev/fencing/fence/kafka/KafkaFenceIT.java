@@ -194,7 +194,7 @@ class KafkaFenceIT {
       assertThat(header(r, DeadLetters.DETAIL)).contains("token 5 for lock 'replayed' was issued to another grant");
       assertThat(header(r, DeadLetters.CURRENT_TOKEN)).isEqualTo("5");
     }
-    assertThat(header(dead.get("replay"), "fencing-grant")).isEqualTo("694d8a3b1c2e0f99");
+    assertThat(header(dead.get("replay"), "fencing")).isEqualTo("5;" + lock + ";694d8a3b1c2e0f99");
     assertThat(fenceRow(lock)).isEqualTo(5);
     try (Connection c = DriverManager.getConnection(postgres.jdbcUrl());
         PreparedStatement ps = c.prepareStatement("SELECT grant_id FROM fencing_kafka_fence WHERE lock_name = ? "
@@ -213,11 +213,7 @@ class KafkaFenceIT {
   private static void sendGranted(String topic, String lock, String token, String grant, String value)
       throws Exception {
     ProducerRecord<String, String> r = new ProducerRecord<>(topic, 0, "k-" + value, value);
-    r.headers().add(FencingHeaders.LOCK, bytes(lock));
-    r.headers().add(FencingHeaders.TOKEN, bytes(token));
-    if (grant != null) {
-      r.headers().add("fencing-grant", bytes(grant));
-    }
+    r.headers().add(FencingHeaders.FENCING, bytes(token + ";" + lock + (grant == null ? "" : ";" + grant)));
     producer.send(r).get();
   }
 
@@ -237,8 +233,7 @@ class KafkaFenceIT {
   private static void sendSigned(String topic, String lock, String token, String signature, String value)
       throws Exception {
     ProducerRecord<String, String> r = new ProducerRecord<>(topic, 0, "k-" + value, value);
-    r.headers().add(FencingHeaders.LOCK, bytes(lock));
-    r.headers().add(FencingHeaders.TOKEN, bytes(token));
+    r.headers().add(FencingHeaders.FENCING, bytes(token + ";" + lock));
     if (signature != null) {
       r.headers().add(FencingHeaders.SIGNATURE, bytes(signature));
     }
@@ -326,7 +321,7 @@ class KafkaFenceIT {
     assertThat(header(dead.get("stale"), DeadLetters.SOURCE_TOPIC)).isEqualTo(topic);
     assertThat(header(dead.get("stale"), DeadLetters.SOURCE_PARTITION)).isEqualTo("0");
     assertThat(header(dead.get("stale"), DeadLetters.SOURCE_OFFSET)).isEqualTo("1");
-    assertThat(header(dead.get("stale"), FencingHeaders.TOKEN)).isEqualTo("6");   // the original headers stay
+    assertThat(header(dead.get("stale"), FencingHeaders.FENCING)).isEqualTo("6;dlq");   // the original headers stay
     assertThat(dead.get("stale").key()).isEqualTo("k-stale");
     assertThat(header(dead.get("malformed"), DeadLetters.REJECTED)).isEqualTo("malformed-token");
     assertThat(header(dead.get("missing"), DeadLetters.REJECTED)).isEqualTo("missing-token");
@@ -360,17 +355,27 @@ class KafkaFenceIT {
       kinds.put("empty", List.of(bytes("")));
       kinds.put("duplicated", List.of(bytes("9"), bytes("9")));
       kinds.put("oversized", List.of(bytes("9".repeat(10_000))));
-      kinds.put("null-value", java.util.Collections.singletonList(null));
       kinds.forEach((kind, tokens) -> {
         ProducerRecord<String, String> r = new ProducerRecord<>(topic, 0, "k", kind);
-        r.headers().add(FencingHeaders.LOCK, bytes(lock));
-        tokens.forEach(t -> r.headers().add(FencingHeaders.TOKEN, t));
+        tokens.forEach(t -> r.headers().add(FencingHeaders.FENCING, bytes(new String(t, StandardCharsets.UTF_8)
+            + ";" + lock)));
         producer.send(r);
       });
+      ProducerRecord<String, String> nullValue = new ProducerRecord<>(topic, 0, "k", "null-value");
+      nullValue.headers().add(FencingHeaders.FENCING, null);
+      producer.send(nullValue);
+      // Both forms on one record, even agreeing: malformed. The older form alone is still read.
+      ProducerRecord<String, String> both = new ProducerRecord<>(topic, 0, "k", "both-forms");
+      both.headers().add(FencingHeaders.FENCING, bytes("9;" + lock)).add(FencingHeaders.LEGACY_TOKEN, bytes("9"))
+          .add(FencingHeaders.LEGACY_LOCK, bytes(lock));
+      producer.send(both);
+      ProducerRecord<String, String> older = new ProducerRecord<>(topic, 0, "k", "older-form-accepted");
+      older.headers().add(FencingHeaders.LEGACY_TOKEN, bytes("5")).add(FencingHeaders.LEGACY_LOCK, bytes(lock));
+      producer.send(older);
       send(topic, 0, lock, "5", "still-accepted");
-      assertThat(drain(consumer)).containsExactly("still-accepted");
+      assertThat(drain(consumer)).containsExactly("older-form-accepted", "still-accepted");
     }
-    assertThat(KafkaFenceMetrics.global().rejections(lock, Rejection.MALFORMED_TOKEN)).isEqualTo(8);
+    assertThat(KafkaFenceMetrics.global().rejections(lock, Rejection.MALFORMED_TOKEN)).isEqualTo(9);
     assertThat(fenceRow(lock)).isEqualTo(5);
   }
 
@@ -423,9 +428,7 @@ class KafkaFenceIT {
     }
     assertThat(outbox.keySet()).containsExactly("direct-7", "event-5", "direct-7b");
     ConsumerRecord<String, String> event = outbox.get("event-5");
-    assertThat(header(event, FencingHeaders.TOKEN)).isEqualTo("5");
-    assertThat(header(event, FencingHeaders.LOCK)).isEqualTo(lock);
-    assertThat(header(event, FencingHeaders.GRANT)).isEqualTo("g5");
+    assertThat(header(event, FencingHeaders.FENCING)).isEqualTo("5;" + lock + ";g5");
     assertThat(header(event, FencingHeaders.EVENT_ID)).isEqualTo("ev-5");
     assertThat(KafkaFenceMetrics.global().rejections(lock, Rejection.STALE_TOKEN)).isEqualTo(staleBefore + 1);
 
@@ -487,12 +490,12 @@ class KafkaFenceIT {
     String lock = "outbox-forged";
     sendEvent(topic, "not-" + lock, "99", "g99", "ev-forged", "forged-lock");
     ProducerRecord<String, String> twice = new ProducerRecord<>(topic, 0, "k", "two-ids");
-    twice.headers().add(FencingHeaders.LOCK, bytes(lock)).add(FencingHeaders.TOKEN, bytes("5"))
+    twice.headers().add(FencingHeaders.FENCING, bytes("5;" + lock))
         .add(FencingHeaders.EVENT_ID, bytes("a")).add(FencingHeaders.EVENT_ID, bytes("b"));
     producer.send(twice).get();
     sendEvent(topic, lock, "5", "g5", "not an id", "bad-id");
     ProducerRecord<String, String> noToken = new ProducerRecord<>(topic, 0, "k", "no-token");
-    noToken.headers().add(FencingHeaders.LOCK, bytes(lock)).add(FencingHeaders.EVENT_ID, bytes("ev-3"));
+    noToken.headers().add(FencingHeaders.LEGACY_LOCK, bytes(lock)).add(FencingHeaders.EVENT_ID, bytes("ev-3"));
     producer.send(noToken).get();
     sendEvent(topic, lock, "5", "g5", "ev-ok", "valid");
     try (KafkaConsumer<String, String> consumer = consumer("g-" + topic, lock, topic,
@@ -513,8 +516,8 @@ class KafkaFenceIT {
   private static void sendEvent(String topic, String lock, String token, String grant, String eventId, String value)
       throws Exception {
     ProducerRecord<String, String> r = new ProducerRecord<>(topic, 0, "order-1", value);
-    r.headers().add(FencingHeaders.TOKEN, bytes(token)).add(FencingHeaders.LOCK, bytes(lock))
-        .add(FencingHeaders.GRANT, bytes(grant)).add(FencingHeaders.EVENT_ID, bytes(eventId));
+    r.headers().add(FencingHeaders.FENCING, bytes(token + ";" + lock + ";" + grant))
+        .add(FencingHeaders.EVENT_ID, bytes(eventId));
     producer.send(r).get();
   }
 
@@ -567,11 +570,12 @@ class KafkaFenceIT {
 
   private static void send(String topic, int partition, String lock, String token, String value) throws Exception {
     ProducerRecord<String, String> r = new ProducerRecord<>(topic, partition, "k-" + value, value);
-    if (lock != null) {
-      r.headers().add(FencingHeaders.LOCK, bytes(lock));
-    }
-    if (token != null) {
-      r.headers().add(FencingHeaders.TOKEN, bytes(token));
+    if (lock != null && token != null) {
+      r.headers().add(FencingHeaders.FENCING, bytes(token + ";" + lock));
+    } else if (lock != null) {
+      r.headers().add(FencingHeaders.LEGACY_LOCK, bytes(lock)); // a lock without a token
+    } else if (token != null) {
+      r.headers().add(FencingHeaders.FENCING, bytes(token)); // a token without its lock
     }
     producer.send(r).get();
   }

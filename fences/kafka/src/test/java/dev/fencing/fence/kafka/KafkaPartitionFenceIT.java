@@ -358,8 +358,7 @@ class KafkaPartitionFenceIT {
 
   private static String send(String topic, int partition, String lock, String token, String value) throws Exception {
     ProducerRecord<String, String> r = new ProducerRecord<>(topic, partition, "k", value);
-    r.headers().add(FencingHeaders.LOCK, lock.getBytes(StandardCharsets.UTF_8));
-    r.headers().add(FencingHeaders.TOKEN, token.getBytes(StandardCharsets.UTF_8));
+    r.headers().add(FencingHeaders.FENCING, (token + ";" + lock).getBytes(StandardCharsets.UTF_8));
     producer.send(r).get();
     return value;
   }

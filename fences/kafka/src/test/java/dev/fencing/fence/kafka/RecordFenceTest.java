@@ -68,7 +68,7 @@ class RecordFenceTest {
 
   private static Records granted(Records r, String token, String grant, String value) {
     return grant == null ? r.fenced("ledger", token, value)
-        : r.add("t", 0, value, "fencing-lock", "ledger", "fencing-token", token, "fencing-grant", grant);
+        : r.add("t", 0, value, "fencing", token + ";ledger;" + grant);
   }
 
   @Test
@@ -116,20 +116,68 @@ class RecordFenceTest {
   void aMalformedGrantIsAMalformedToken() {
     RecordFence fence = fence();
     Records r = new Records();
-    r.add("t", 0, "long", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "a".repeat(65));
-    r.add("t", 0, "blank", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "a b");
-    r.add("t", 0, "utf8", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "\u00e9t\u00e9");
-    r.add("t", 0, "empty", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "");
-    r.add("t", 0, "null", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", null);
-    r.add("t", 0, "two", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "a1", "fencing-grant", "a1");
-    r.add("t", 0, "ok", "fencing-lock", "ledger", "fencing-token", "4", "fencing-grant", "!" + "x".repeat(63));
+    r.add("t", 0, "long", "fencing", "5;ledger;" + "a".repeat(65));
+    r.add("t", 0, "blank", "fencing", "5;ledger;a b");
+    r.add("t", 0, "utf8", "fencing", "5;ledger;\u00e9t\u00e9");
+    r.add("t", 0, "empty", "fencing", "5;ledger;");
+    r.add("t", 0, "ok", "fencing", "4;ledger;!" + "x".repeat(63));
     RecordFence.Outcome<String, String> out = fence.filter(r.build());
     assertThat(Records.values(out.accepted())).containsExactly("ok");
-    assertThat(out.quarantined()).hasSize(6).allSatisfy(q -> {
+    assertThat(out.quarantined()).hasSize(4).allSatisfy(q -> {
       assertThat(q.reason()).isEqualTo(Rejection.MALFORMED_TOKEN);
-      assertThat(q.detail()).contains("fencing-grant").doesNotContain("Fencing-Grant");
+      assertThat(q.detail()).contains("grant in the fencing header").doesNotContain("Fencing-Grant");
+      assertThat(q.lockLabel()).isEqualTo("ledger");
     });
     assertThat(store.current("ledger")).isEqualTo(4);
+  }
+
+  @Test
+  void theOlderFormOfThreeHeadersIsReadWithTheSameRule() {
+    RecordFence fence = fence();
+    Records r = new Records();
+    r.add("t", 0, "old-form", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "g5");
+    r.add("t", 0, "old-form-replay", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "other");
+    r.add("t", 0, "old-form-stale", "fencing-lock", "ledger", "fencing-token", "4");
+    r.add("t", 0, "old-form-bad", "fencing-lock", "ledger", "fencing-token", "5", "fencing-token", "5");
+    r.add("t", 0, "old-form-bad-grant", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "a b");
+    r.add("t", 0, "new-form", "fencing", "6;ledger;g6");
+    RecordFence.Outcome<String, String> out = fence.filter(r.build());
+    assertThat(Records.values(out.accepted())).containsExactly("old-form", "new-form");
+    assertThat(out.quarantined()).extracting(Quarantine::reason).containsExactly(Rejection.REPLAYED_TOKEN,
+        Rejection.STALE_TOKEN, Rejection.MALFORMED_TOKEN, Rejection.MALFORMED_TOKEN);
+    assertThat(out.quarantined()).extracting(Quarantine::detail).element(2).asString()
+        .contains("2 fencing-token headers");
+    assertThat(out.quarantined()).extracting(Quarantine::detail).element(3).asString().contains("fencing-grant");
+    assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.store.FenceState(6, "g6"));
+  }
+
+  @Test
+  void aRecordCarryingBothFormsIsMalformedAndNeverMovesTheFence() {
+    store.check("ledger", 5);
+    RecordFence.Outcome<String, String> out = fence().filter(new Records()
+        .add("t", 0, "both", "fencing", "9;ledger", "fencing-token", "9", "fencing-lock", "ledger")
+        .add("t", 0, "both-grant", "fencing", "9;ledger;g", "fencing-grant", "g")
+        .add("t", 0, "both-disagreeing", "fencing", "9;ledger", "fencing-token", "4", "fencing-lock", "ledger")
+        .fenced("ledger", "5", "good").build());
+    assertThat(Records.values(out.accepted())).containsExactly("good");
+    assertThat(out.quarantined()).hasSize(3).allSatisfy(q -> {
+      assertThat(q.reason()).isEqualTo(Rejection.MALFORMED_TOKEN);
+      assertThat(q.lockLabel()).isEqualTo("ledger");
+      assertThat(q.detail()).contains("both a fencing header and a fencing-").contains("of the older form")
+          .contains("<token>;<lock>[;<grant>]");
+    });
+    assertThat(store.current("ledger")).isEqualTo(5);
+    assertThat(metrics.rejections("ledger", Rejection.MALFORMED_TOKEN)).isEqualTo(3);
+  }
+
+  @Test
+  void aFencingValueWithoutItsLockNamesTheForm() {
+    RecordFence.Outcome<String, String> out = fence().filter(new Records()
+        .add("t", 0, "token-only", "fencing", "5").add("t", 0, "empty", "fencing", "").build());
+    assertThat(out.quarantined()).extracting(Quarantine::reason)
+        .containsExactly(Rejection.UNKNOWN_LOCK, Rejection.MALFORMED_TOKEN);
+    assertThat(out.quarantined()).extracting(Quarantine::detail).allSatisfy(d -> assertThat(d)
+        .contains("fencing header").contains("<token>;<lock>[;<grant>]"));
   }
 
   @Test
@@ -159,23 +207,21 @@ class RecordFenceTest {
 
   static Stream<Arguments> malformed() {
     RecordHeaders duplicated = new RecordHeaders();
-    duplicated.add("fencing-lock", "ledger".getBytes());
-    duplicated.add("fencing-token", "9".getBytes());
-    duplicated.add("fencing-token", "9".getBytes());
+    duplicated.add("fencing", "9;ledger".getBytes());
+    duplicated.add("fencing", "9;ledger".getBytes());
     RecordHeaders nullValue = new RecordHeaders();
-    nullValue.add("fencing-lock", "ledger".getBytes());
-    nullValue.add("fencing-token", null);
+    nullValue.add("fencing", null);
     RecordHeaders huge = new RecordHeaders();
-    huge.add("fencing-lock", "ledger".getBytes());
-    huge.add("fencing-token", "9".repeat(100_000).getBytes());
+    huge.add("fencing", ("9".repeat(100_000) + ";ledger").getBytes());
     return Stream.of(
         Arguments.of("non-numeric", headers("abc"), "non-numeric"),
         Arguments.of("negative", headers("-9"), "negative"),
         Arguments.of("zero", headers("0"), "token 0"),
         Arguments.of("above int64", headers("9223372036854775808"), "above"),
         Arguments.of("empty", headers(""), "empty"),
-        Arguments.of("duplicated header", duplicated, "2 fencing-token headers"),
-        Arguments.of("oversized", huge, "oversized fencing-token header (100000 bytes)"),
+        Arguments.of("duplicated header", duplicated, "2 fencing headers"),
+        Arguments.of("oversized", huge, "oversized fencing header (100007 bytes)"),
+        Arguments.of("oversized token", headers("9".repeat(65)), "oversized token in the fencing header"),
         Arguments.of("20 digits", headers("10000000000000000000"), "oversized token"),
         Arguments.of("null value", nullValue, "empty"),
         Arguments.of("signed", headers("+9"), "signed"),
@@ -186,8 +232,7 @@ class RecordFenceTest {
 
   private static RecordHeaders headers(String token) {
     RecordHeaders h = new RecordHeaders();
-    h.add("fencing-lock", "ledger".getBytes());
-    h.add("fencing-token", token.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    h.add("fencing", (token + ";ledger").getBytes(java.nio.charset.StandardCharsets.UTF_8));
     return h;
   }
 
@@ -230,8 +275,8 @@ class RecordFenceTest {
     RecordFence fence = fence(KafkaFenceSettings.LOCKS, "ledger,payments");
     RecordFence.Outcome<String, String> out = fence.filter(new Records()
         .fenced("other", "5", "other-lock")
-        .add("t", 0, "no-lock", "fencing-token", "5")
-        .add("t", 0, "two-locks", "fencing-lock", "ledger", "fencing-lock", "ledger", "fencing-token", "5")
+        .add("t", 0, "no-lock", "fencing", "5")
+        .add("t", 0, "two-locks", "fencing", "5;ledger,ledger")
         .fenced("payments", "5", "ok")
         .build());
     assertThat(Records.values(out.accepted())).containsExactly("ok");
@@ -253,8 +298,8 @@ class RecordFenceTest {
   void keepsNextOffsetsAndLeavesOutEmptiedPartitions() {
     store.check("ledger", 5);
     ConsumerRecords<String, String> batch = new Records()
-        .add("t", 0, "stale", "fencing-lock", "ledger", "fencing-token", "4")
-        .add("t", 1, "ok", "fencing-lock", "ledger", "fencing-token", "5")
+        .add("t", 0, "stale", "fencing", "4;ledger")
+        .add("t", 1, "ok", "fencing", "5;ledger")
         .build();
     ConsumerRecords<String, String> out = fence().filter(batch).accepted();
     assertThat(out.partitions()).containsExactly(new TopicPartition("t", 1));
@@ -331,18 +376,18 @@ class RecordFenceTest {
     RecordFence fence = fence();
     Records batch = new Records();
     for (int i = 0; i < 3; i++) {
-      batch.add("t", 0, "b" + i, "fencing-lock", "ledger", "fencing-token", "6");
+      batch.add("t", 0, "b" + i, "fencing", "6;ledger");
     }
     for (int i = 0; i < 3; i++) {
-      batch.add("t", 1, "a" + i, "fencing-lock", "ledger", "fencing-token", "5");
+      batch.add("t", 1, "a" + i, "fencing", "5;ledger");
     }
     assertThat(Records.values(fence.filter(batch.build()).accepted()))
         .containsExactly("b0", "b1", "b2", "a0", "a1", "a2");
     // After the newer holder's record in the same partition, the old holder's records are stale.
     RecordFence.Outcome<String, String> next = fence.filter(new Records()
-        .add("t", 0, "a-late", "fencing-lock", "ledger", "fencing-token", "5")
-        .add("t", 1, "b-on-1", "fencing-lock", "ledger", "fencing-token", "6")
-        .add("t", 1, "a-late-on-1", "fencing-lock", "ledger", "fencing-token", "5")
+        .add("t", 0, "a-late", "fencing", "5;ledger")
+        .add("t", 1, "b-on-1", "fencing", "6;ledger")
+        .add("t", 1, "a-late-on-1", "fencing", "5;ledger")
         .build());
     assertThat(Records.values(next.accepted())).containsExactly("b-on-1");
     assertThat(next.quarantined()).extracting(q -> (Object) q.record().value()).containsExactly("a-late", "a-late-on-1");
@@ -351,7 +396,7 @@ class RecordFenceTest {
 
   private static Records log(Records r, String... tokenValue) {
     for (int i = 0; i < tokenValue.length; i += 2) {
-      r.add("t", 2, tokenValue[i + 1], "fencing-lock", "ledger", "fencing-token", tokenValue[i]);
+      r.add("t", 2, tokenValue[i + 1], "fencing", tokenValue[i] + ";ledger");
     }
     return r;
   }
@@ -382,14 +427,14 @@ class RecordFenceTest {
     long base = new Records().nextOffset("t", 3);
     // A group that started at the end of the partition judged offset base+10 first.
     assertThat(Records.values(fence.filter(new Records().at("t", 3, base + 10)
-        .add("t", 3, "b-late", "fencing-lock", "ledger", "fencing-token", "6").build()).accepted()))
+        .add("t", 3, "b-late", "fencing", "6;ledger").build()).accepted()))
         .containsExactly("b-late");
     // A group reading the older records later: what is older than the oldest advance is refused.
     RecordFence.Outcome<String, String> older = fence.filter(new Records().at("t", 3, base)
-        .add("t", 3, "a", "fencing-lock", "ledger", "fencing-token", "5")
-        .add("t", 3, "b", "fencing-lock", "ledger", "fencing-token", "6")
-        .add("t", 3, "c", "fencing-lock", "ledger", "fencing-token", "7")
-        .add("t", 3, "b-after-c", "fencing-lock", "ledger", "fencing-token", "6").build());
+        .add("t", 3, "a", "fencing", "5;ledger")
+        .add("t", 3, "b", "fencing", "6;ledger")
+        .add("t", 3, "c", "fencing", "7;ledger")
+        .add("t", 3, "b-after-c", "fencing", "6;ledger").build());
     assertThat(Records.values(older.accepted())).containsExactly("b", "c");
     assertThat(older.quarantined()).extracting(q -> (Object) q.record().value()).containsExactly("a", "b-after-c");
   }
@@ -414,14 +459,14 @@ class RecordFenceTest {
       }
     };
     RecordFence.Outcome<String, String> out = fence(racing).filter(new Records()
-        .add("t", 0, "a", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "g1")
-        .add("t", 0, "a2", "fencing-lock", "ledger", "fencing-token", "5", "fencing-grant", "g1").build());
+        .add("t", 0, "a", "fencing", "5;ledger;g1")
+        .add("t", 0, "a2", "fencing", "5;ledger;g1").build());
     assertThat(Records.values(out.accepted())).containsExactly("a", "a2");
     assertThat(store.state("ledger")).isEqualTo(new dev.fencing.fence.store.FenceState(5, "g1"));
   }
 
   private static Records event(Records r, String topic, String token, String eventId, String value) {
-    return r.add(topic, 0, value, "fencing-lock", "ledger", "fencing-token", token, "fencing-event-id", eventId);
+    return r.add(topic, 0, value, "fencing", token + ";ledger", "fencing-event-id", eventId);
   }
 
   @Test
@@ -442,7 +487,7 @@ class RecordFenceTest {
   void theOutboxRuleAppliesOnlyToItsTopicsAndTheDefaultRuleJudgesEventsByTheirToken() {
     RecordFence scoped = fence(KafkaFenceSettings.OUTBOX, "dedupe", KafkaFenceSettings.OUTBOX_TOPICS, "events");
     RecordFence.Outcome<String, String> out = scoped.filter(event(event(new Records()
-        .add("events", 0, "d", "fencing-lock", "ledger", "fencing-token", "7")
+        .add("events", 0, "d", "fencing", "7;ledger")
         .fenced("ledger", "7", "direct"), "events", "5", "e1", "on-events"), "t", "5", "e2", "on-t").build());
     assertThat(Records.values(out.accepted())).containsExactly("d", "on-events", "direct");
 

@@ -56,9 +56,9 @@ final class Records {
     return next.containsKey(tp) ? next.get(tp) : NEXT.getOrDefault(tp, 0L);
   }
 
-  /** A record of {@code lock} with {@code token} on t-0. */
+  /** A record of {@code lock} with {@code token} on t-0, as the agent writes it (one {@code fencing} header). */
   Records fenced(String lock, String token, String value) {
-    return add("t", 0, value, "fencing-lock", lock, "fencing-token", token);
+    return add("t", 0, value, "fencing", token + ";" + lock);
   }
 
   ConsumerRecords<String, String> build() {

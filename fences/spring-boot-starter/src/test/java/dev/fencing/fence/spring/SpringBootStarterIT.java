@@ -162,8 +162,7 @@ class SpringBootStarterIT {
 
   private static ConsumerRecord<String, String> record(TopicPartition tp, long offset, String token, String value) {
     RecordHeaders h = new RecordHeaders();
-    h.add("fencing-lock", "ledger".getBytes(StandardCharsets.UTF_8));
-    h.add("fencing-token", token.getBytes(StandardCharsets.UTF_8));
+    h.add("fencing", (token + ";ledger").getBytes(StandardCharsets.UTF_8));
     return new ConsumerRecord<>(tp.topic(), tp.partition(), offset, 0L, TimestampType.CREATE_TIME, -1, -1, null,
         value, h, Optional.empty());
   }

@@ -11,6 +11,7 @@ import dev.fencing.fence.sql.SqlOutbox;
 import dev.fencing.fence.sql.TableName;
 import dev.fencing.protocol.KafkaHeaderNames;
 import dev.fencing.protocol.Rejection;
+import dev.fencing.protocol.TokenGrammar;
 import dev.fencing.testing.KafkaBroker;
 import dev.fencing.testing.PostgresServer;
 import io.debezium.embedded.Connect;
@@ -146,9 +147,9 @@ class DebeziumOutboxIT {
         "B: payment refunded", "B: order closed");
     ConsumerRecord<String, String> a = outbox.get(1);
     assertThat(a.key()).isEqualTo("order-1");
-    assertThat(value(a, KafkaHeaderNames.TOKEN)).isEqualTo("5");
-    assertThat(value(a, KafkaHeaderNames.LOCK)).isEqualTo(LOCK);
-    assertThat(value(a, KafkaHeaderNames.GRANT)).isEqualTo("grant-a");
+    assertThat(value(a, KafkaHeaderNames.LEGACY_TOKEN)).isEqualTo("5");
+    assertThat(value(a, KafkaHeaderNames.LEGACY_LOCK)).isEqualTo(LOCK);
+    assertThat(value(a, KafkaHeaderNames.LEGACY_GRANT)).isEqualTo("grant-a");
     assertThat(value(a, KafkaHeaderNames.EVENT_ID)).isEqualTo(eventA);
 
     long staleBefore = KafkaFenceMetrics.global().rejections(LOCK, Rejection.STALE_TOKEN);
@@ -219,8 +220,7 @@ class DebeziumOutboxIT {
   /** A fenced application's direct record, tagged as the agent tags it. */
   private static void sendDirect(long token, String grant, String key, String value) throws Exception {
     ProducerRecord<String, String> r = new ProducerRecord<>(TOPIC, key, value);
-    r.headers().add(KafkaHeaderNames.TOKEN, bytes(Long.toString(token))).add(KafkaHeaderNames.LOCK, bytes(LOCK))
-        .add(KafkaHeaderNames.GRANT, bytes(grant));
+    r.headers().add(KafkaHeaderNames.FENCING, bytes(TokenGrammar.kafkaValue(token, LOCK, grant)));
     producer.send(r).get(30, TimeUnit.SECONDS);
   }
 

@@ -1,13 +1,16 @@
 package dev.fencing.agent.instrumentation.kafka;
 
 import dev.fencing.agent.bootstrap.KafkaHook;
+import dev.fencing.protocol.TokenGrammar;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Reads (fencing-lock, fencing-token), and fencing-signature and fencing-grant when present, from a ConsumerRecord. The agent's loader cannot see kafka-clients, so the
+ * Reads a ConsumerRecord's lock, token and grant ({@code fencing}, or the older form's {@code fencing-lock},
+ * {@code fencing-token}, {@code fencing-grant}) and its {@code fencing-signature}. The agent's loader cannot see
+ * kafka-clients, so the
  * accessors ({@code record.headers().lastHeader(key).value()}) are method handles looked up once per record class,
  * on the application's own Kafka classes: public API of every kafka-clients version since 0.11.
  */
@@ -47,8 +50,9 @@ final class RecordHeaders {
 
   /**
    * {lock, token, signature, grant} as carried by the record (signature and grant null when absent; a grant that is
-   * not visible ASCII is dropped by {@code TokenContext}), or null when the lock or token
-   * header is missing or unreadable.
+   * not visible ASCII is dropped by {@code TokenContext}), from its {@code fencing} header or, for a record of an older
+   * writer, the {@code fencing-token} and {@code fencing-lock} headers; null when neither form is there, the record
+   * carries both (malformed, as the Kafka fence rules), or the headers are unreadable.
    */
   static String[] pair(Object record) {
     if (record == null) {
@@ -60,15 +64,23 @@ final class RecordHeaders {
     }
     try {
       Object headers = a.headers.invokeExact(record);
-      byte[] token = value(a, headers, KafkaHook.TOKEN_HEADER);
-      byte[] lock = value(a, headers, KafkaHook.LOCK_HEADER);
+      byte[] fencing = value(a, headers, KafkaHook.HEADER);
+      byte[] token = value(a, headers, KafkaHook.LEGACY_TOKEN_HEADER);
+      byte[] lock = value(a, headers, KafkaHook.LEGACY_LOCK_HEADER);
+      byte[] grant = value(a, headers, KafkaHook.LEGACY_GRANT_HEADER);
+      byte[] signature = value(a, headers, KafkaHook.SIGNATURE_HEADER);
+      String s = signature == null || signature.length > 64 ? null : new String(signature, StandardCharsets.US_ASCII);
+      if (fencing != null) {
+        if (token != null || lock != null || grant != null || fencing.length > TokenGrammar.MAX_KAFKA_VALUE_LENGTH) {
+          return null;
+        }
+        String[] fields = TokenGrammar.kafkaFields(new String(fencing, StandardCharsets.US_ASCII));
+        return fields[1] == null ? null : new String[] {fields[1], fields[0], s, fields[2]};
+      }
       if (token == null || lock == null) {
         return null;
       }
-      byte[] signature = value(a, headers, KafkaHook.SIGNATURE_HEADER);
-      byte[] grant = value(a, headers, KafkaHook.GRANT_HEADER);
-      return new String[] {new String(lock, StandardCharsets.UTF_8), new String(token, StandardCharsets.US_ASCII),
-          signature == null || signature.length > 64 ? null : new String(signature, StandardCharsets.US_ASCII),
+      return new String[] {new String(lock, StandardCharsets.UTF_8), new String(token, StandardCharsets.US_ASCII), s,
           grant == null || grant.length > 64 ? null : new String(grant, StandardCharsets.US_ASCII)};
     } catch (Throwable t) {
       return null; // the application's record, never the agent's reason to fail its processing

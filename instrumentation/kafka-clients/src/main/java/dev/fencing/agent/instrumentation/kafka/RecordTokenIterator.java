@@ -4,7 +4,7 @@ import dev.fencing.agent.bootstrap.TokenContext;
 import java.util.Iterator;
 
 /**
- * A poll's records, each making its own (fencing-lock, fencing-token) current on the polling thread while the
+ * A poll's records, each making its own lock and token ({@link RecordHeaders}) current on the polling thread while the
  * application processes it: from {@code next()} until the following {@code next()}, the end of the iteration
  * ({@code hasNext()} false) or the next poll. A record without a well-formed pair changes nothing, so the consumer's
  * writes for it follow the JVM's own lease (none with fencing.lease.enabled=false: untagged, and a fenced table

@@ -16,9 +16,9 @@ import org.apache.kafka.common.TopicPartition;
 /**
  * On {@code KafkaProducer.send(record, callback)}, before the interceptors and before any metadata request.
  *
- * <p>Tag: the record's headers get {@code fencing-token} and {@code fencing-lock} exactly once, and
- * {@code fencing-signature} and {@code fencing-grant} when the decision has them (existing ones with those keys are
- * removed first). Headers are read-only once a record went through a send (KafkaProducer seals
+ * <p>Tag: the record's headers get {@code fencing} ({@code <token>;<lock>[;<grant>]}) exactly once, and
+ * {@code fencing-signature} when the decision has one (existing ones with those keys, and the older form's
+ * {@code fencing-token}, {@code fencing-lock}, {@code fencing-grant}, are removed first). Headers are read-only once a record went through a send (KafkaProducer seals
  * them): such a record is copied (topic, partition, timestamp, key, value, headers) and the copy is sent, so the
  * caller's send never fails for it.
  *

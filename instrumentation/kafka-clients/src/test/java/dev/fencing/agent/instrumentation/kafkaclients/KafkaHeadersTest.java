@@ -34,22 +34,29 @@ class KafkaHeadersTest {
     try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.versionJars("kafka-clients", end))) {
       Object headers = library.loadClass("org.apache.kafka.common.header.internals.RecordHeaders")
           .getConstructor().newInstance();
+      invoke(headers, "add", "fencing", "6;orders;old".getBytes(StandardCharsets.US_ASCII));
       invoke(headers, "add", "fencing-token", "6".getBytes(StandardCharsets.US_ASCII));
+      invoke(headers, "add", "fencing-lock", "orders".getBytes(StandardCharsets.US_ASCII));
       invoke(headers, "add", "fencing-grant", "old".getBytes(StandardCharsets.US_ASCII));
       invoke(headers, "add", "trace", "t1".getBytes(StandardCharsets.US_ASCII));
 
-      KafkaSend.tag(headers, Decision.tag("orders", 7, "c2ln", null));
+      Decision signed = Decision.tag("orders", 7, "c2ln", null);
+      KafkaSend.tag(headers, signed);
 
-      assertThat(values(headers, "fencing-token")).containsExactly("7");
-      assertThat(values(headers, "fencing-lock")).containsExactly("orders");
+      assertThat(values(headers, "fencing")).containsExactly("7;orders");
       assertThat(values(headers, "fencing-signature")).containsExactly("c2ln");
+      assertThat(values(headers, "fencing-token")).as("the older form is replaced").isEmpty();
+      assertThat(values(headers, "fencing-lock")).isEmpty();
       assertThat(values(headers, "fencing-grant")).as("the old grant is not this token's").isEmpty();
       assertThat(values(headers, "trace")).containsExactly("t1");
+      Object fencing = invoke(headers, "lastHeader", "fencing");
+      assertThat((byte[]) invoke(fencing, "value")).as("each record owns its copy of the value")
+          .isNotSameAs(signed.kafkaValue());
 
       invoke(headers, "setReadOnly");
       assertThatThrownBy(() -> KafkaSend.tag(headers, Decision.tag("orders", 8, null, "1a2b")))
           .isInstanceOf(IllegalStateException.class);
-      assertThat(values(headers, "fencing-token")).containsExactly("7");
+      assertThat(values(headers, "fencing")).containsExactly("7;orders");
     }
   }
 
@@ -62,10 +69,8 @@ class KafkaHeadersTest {
 
       KafkaSend.tag(headers, Decision.tag("orders", 7, null, "1a2b"));
 
-      assertThat(values(headers, "fencing-token")).containsExactly("7");
-      assertThat(values(headers, "fencing-lock")).containsExactly("orders");
-      assertThat(values(headers, "fencing-grant")).containsExactly("1a2b");
-      assertThat(values(headers, "fencing-signature")).isEmpty();
+      assertThat(values(headers, "fencing")).containsExactly("7;orders;1a2b");
+      assertThat((Object[]) invoke(headers, "toArray")).as("one header, nothing else").hasSize(1);
 
       Object sealed = type.getConstructor().newInstance();
       invoke(sealed, "setReadOnly");

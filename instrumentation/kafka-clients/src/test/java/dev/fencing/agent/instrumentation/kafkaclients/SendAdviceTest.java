@@ -47,15 +47,15 @@ class SendAdviceTest {
   void aTaggedRecordCarriesEachHeaderOnceReplacingWhatTheApplicationSet() {
     decide(topic -> Decision.tag("orders", 7, null, "1a2b"));
     ProducerRecord<String, String> record = new ProducerRecord<>("ledger", "k", "v");
+    record.headers().add("fencing", "6;orders;old".getBytes(StandardCharsets.US_ASCII));
     record.headers().add("fencing-token", "6".getBytes(StandardCharsets.US_ASCII));
     record.headers().add("fencing-signature", "old".getBytes(StandardCharsets.US_ASCII));
     record.headers().add("trace", "t1".getBytes(StandardCharsets.US_ASCII));
 
     assertThat(SendAdvice.enter(record, null, null)).as("the send goes on").isNull();
 
-    assertThat(values(record, "fencing-token")).containsExactly("7");
-    assertThat(values(record, "fencing-lock")).containsExactly("orders");
-    assertThat(values(record, "fencing-grant")).containsExactly("1a2b");
+    assertThat(values(record, "fencing")).containsExactly("7;orders;1a2b");
+    assertThat(values(record, "fencing-token")).as("the older form is replaced, not kept beside").isEmpty();
     assertThat(values(record, "fencing-signature")).as("unsigned: an old signature would not match").isEmpty();
     assertThat(values(record, "trace")).containsExactly("t1");
   }
@@ -67,7 +67,7 @@ class SendAdviceTest {
     ((RecordHeaders) record.headers()).setReadOnly(); // what an earlier send leaves
 
     assertThat(SendAdvice.enter(record, null, null)).isNull();
-    assertThat(values(record, "fencing-token")).as("the copy is tagged and sent instead").isEmpty();
+    assertThat(values(record, "fencing")).as("the copy is tagged and sent instead").isEmpty();
   }
 
   @Test

@@ -23,8 +23,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * with {@code "> "}. Argument: bootstrap servers. Commands:
  * <ul>
  *   <li>{@code SEND <topic> <key> <plain|readonly|preexisting|resend>}: send(record).get(); readonly seals the
- *       record's headers first, preexisting gives it fencing-token/fencing-lock headers of its own, resend sends the
- *       same record object twice. Answers {@code OK <offset> callerHeaders=[...]} or {@code ERR <exception>}.</li>
+ *       record's headers first, preexisting gives it another holder's token headers in both forms (fencing,
+ *       fencing-token, fencing-lock, fencing-grant), resend sends the same record object twice. Answers {@code OK <offset> callerHeaders=[...]} or {@code ERR <exception>}.</li>
  *   <li>{@code SENDCB <topic> <key>}: send(record, callback); answers what the callback and then the future saw:
  *       {@code CB partition=<p> offset=<o> error=<exception> FUTURE <OK|ERR ...>}.</li>
  *   <li>{@code TXN <abort-on-error|commit-anyway> <topic>:<key> ...}: one transaction of a transactional producer;
@@ -91,6 +91,7 @@ public final class KafkaApp {
     SENDS.incrementAndGet();
     ProducerRecord<String, String> r = record(topic, key);
     if (mode.equals("preexisting")) {
+      r.headers().add("fencing", "1;someone-else".getBytes(StandardCharsets.US_ASCII));
       r.headers().add("fencing-token", "1".getBytes(StandardCharsets.US_ASCII));
       r.headers().add("fencing-lock", "someone-else".getBytes(StandardCharsets.UTF_8));
       r.headers().add("fencing-token", "2".getBytes(StandardCharsets.US_ASCII));

@@ -103,8 +103,8 @@ class IsolationIT {
         assertThat(context.getMethod("wellFormedGrant", String.class).invoke(null, "1f2e")).isEqualTo(true);
         assertThat(root.loadClass("dev.fencing.agent.bootstrap.HttpHook").getField("TOKEN_HEADER").get(null))
             .isEqualTo("Fencing-Token");
-        assertThat(root.loadClass("dev.fencing.agent.bootstrap.KafkaHook").getField("GRANT_HEADER").get(null))
-            .isEqualTo("fencing-grant");
+        assertThat(root.loadClass("dev.fencing.agent.bootstrap.KafkaHook").getField("HEADER").get(null))
+            .isEqualTo("fencing");
       }
       assertThat(jar.getManifest().getMainAttributes().getValue("Premain-Class")).isEqualTo("dev.fencing.agent.FencingAgent");
       assertThat(jar.getManifest().getMainAttributes().getValue("Agent-Class")).isEqualTo("dev.fencing.agent.FencingAgent");

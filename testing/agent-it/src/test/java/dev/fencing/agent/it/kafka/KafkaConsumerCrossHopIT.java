@@ -79,12 +79,14 @@ class KafkaConsumerCrossHopIT {
     }
     String topic = "events-" + db;
     broker.createTopic(topic, 1);
-    // Sent by a plain producer (no agent): the headers a holder's agent would have set, and one record without.
-    send(topic, "first", "orders", "5");
-    send(topic, "second", "orders", "7");
-    send(topic, "stale", "orders", "5");
-    send(topic, "untagged", null, null);
-    send(topic, "third", "orders", "9");
+    // Sent by a plain producer (no agent): the header a holder's agent would have set, one record in the older form
+    // of three headers (still read), one carrying both forms (malformed: nothing adopted) and one without.
+    send(topic, "first", "orders", "5", "fencing");
+    send(topic, "second", "orders", "7", "older");
+    send(topic, "stale", "orders", "5", "fencing");
+    send(topic, "untagged", null, null, null);
+    send(topic, "both-forms", "orders", "9", "both");
+    send(topic, "third", "orders", "9", "fencing");
 
     String classpath = String.join(File.pathSeparator, AgentProcesses.appClasspath(),
         KafkaProducerIT.clientsJar(version).toString(), System.getProperty("fencing.it.slf4j.jar"),
@@ -97,24 +99,28 @@ class KafkaConsumerCrossHopIT {
       consumer.awaitOutput("CONSUMED third", Duration.ofSeconds(60));
       List<String> consumed = consumer.output().lines().filter(l -> l.startsWith("CONSUMED ")).toList();
       assertThat(consumed).containsExactly("CONSUMED first OK", "CONSUMED second OK", "CONSUMED stale SQLSTATE FN001",
-          "CONSUMED untagged SQLSTATE FN002", "CONSUMED third OK");
+          "CONSUMED untagged SQLSTATE FN002", "CONSUMED both-forms SQLSTATE FN002", "CONSUMED third OK");
       assertThat(JdbcTakeoverIT.query(url, "SELECT string_agg(note, ',' ORDER BY id) FROM ledger"))
           .isEqualTo("first,second,third");
       assertThat(JdbcTakeoverIT.query(url, "SELECT token FROM fencing_fence WHERE lock_name = 'orders'")).isEqualTo("9");
       assertThat(Http.get("http://127.0.0.1:" + port + "/metrics"))
           .contains("fencing_rejections_total{channel=\"jdbc\",lock=\"none\",reason=\"stale_token\"} 1.0")
-          .contains("fencing_rejections_total{channel=\"jdbc\",lock=\"none\",reason=\"missing_token\"} 1.0");
+          .contains("fencing_rejections_total{channel=\"jdbc\",lock=\"none\",reason=\"missing_token\"} 2.0");
     }
   }
 
-  private static void send(String topic, String value, String lock, String token) throws Exception {
+  /** {@code form}: "fencing" (one header, as the agent writes), "older" (three headers), "both", null (none). */
+  private static void send(String topic, String value, String lock, String token, String form) throws Exception {
     Properties p = new Properties();
     p.put("bootstrap.servers", broker.bootstrapServers());
     p.put("key.serializer", "org.apache.kafka.common.serialization.StringSerializer");
     p.put("value.serializer", "org.apache.kafka.common.serialization.StringSerializer");
     try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
       ProducerRecord<String, String> r = new ProducerRecord<>(topic, value);
-      if (lock != null) {
+      if ("fencing".equals(form) || "both".equals(form)) {
+        r.headers().add("fencing", (token + ";" + lock).getBytes(StandardCharsets.US_ASCII));
+      }
+      if ("older".equals(form) || "both".equals(form)) {
         r.headers().add("fencing-lock", lock.getBytes(StandardCharsets.UTF_8));
         r.headers().add("fencing-token", token.getBytes(StandardCharsets.US_ASCII));
       }

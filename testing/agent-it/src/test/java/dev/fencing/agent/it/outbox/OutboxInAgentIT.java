@@ -289,9 +289,8 @@ class OutboxInAgentIT {
       String grant = Http.jsonField(status, "leaseId");
       String own = writeKafkaEvent(c, token, grant, "own");
       ConsumerRecord<String, String> first = awaitRecords(1).get(0);
-      assertThat(headers(first)).containsExactly("content-type=application/json", KafkaHeaderNames.TOKEN + "=" + token,
-          KafkaHeaderNames.LOCK + "=" + KAFKA_LOCK, KafkaHeaderNames.GRANT + "=" + grant,
-          KafkaHeaderNames.EVENT_ID + "=" + own);
+      assertThat(headers(first)).containsExactly("content-type=application/json",
+          KafkaHeaderNames.FENCING + "=" + token + ";" + KAFKA_LOCK + ";" + grant, KafkaHeaderNames.EVENT_ID + "=" + own);
 
       etcd.stop();
       try {
@@ -302,8 +301,8 @@ class OutboxInAgentIT {
         assertThat(second.key()).isEqualTo("account-7");
         assertThat(second.value()).isEqualTo("{\"paid\":\"successor\"}");
         assertThat(headers(second)).containsExactly("content-type=application/json",
-            KafkaHeaderNames.TOKEN + "=" + (token + 5), KafkaHeaderNames.LOCK + "=" + KAFKA_LOCK,
-            KafkaHeaderNames.GRANT + "=5eccf00d", KafkaHeaderNames.EVENT_ID + "=" + successors);
+            KafkaHeaderNames.FENCING + "=" + (token + 5) + ";" + KAFKA_LOCK + ";5eccf00d",
+            KafkaHeaderNames.EVENT_ID + "=" + successors);
         awaitMetric(agent, 2, "fencing_outbox_deliveries_total", "channel=\"kafka\"", "outcome=\"delivered\"",
             "table=\"" + KAFKA_OUTBOX + "\"");
         assertThat(count(c, "SELECT count(*) FROM " + KAFKA_OUTBOX + " WHERE state = 'delivered'")).isEqualTo(2);

@@ -125,9 +125,7 @@ class OutboxRelayCliIT {
         ConsumerRecord<String, String> record = consumeOne(kafka.bootstrapServers(), "payments");
         assertThat(record.key()).isEqualTo("order-1");
         assertThat(record.value()).isEqualTo("paid");
-        assertThat(header(record, KafkaHeaderNames.TOKEN)).isEqualTo("5");
-        assertThat(header(record, KafkaHeaderNames.LOCK)).isEqualTo(LOCK);
-        assertThat(header(record, KafkaHeaderNames.GRANT)).isEqualTo("g-5");
+        assertThat(header(record, KafkaHeaderNames.FENCING)).isEqualTo("5;" + LOCK + ";g-5");
         assertThat(header(record, KafkaHeaderNames.EVENT_ID)).isEqualTo(kafkaEvent);
 
         Matcher port = Pattern.compile("metrics on http://0\\.0\\.0\\.0:(\\d+)/metrics")
