@@ -139,15 +139,44 @@ public final class MariaDbServer implements AutoCloseable {
         : " (not running)");
   }
 
+  /**
+   * A copy of a data directory that mariadb-install-db made once for this test JVM: every server starts from the same
+   * freshly initialized one, at a fraction of mariadb-install-db's cost (0.5 to 2 s on a busy two-core machine).
+   */
   private void init() {
-    List<String> command = new ArrayList<>(List.of(binary("mariadb-install-db").toString(), "--no-defaults",
-        "--datadir=" + dataDir, "--auth-root-authentication-method=normal", "--skip-test-db"));
-    command.addAll(userOption());
-    Processes.Result result = Processes.run(COMMAND_TIMEOUT, Map.of(), command);
-    if (!result.ok()) {
-      throw new IllegalStateException("mariadb-install-db failed (exit " + result.exitCode() + "): " + result.stdout()
-          + result.stderr());
+    Processes.Result copy = Processes.run(COMMAND_TIMEOUT, Map.of(), List.of("cp", "-a", template().toString(),
+        dataDir.toString()));
+    if (!copy.ok()) {
+      throw new IllegalStateException("cannot copy the MariaDB template data dir " + template() + " to " + dataDir
+          + ": " + copy.stderr());
     }
+  }
+
+  private static Path template;
+
+  /** The data directory mariadb-install-db made for this JVM (deleted when it exits); made on first use. */
+  private static synchronized Path template() {
+    if (template == null) {
+      Path dir;
+      try {
+        dir = Files.createTempDirectory("fencing-mariadb-template-");
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> Processes.deleteTree(dir),
+          "fencing-mariadb-template-cleanup"));
+      Path data = dir.resolve("data");
+      List<String> command = new ArrayList<>(List.of(binary("mariadb-install-db").toString(), "--no-defaults",
+          "--datadir=" + data, "--auth-root-authentication-method=normal", "--skip-test-db"));
+      command.addAll(userOption());
+      Processes.Result result = Processes.run(COMMAND_TIMEOUT, Map.of(), command);
+      if (!result.ok()) {
+        throw new IllegalStateException("mariadb-install-db failed (exit " + result.exitCode() + "): "
+            + result.stdout() + result.stderr());
+      }
+      template = data;
+    }
+    return template;
   }
 
   private void startServer() {
