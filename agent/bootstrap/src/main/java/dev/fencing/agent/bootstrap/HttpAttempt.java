@@ -75,4 +75,15 @@ public final class HttpAttempt {
       Fencing.http().responded(status, rejectedHeader);
     }
   }
+
+  /**
+   * As {@link #responded(int, String)}, for a response read on another thread than its request was decided on: the
+   * request's target {@code scheme://host:port} and the lock of the pair it carried ({@code Fencing-Lock}; null when
+   * none) go with it, so that the refusal is attributed to them rather than to whatever that thread sent last.
+   */
+  public static void responded(int status, String rejectedHeader, String lock, String scheme, String host, int port) {
+    if (status == 409) {
+      Fencing.http().responded(status, rejectedHeader, lock, scheme, host, port);
+    }
+  }
 }

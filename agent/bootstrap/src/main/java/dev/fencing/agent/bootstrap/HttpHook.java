@@ -33,6 +33,15 @@ public interface HttpHook {
    */
   void responded(int status, String rejectedHeader);
 
+  /**
+   * As {@link #responded(int, String)}, for a response read apart from the thread that sent its request (an
+   * asynchronous client's I/O thread): the request went to {@code scheme://host:port} ({@code port} -1: the scheme's
+   * default) carrying {@code lock}'s pair ({@code lock} null: no pair), which the refusal is attributed to.
+   */
+  default void responded(int status, String rejectedHeader, String lock, String scheme, String host, int port) {
+    responded(status, rejectedHeader);
+  }
+
   /** The JDK HttpClient's pending response: {@link #responded} once it completes (the future is not replaced). */
   void observe(java.util.concurrent.CompletableFuture<?> response);
 
@@ -46,6 +55,9 @@ public interface HttpHook {
 
     @Override
     public void responded(int status, String rejectedHeader) {}
+
+    @Override
+    public void responded(int status, String rejectedHeader, String lock, String scheme, String host, int port) {}
 
     @Override
     public void observe(java.util.concurrent.CompletableFuture<?> response) {}

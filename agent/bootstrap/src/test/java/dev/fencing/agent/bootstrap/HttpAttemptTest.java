@@ -94,6 +94,18 @@ class HttpAttemptTest {
   }
 
   @Test
+  void aResponseReadApartFromItsRequestGoesWithItsLockAndTarget() {
+    install(Decision.pass("orders"));
+
+    HttpAttempt.responded(200, null, "orders", "http", "ledger", 8080);
+    HttpAttempt.responded(409, "stale-token", "orders", "http", "ledger", 8080);
+    HttpAttempt.responded(409, "replayed-token", null, null, null, -1);
+
+    assertThat(hooks.responses).containsExactly("409 stale-token lock orders at http ledger 8080",
+        "409 replayed-token lock null at null null -1");
+  }
+
+  @Test
   void aRequestOfAnotherLibraryIsAnErrorNamingWhatWasExpected() {
     assertThatThrownBy(() -> RequestHeaders.APACHE_HTTPCLIENT_5.tag("not a request", Decision.tag("orders", 7)))
         .isInstanceOf(IllegalStateException.class)

@@ -9,7 +9,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The Reactor Netty advice's helper with a recording HTTP hook in place of the core: the target read from Reactor
- * Netty's external form of a URL, the carried context current for the decision only, a response that is not one.
+ * Netty's external form of a URL (for a decision and for the response that answers it), the carried context current
+ * for the decision only, a response that is not one.
  */
 class ReactorNettyHttpTest {
   private final RecordingHttpHooks hooks = new RecordingHttpHooks();
@@ -66,6 +67,20 @@ class ReactorNettyHttpTest {
       TokenContext.exit(outer);
     }
     assertThat(hooks.asked).singleElement().asString().contains("under TAG[lock=upstream, token=12]");
+  }
+
+  @Test
+  void aResponseGoesWithTheTargetOfItsAttemptReadAsTheDecisionReadsIt() {
+    ReactorNettyHttp.responded(409, "stale-token", "orders", "http://ledger:8080/entries?x=1");
+    ReactorNettyHttp.responded(409, "stale-token", "orders", "https://ledger.example.com");
+    ReactorNettyHttp.responded(409, "replayed-token", null, "http://[::1]/x");
+    ReactorNettyHttp.responded(409, "stale-token", "orders", null);
+
+    assertThat(hooks.responses).containsExactly(
+        "409 stale-token lock orders at http ledger 8080",
+        "409 stale-token lock orders at https ledger.example.com 443",
+        "409 replayed-token lock null at http [::1] 80",
+        "409 stale-token lock orders at null null -1");
   }
 
   @Test

@@ -12,7 +12,7 @@ import java.util.concurrent.CompletableFuture;
 final class RecordingHttpHooks {
   /** Each decision asked of the HTTP hook: method, scheme, host, port, and " under " the carried context if any. */
   final List<String> asked = new ArrayList<>();
-  /** Each response reported: status and rejected header. */
+  /** Each response reported: status and rejected header, then the lock and target it went with, if given. */
   final List<String> responses = new ArrayList<>();
   final List<Throwable> hookFailures = new ArrayList<>();
   volatile Decision answer;
@@ -43,6 +43,11 @@ final class RecordingHttpHooks {
       @Override
       public void responded(int status, String rejectedHeader) {
         responses.add(status + " " + rejectedHeader);
+      }
+
+      @Override
+      public void responded(int status, String rejectedHeader, String lock, String scheme, String host, int port) {
+        responses.add(status + " " + rejectedHeader + " lock " + lock + " at " + scheme + " " + host + " " + port);
       }
 
       @Override

@@ -599,6 +599,34 @@ public final class DestinationInventory {
     return found;
   }
 
+  /**
+   * {@code lock}'s counts toward the HTTP destination {@code scheme://host:port} ({@code port} -1: the scheme's
+   * default), when a side effect of that lock went there before; else null. Never adds a destination or a lock: for
+   * attributing what comes back (a fence's refusal) to what was sent.
+   */
+  public PerLock knownHttp(String scheme, String host, int port, String lock) {
+    if (host == null || lock == null) {
+      return null;
+    }
+    String s = scheme == null ? "http" : scheme;
+    int p = port >= 0 ? port : "https".equalsIgnoreCase(s) ? 443 : 80;
+    Destination[] a = hosts.get(host);
+    if (a == null) {
+      return null;
+    }
+    for (Destination d : a) {
+      if (d.port == p && d.scheme.equalsIgnoreCase(s)) {
+        for (PerLock l : d.locks) {
+          if (l.lock.equals(lock)) {
+            return l;
+          }
+        }
+        return null;
+      }
+    }
+    return null;
+  }
+
   private synchronized Destination newHost(String scheme, String host, int port) {
     Destination[] a = hosts.get(host);
     if (a != null) {

@@ -80,6 +80,26 @@ class DestinationInventoryTest {
   }
 
   @Test
+  void aKnownHttpEntryIsFoundForWhatComesBackWithoutAddingAnything() {
+    DestinationInventory inv = new DestinationInventory(2);
+    DestinationInventory.PerLock ledger = inv.record(inv.http("http", "api", 8080), true, tag);
+    assertThat(inv.knownHttp("http", "api", 8080, new String("ledger"))).isSameAs(ledger);
+    assertThat(inv.knownHttp("HTTP", "api", 8080, "ledger")).isSameAs(ledger);
+    inv.record(inv.http("https", "api", -1), true, tag);
+    assertThat(inv.knownHttp("https", "api", -1, "ledger")).isSameAs(inv.knownHttp("https", "api", 443, "ledger"))
+        .isNotNull().isNotSameAs(ledger);
+    // Another lock, port, host, or no lock at all (an untagged request): nothing, and nothing made.
+    assertThat(inv.knownHttp("http", "api", 8080, "billing")).isNull();
+    assertThat(inv.knownHttp("http", "api", 8081, "ledger")).isNull();
+    assertThat(inv.knownHttp("http", "other", 8080, "ledger")).isNull();
+    assertThat(inv.knownHttp("http", "api", 8080, null)).isNull();
+    assertThat(inv.knownHttp("http", null, 8080, "ledger")).isNull();
+    assertThat(inv.destinations()).hasSize(2);
+    assertThat(inv.http("http", "api", 8080).locks()).hasSize(1);
+    assertThat(inv.overflow()).isZero();
+  }
+
+  @Test
   void beyondTheCapDestinationsAreCountedAsOverflowOnly() {
     DestinationInventory inv = new DestinationInventory(2);
     assertThat(inv.kafka("a")).isNotNull();

@@ -156,21 +156,41 @@ public final class HttpFencing implements HttpHook {
     if (ReentryGuard.isAgentThread()) {
       return; // the agent's own requests (OTLP export): a 409 there is no fence's verdict on this JVM's writes
     }
-    DestinationInventory.PerLock sent = lastWrite.get(); // the response may complete on another thread
-    response.whenComplete((r, error) -> {
-      if (r instanceof HttpResponse) {
-        HttpResponse<?> http = (HttpResponse<?>) r;
-        if (http.statusCode() == 409) {
-          rejected(http.headers().firstValue(REJECTED_HEADER).orElse(null), sent);
-        }
-      }
-    });
+    response.whenComplete(onJdkResponse);
   }
+
+  /**
+   * A JDK HttpClient response, on whichever thread completes it: a 409 is attributed to its own request (the last of
+   * the exchange, after redirects), never to what that thread or the sender wrote last. Made once.
+   */
+  private final java.util.function.BiConsumer<Object, Throwable> onJdkResponse = (r, error) -> {
+    if (r instanceof HttpResponse) {
+      HttpResponse<?> http = (HttpResponse<?>) r;
+      if (http.statusCode() == 409) {
+        java.net.URI uri = http.uri();
+        responded(409, http.headers().firstValue(REJECTED_HEADER).orElse(null),
+            http.request().headers().firstValue(LOCK_HEADER).orElse(null), uri.getScheme(), uri.getHost(),
+            uri.getPort());
+      }
+    }
+  };
 
   @Override
   public void responded(int status, String rejectedHeader) {
     if (status == 409) {
       rejected(rejectedHeader, lastWrite.get());
+    }
+  }
+
+  /**
+   * A response read apart from its request's thread: its refusal goes to the entry of the request's lock at its
+   * target, when a side effect of that lock went there; a request without a pair ({@code lock} null) is counted, but
+   * credited to no destination.
+   */
+  @Override
+  public void responded(int status, String rejectedHeader, String lock, String scheme, String host, int port) {
+    if (status == 409) {
+      rejected(rejectedHeader, rejectedHeader == null ? null : inventory.knownHttp(scheme, host, port, lock));
     }
   }
 

@@ -2,9 +2,15 @@ package dev.fencing.agent.instrumentation.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.agent.bootstrap.BlockReason;
 import dev.fencing.agent.bootstrap.Channel;
+import dev.fencing.agent.bootstrap.Decision;
+import dev.fencing.agent.bootstrap.Fencing;
+import dev.fencing.agent.bootstrap.SideEffectGate;
 import dev.fencing.agent.config.ConfigLoader;
+import dev.fencing.agent.instrumentation.api.DestinationInventory;
 import dev.fencing.agent.instrumentation.api.RejectionCounters;
+import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
@@ -66,5 +72,53 @@ class HttpFencingTest {
     assertThat(rejections.count(Channel.HTTP, RejectionCounters.Reason.STALE_TOKEN)).isEqualTo(1);
     assertThat(rejections.count(Channel.HTTP, RejectionCounters.Reason.REPLAYED_TOKEN)).isEqualTo(2);
     assertThat(rejections.count(Channel.HTTP, RejectionCounters.Reason.MISSING_TOKEN)).isZero();
+  }
+
+  /**
+   * A response read apart from the thread that sent its request (an async client's I/O thread) is credited to the
+   * entry of its own target and the lock of the pair it carried, not to what this thread sent last; without a pair,
+   * or toward an entry never made, it is counted but credited nowhere, and nothing is added to the inventory.
+   */
+  @Test
+  void a409ReadOnAnotherThreadIsCreditedToItsOwnTargetAndLock() {
+    RejectionCounters rejections = new RejectionCounters();
+    DestinationInventory inventory = new DestinationInventory();
+    HttpFencing http = new HttpFencing(ConfigLoader.load("lock=ledger", new Properties(), Map.of()), rejections,
+        new SideEffectCounters(), inventory);
+    Decision tag = Decision.tag("ledger", 7);
+    DestinationInventory.PerLock fence = inventory.record(inventory.http("http", "fence.internal", 8443), true, tag);
+    Fencing.install(new SideEffectGate() {
+      @Override
+      public Decision decide(Channel channel, boolean write, boolean fenced) {
+        return tag;
+      }
+
+      @Override
+      public Decision hookFailed(Channel channel, boolean write, Throwable error) {
+        return tag;
+      }
+    });
+    try {
+      http.decide("POST", "http", "mail.internal", -1); // what this thread sent last
+    } finally {
+      Fencing.installFallback(Decision.block("(unknown)", 0, BlockReason.AGENT_FAILED));
+    }
+    DestinationInventory.PerLock mail = inventory.knownHttp("http", "mail.internal", 80, "ledger");
+
+    http.responded(409, "stale-token", "ledger", "http", "fence.internal", 8443);
+    http.responded(409, "replayed-token", "ledger", "HTTP", "fence.internal", 8443);
+    http.responded(409, "stale-token", null, "http", "fence.internal", 8443);
+    http.responded(409, "stale-token", "billing", "http", "fence.internal", 8443);
+    http.responded(409, "stale-token", "ledger", "http", "elsewhere.internal", 8443);
+    http.responded(409, "stale-token", "ledger", null, null, -1);
+    http.responded(409, "something-else", "ledger", "http", "fence.internal", 8443);
+    http.responded(200, "stale-token", "ledger", "http", "fence.internal", 8443);
+
+    assertThat(fence.rejections()).isEqualTo(2);
+    assertThat(mail.rejections()).isZero();
+    assertThat(rejections.count(Channel.HTTP, RejectionCounters.Reason.STALE_TOKEN)).isEqualTo(5);
+    assertThat(rejections.count(Channel.HTTP, RejectionCounters.Reason.REPLAYED_TOKEN)).isEqualTo(1);
+    assertThat(inventory.destinations()).extracting(DestinationInventory.Destination::address)
+        .containsExactly("http://fence.internal:8443", "http://mail.internal:80");
   }
 }

@@ -22,8 +22,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Netty 4.2) supported Reactor Netty: {@link RequestHeaders#REACTOR_NETTY} writes the pair exactly once into the Netty
  * headers an {@code HttpClientRequest} returns (an application's old pair replaced, a grant only when the decision has
  * one), and {@link ReactorNettyHttp#responded} reads a 409's {@code Fencing-Rejected} from an
- * {@code HttpClientResponse}. The request and response are proxies of the library's public interfaces (their
- * implementation needs a live channel) around Netty's real {@code DefaultHttpHeaders} and {@code HttpResponseStatus}.
+ * {@code HttpClientResponse}, with the {@code Fencing-Lock} and the URL of the request it answers. The request and
+ * response are proxies of the library's public interfaces (their implementation needs a live channel) around Netty's
+ * real {@code DefaultHttpHeaders} and {@code HttpResponseStatus}.
  */
 class ReactorNettyHeadersTest {
   private final List<String> responses = new ArrayList<>();
@@ -43,6 +44,12 @@ class ReactorNettyHeadersTest {
       }
       if (m.getName().equals("responseHeaders") && value instanceof Object[]) {
         return ((Object[]) value)[1];
+      }
+      if (m.getName().equals("requestHeaders") && value instanceof Object[]) {
+        return ((Object[]) value)[2];
+      }
+      if (m.getName().equals("resourceUrl") && value instanceof Object[]) {
+        return ((Object[]) value)[3];
       }
       throw new UnsupportedOperationException(m.getName());
     });
@@ -97,6 +104,11 @@ class ReactorNettyHeadersTest {
       }
 
       @Override
+      public void responded(int status, String rejectedHeader, String lock, String scheme, String host, int port) {
+        responses.add(status + " " + rejectedHeader + " lock " + lock + " at " + scheme + "://" + host + ":" + port);
+      }
+
+      @Override
       public void observe(CompletableFuture<?> response) {}
     });
     try (URLClassLoader library = LibraryCheck.isolated(LibraryCheck.versionJars("reactor-netty", end))) {
@@ -104,13 +116,19 @@ class ReactorNettyHeadersTest {
       Object headers = library.loadClass("io.netty.handler.codec.http.DefaultHttpHeaders").getConstructor()
           .newInstance();
       add(headers, "Fencing-Rejected", "stale-token");
+      Object requestHeaders = library.loadClass("io.netty.handler.codec.http.DefaultHttpHeaders").getConstructor()
+          .newInstance();
+      add(requestHeaders, "Fencing-Lock", "orders");
       String type = "reactor.netty.http.client.HttpClientResponse";
+      String url = "http://ledger:8080/entries";
 
       Object conflict = status.getField("CONFLICT").get(null);
-      ReactorNettyHttp.responded(proxy(library, type, "", new Object[] {conflict, headers}));
-      ReactorNettyHttp.responded(proxy(library, type, "", new Object[] {status.getField("OK").get(null), headers}));
+      ReactorNettyHttp.responded(proxy(library, type, "", new Object[] {conflict, headers, requestHeaders, url}));
+      ReactorNettyHttp.responded(proxy(library, type, "",
+          new Object[] {status.getField("OK").get(null), headers, requestHeaders, url}));
 
-      assertThat(responses).containsExactly("409 stale-token");
+      assertThat(responses).as("the refusal goes with its attempt's target and lock, whatever thread reads it")
+          .containsExactly("409 stale-token lock orders at http://ledger:8080");
     }
   }
 }

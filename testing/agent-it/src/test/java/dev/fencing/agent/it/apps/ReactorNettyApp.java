@@ -13,13 +13,15 @@ import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
 import reactor.netty.ByteBufFlux;
 import reactor.netty.http.client.HttpClient;
+import reactor.netty.resources.LoopResources;
 
 /**
  * An ordinary Reactor Netty application (no fencing code) driven over stdin: {@code <mode> <method> <url>}, where mode
  * is {@code BLOCK} (the response Mono, {@code block()} on this thread), {@code SUBSCRIBE} (subscribed with callbacks,
  * the outcome taken from whichever thread signals it), {@code SECTION} (as BLOCK, inside {@link ReactorNettySection#send},
- * which the test declares as a section of its own lock) or {@code WEBCLIENT} (Spring WebClient on Reactor Netty, see
- * {@link WebClientDriver}). Its client follows redirects and adds {@code X-App}. Prints {@code STATUS <code>} or
+ * which the test declares as a section of its own lock), {@code WEBCLIENT} (Spring WebClient on Reactor Netty, see
+ * {@link WebClientDriver}) or {@code INTERLEAVED} ({@code INTERLEAVED <method> <url> <then-url>}, see
+ * {@link #interleaved}). Its client follows redirects and adds {@code X-App}. Prints {@code STATUS <code>} or
  * {@code ERR <exception> <- <cause>...: <message of the innermost>}. Compiled against the oldest supported Reactor
  * Netty and run against each: only API they all share.
  */
@@ -45,6 +47,7 @@ public final class ReactorNettyApp {
           case "SUBSCRIBE" -> subscribe(p[1], p[2]);
           case "SECTION" -> ReactorNettySection.send(p[1], p[2]);
           case "WEBCLIENT" -> "STATUS " + WebClientDriver.exchange(p[1], p[2]);
+          case "INTERLEAVED" -> interleaved(p[1], p[2], p[3]);
           default -> "ERR unknown mode " + p[0];
         };
       } catch (Throwable e) {
@@ -62,6 +65,27 @@ public final class ReactorNettyApp {
         : sender.send(ByteBufFlux.fromString(Mono.just("x")));
     return receiver.responseSingle((response, body) -> body.asString().defaultIfEmpty("")
         .map(ignored -> response.status().code()));
+  }
+
+  /** One event loop for every connection: what it reads and what it sends meanwhile share its thread. */
+  static final HttpClient ONE_LOOP = HttpClient.create().runOn(LoopResources.create("one-loop", 1, true))
+      .responseTimeout(Duration.ofSeconds(15));
+
+  /**
+   * {@code method} to {@code url} and a POST to {@code then}, both at once from one event loop: the loop decides and
+   * sends the POST while the first waits for its answer. Both statuses, in that order.
+   */
+  private static String interleaved(String method, String url, String then) {
+    Mono<Integer> first = status(ONE_LOOP, method, url);
+    Mono<Integer> second = status(ONE_LOOP, "POST", then);
+    return Mono.zip(first, second).map(t -> "STATUS " + t.getT1() + " STATUS " + t.getT2())
+        .block(Duration.ofSeconds(20));
+  }
+
+  private static Mono<Integer> status(HttpClient client, String method, String url) {
+    return client.request(HttpMethod.valueOf(method)).uri(url).send(ByteBufFlux.fromString(Mono.just("x")))
+        .responseSingle((response, body) -> body.asString().defaultIfEmpty("")
+            .map(ignored -> response.status().code()));
   }
 
   private static String subscribe(String method, String url) throws Exception {

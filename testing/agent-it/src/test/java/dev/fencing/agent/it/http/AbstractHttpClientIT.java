@@ -18,6 +18,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicTest;
@@ -194,6 +196,19 @@ public abstract class AbstractHttpClientIT {
   private void everyAttemptCounted(Session s) {
     String metrics = s.metrics();
     s.counts.forEach((metric, n) -> assertThat(metrics).as(metric).contains(metric + " " + n + ".0"));
+    // The /status inventory credits each fence's refusal to the destination that refused, under the lock the request
+    // was tagged for, whichever thread read the answer.
+    String status = Http.get("http://127.0.0.1:" + s.port + "/status");
+    Map<String, Long> rejections = new LinkedHashMap<>();
+    Matcher m = Pattern.compile("\\{\"lock\":\"([^\"]*)\",\"channel\":\"http\",\"destination\":\"([^\"]*)\""
+        + "[^{}]*?\"rejections\":(\\d+)").matcher(status);
+    while (m.find()) {
+      if (Long.parseLong(m.group(3)) > 0) {
+        rejections.put(m.group(1) + " at " + m.group(2), Long.parseLong(m.group(3)));
+      }
+    }
+    assertThat(rejections).as("rejections per (lock, destination) in " + status).isEqualTo(s.credited == 0 ? Map.of()
+        : Map.of(s.lock + " at " + s.fenced.base(), (long) s.credited));
     assertThat(s.app.output()).doesNotContain("could not instrument").doesNotContain("Exception in thread");
   }
 
@@ -215,6 +230,8 @@ public abstract class AbstractHttpClientIT {
     /** The lease id of that lease: every tagged request's Fencing-Grant. */
     public String grant;
     private final Map<String, Integer> counts = new LinkedHashMap<>();
+    /** Rejections the inventory must show on the fenced destination under this run's lock. */
+    private int credited;
     private Throwable failedToStart;
     private boolean expired;
 
@@ -331,8 +348,20 @@ public abstract class AbstractHttpClientIT {
           + "\",outcome=\"" + outcome + "\"}", 1, Integer::sum);
     }
 
-    /** Tallies one rejection a fence answered under this run's lock. */
+    /**
+     * Tallies one rejection the fenced server answered to a request tagged under this run's lock (in the metrics, and
+     * in the inventory on that destination).
+     */
     public void countRejection(String reason) {
+      countRejectionOfUntagged(reason);
+      credited++;
+    }
+
+    /**
+     * Tallies one rejection of a request that carried no pair: in the metrics only (no destination's entry is the
+     * request's).
+     */
+    public void countRejectionOfUntagged(String reason) {
       counts.merge("fencing_rejections_total{channel=\"http\",lock=\"" + lock + "\",reason=\"" + reason + "\"}", 1,
           Integer::sum);
     }

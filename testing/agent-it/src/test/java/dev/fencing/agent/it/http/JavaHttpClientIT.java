@@ -46,6 +46,12 @@ class JavaHttpClientIT extends AbstractHttpClientIT {
       s.send("SEND", "post", s.open, "/ok", blocked("SEND", s.blockedMessage()));
       s.count(s.lock, false, "blocked");
       assertThat(s.open.received).isEmpty();
-    }));
+    }), new Case("a 409 to an untagged GET is counted, and credited to no destination (not the thread's last write)",
+        s -> {
+          s.send("ASYNC", "POST", s.open, "/ok", blocked("ASYNC", s.blockedMessage()));
+          s.count(s.lock, false, "blocked");
+          s.send("ASYNC", "GET", s.fenced, "/stale", answered("ASYNC", 409), s.untagged("GET", "/stale"));
+          s.countRejectionOfUntagged("stale_token");
+        }));
   }
 }

@@ -133,6 +133,17 @@ class ReactorNettyIT extends AbstractHttpClientIT {
       s.send("SECTION", "POST", s.open, "/ok", "STATUS 200", s.tagged("POST", "/ok", sectionToken, "rn-section"));
       s.count("rn-section", false, "tagged");
     }));
+    cases.add(new Case("a 409 read on the event loop counts on its own destination, though the loop sent a write "
+        + "elsewhere while it waited", s -> {
+      s.fenced.releaseHeld = () -> !s.open.received.isEmpty();
+      String command = "INTERLEAVED POST " + s.fenced.base() + "/held-stale " + s.open.base() + "/ok";
+      assertThat(s.run(command)).isEqualTo("STATUS 409 STATUS 200");
+      s.arrived(s.fenced, command, s.tagged("POST", "/held-stale"));
+      s.arrived(s.open, command, s.tagged("POST", "/ok"));
+      s.countTagged("POST", true);
+      s.countTagged("POST", false);
+      s.countRejection("stale_token");
+    }));
     if (webClient(run.version())) {
       cases.add(new Case("Spring WebClient's request carries the pair once", s -> {
         s.send("WEBCLIENT", "POST", s.open, "/ok", "STATUS 200", s.tagged("POST", "/ok"));

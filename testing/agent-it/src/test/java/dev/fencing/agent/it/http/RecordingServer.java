@@ -9,11 +9,14 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BooleanSupplier;
 
 /**
  * A real server recording what it received: "METHOD path token=[...] lock=[...]", then " Name=[...]" for each header
  * named at construction. /redirect answers 307 to /ok, /see-other 303 to /ok, /stale and /replayed a fence's 409,
- * /flaky/... 503 with Retry-After and /timed-out/... 408 the first time each path is asked for (clients retry them).
+ * /flaky/... 503 with Retry-After and /timed-out/... 408 the first time each path is asked for (clients retry them);
+ * /held-stale a fence's 409 once {@link #releaseHeld} holds (polled, at most 10 s), so that the client is still waiting
+ * for it while it sends something else.
  */
 public final class RecordingServer implements AutoCloseable {
   public final HttpServer server;
@@ -21,6 +24,8 @@ public final class RecordingServer implements AutoCloseable {
   /** The Fencing-Grant values of each request received, as the server lists them ("null" when absent). */
   public final List<String> grants = new CopyOnWriteArrayList<>();
   private final Set<String> failedOnce = ConcurrentHashMap.newKeySet();
+  /** When /held-stale may answer. */
+  public volatile BooleanSupplier releaseHeld = () -> true;
 
   public RecordingServer(String... alsoRecorded) throws IOException {
     server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
@@ -43,8 +48,17 @@ public final class RecordingServer implements AutoCloseable {
         ex.sendResponseHeaders(503, -1);
       } else if (path.startsWith("/timed-out/") && failedOnce.add(path)) {
         ex.sendResponseHeaders(408, -1);
-      } else if (path.equals("/stale") || path.equals("/replayed")) {
-        ex.getResponseHeaders().set("Fencing-Rejected", path.equals("/stale") ? "stale-token" : "replayed-token");
+      } else if (path.equals("/stale") || path.equals("/replayed") || path.equals("/held-stale")) {
+        long giveUp = System.nanoTime() + 10_000_000_000L;
+        while (path.equals("/held-stale") && !releaseHeld.getAsBoolean() && System.nanoTime() < giveUp) {
+          try {
+            Thread.sleep(5);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            break;
+          }
+        }
+        ex.getResponseHeaders().set("Fencing-Rejected", path.equals("/replayed") ? "replayed-token" : "stale-token");
         byte[] body = "{\"status\":409}".getBytes(StandardCharsets.UTF_8);
         ex.sendResponseHeaders(409, body.length);
         try (OutputStream out = ex.getResponseBody()) {
