@@ -47,7 +47,9 @@ class ForeignClassLoaderIT {
   void sideEffectsOfAModuleThatHidesTheBootstrapPackageAreFencedAndSeeNoAgentError(Path javaHome) throws Exception {
     int port = Ports.freePort();
     try (EtcdCluster etcd = EtcdCluster.single();
-        AgentJvm app = start(javaHome, "foreign-loader", "lock=modules,lease.ttl=3s,lease.safety-margin=500ms,http.port="
+        // etcd is gone when the app closes: shutdown.timeout=0s, no wait for a release that cannot land.
+        AgentJvm app = start(javaHome, "foreign-loader", "lock=modules,lease.ttl=3s,lease.safety-margin=500ms,"
+            + "shutdown.timeout=0s,http.port="
             + port + ",etcd.endpoints=" + etcd.endpoints())) {
       String token = Http.jsonField(Http.awaitStatus(port, "\"state\":\"HOLDING\"", Duration.ofSeconds(15)), "token");
       AppStdin answers = AppStdin.answers(app, "RESULT ", "ERR ");

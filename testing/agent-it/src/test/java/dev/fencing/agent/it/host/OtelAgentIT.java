@@ -168,7 +168,9 @@ public class OtelAgentIT {
     downstream.start();
     try (EtcdCluster etcd = EtcdCluster.single(); TraceReceiver traces = new TraceReceiver()) {
       String fencing = "-javaagent:" + Path.of(System.getProperty("fencing.agent.jar")).toAbsolutePath()
-          + "=lock=web,lease.ttl=3s,lease.safety-margin=500ms,http.port=" + status + ",etcd.endpoints=" + etcd.endpoints();
+          // etcd is gone when the app closes: shutdown.timeout=0s, no wait for a release that cannot land.
+          + "=lock=web,lease.ttl=3s,lease.safety-margin=500ms,shutdown.timeout=0s,http.port=" + status
+          + ",etcd.endpoints=" + etcd.endpoints();
       String otel = "-javaagent:" + otelAgent();
       AgentJvm.Builder b = AgentJvm.builder().javaHome(javaHome).noAgent()
           .name("otel-" + (fencingFirst ? "fencing-first" : "otel-first") + "-java" + AgentProcesses.javaVersion(javaHome))

@@ -167,7 +167,9 @@ class JdbcPoolerIT {
       try (Connection c = DriverManager.getConnection(pg.jdbcUrl("plain")); Statement s = c.createStatement()) {
         s.execute("CREATE TABLE cell (id bigserial PRIMARY KEY, writer text NOT NULL)");
       }
-      String args = "lock=pool,lease.ttl=3s,lease.safety-margin=500ms,etcd.endpoints=" + etcd.endpoints();
+      // etcd is gone when the apps close: shutdown.timeout=0s, no wait for a release that cannot land.
+      String args = "lock=pool,lease.ttl=3s,lease.safety-margin=500ms,shutdown.timeout=0s,etcd.endpoints="
+          + etcd.endpoints();
       String cp = AgentProcesses.appClasspath() + File.pathSeparator + System.getProperty("fencing.it.postgresql.jar");
       try (JdbcJvm fenced = new JdbcJvm(javaHome, "pooler-ddl-fenced", args, bouncer.jdbcUrl("postgres", "postgres"),
               cp);

@@ -39,7 +39,8 @@ class EtcdFailureIT {
   void holderLeavesHoldingByItsLocalDeadlineWhenEtcdStops(Path javaHome) throws Exception {
     try (EtcdCluster etcd = EtcdCluster.single();
         Agent agent = AgentProcesses.start(javaHome, "outage",
-            "lock=outage,lease.ttl=4s,lease.safety-margin=500ms,etcd.endpoints=" + etcd.endpoints())) {
+            "lock=outage,lease.ttl=4s,lease.safety-margin=500ms,shutdown.timeout=0s,etcd.endpoints="
+                + etcd.endpoints())) {
       agent.awaitState("HOLDING", Duration.ofSeconds(15));
       long token = agent.token();
 
@@ -140,7 +141,7 @@ class EtcdFailureIT {
   @ParameterizedTest
   @MethodSource("newestJava")
   void aStandbyWithFailModeOpenKeepsBlockingThroughAnEtcdOutage(Path javaHome) throws Exception {
-    String args = ",lease.ttl=2s,lease.safety-margin=500ms,etcd.timeout=1s,etcd.endpoints=";
+    String args = ",lease.ttl=2s,lease.safety-margin=500ms,etcd.timeout=1s,shutdown.timeout=0s,etcd.endpoints=";
     try (EtcdCluster etcd = EtcdCluster.single();
         Agent holder = AgentProcesses.start(javaHome, "blip-holder", "lock=blip" + args + etcd.endpoints())) {
       holder.awaitState("HOLDING", Duration.ofSeconds(15));

@@ -20,6 +20,14 @@ class LeaseLossIT {
     return AgentProcesses.javaHomes();
   }
 
+  /**
+   * How the agent follows its lease is its own logic, the same on every Java: this build's (the first case runs on
+   * both).
+   */
+  static List<Path> currentJava() {
+    return List.of(AgentProcesses.javaHomes().get(0));
+  }
+
   @ParameterizedTest
   @MethodSource("javaHomes")
   void deletedLockKeyOrRevokedLeaseIsALossAndTheAgentCampaignsAgain(Path javaHome) throws Exception {
@@ -49,7 +57,7 @@ class LeaseLossIT {
    * not held on a live lease beside the next holder.
    */
   @ParameterizedTest
-  @MethodSource("javaHomes")
+  @MethodSource("currentJava")
   void aWatchEndedByCompactionIsSetUpAgainAndStillSeesTheKeyDeleted(Path javaHome) throws Exception {
     try (EtcdCluster etcd = EtcdCluster.single();
         Agent agent = AgentProcesses.start(javaHome, "compact",
@@ -78,7 +86,7 @@ class LeaseLossIT {
   }
 
   @ParameterizedTest
-  @MethodSource("javaHomes")
+  @MethodSource("currentJava")
   void highestTokenKeptInTheStateDirRevealsReuseAfterARestart(Path javaHome) throws Exception {
     Path stateDir = Files.createTempDirectory("fencing-state-");
     try (EtcdCluster etcd = EtcdCluster.single()) {

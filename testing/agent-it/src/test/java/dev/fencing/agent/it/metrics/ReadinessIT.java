@@ -29,6 +29,13 @@ class ReadinessIT {
     return AgentProcesses.javaHomes();
   }
 
+  /**
+   * A failed agent's readiness is its own logic, the same on every Java: this build's (the first case runs on both).
+   */
+  static List<Path> currentJava() {
+    return List.of(AgentProcesses.javaHomes().get(0));
+  }
+
   @ParameterizedTest
   @MethodSource("javaHomes")
   void theHolderIsReadyAStandbyOnlyWhenHoldingIsNotRequired(Path javaHome) throws Exception {
@@ -65,7 +72,7 @@ class ReadinessIT {
 
   /** FAILED (etcd unreachable before the first lease, or an invalid configuration) is not ready, and still live. */
   @ParameterizedTest
-  @MethodSource("javaHomes")
+  @MethodSource("currentJava")
   void aFailedAgentIsNotReady(Path javaHome) throws Exception {
     String unreachable = "lock=probe,etcd.timeout=1s,etcd.endpoints=http://127.0.0.1:" + Ports.freePort();
     try (Agent down = AgentProcesses.start(javaHome, "ready-unreachable", unreachable);
