@@ -43,6 +43,14 @@ public final class EtcdLeaseProvider implements LeaseProvider {
   private ScheduledExecutorService watchRetries; // guarded by this; created on the first watch error
 
   public EtcdLeaseProvider(AgentConfig config) throws IOException {
+    this(config, true);
+  }
+
+  /**
+   * {@code ownChannel}: whether to put jetcd on the agent's channel ({@link EtcdTransport}) when the bundled jetcd
+   * takes it; false builds jetcd's own Vert.x channel, the path of a jetcd whose channel cannot be set (tests only).
+   */
+  EtcdLeaseProvider(AgentConfig config, boolean ownChannel) throws IOException {
     this.keyPrefix = config.etcdKeyPrefix();
     ClientBuilder b = Client.builder()
         .endpoints(config.etcdEndpoints().toArray(new java.net.URI[0]))
@@ -69,7 +77,7 @@ public final class EtcdLeaseProvider implements LeaseProvider {
         }
       });
     }
-    EtcdTransport own = EtcdTransport.open(b);
+    EtcdTransport own = ownChannel ? EtcdTransport.open(b) : null;
     if (own != null) {
       this.transport = own;
       this.client = own.client();
