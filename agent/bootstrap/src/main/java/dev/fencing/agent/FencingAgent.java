@@ -1,9 +1,11 @@
 package dev.fencing.agent;
 
 import dev.fencing.agent.bootstrap.BlockReason;
+import dev.fencing.agent.bootstrap.CoreEntry;
 import dev.fencing.agent.bootstrap.Decision;
 import dev.fencing.agent.bootstrap.Fencing;
 import java.io.File;
+import java.io.IOException;
 import java.lang.instrument.Instrumentation;
 import java.lang.reflect.InvocationTargetException;
 import java.net.URL;
@@ -65,11 +67,15 @@ public final class FencingAgent {
         return;
       }
       ClassLoader loader = new AgentClassLoader(jar, urlOf(jar), FencingAgent.class.getClassLoader());
-      loader.loadClass(CORE_STARTER)
-          .getMethod("start", String.class, Instrumentation.class, boolean.class, long.class)
-          .invoke(null, args, inst, dynamic, startNanos);
+      // Initialising the core's starter class offers its entry: called directly, not by reflection (CoreEntry).
+      Class.forName(CORE_STARTER, true, loader);
+      CoreEntry.Start core = CoreEntry.take();
+      if (core == null) {
+        throw new IllegalStateException(CORE_STARTER + " offered no entry");
+      }
+      core.start(args, inst, dynamic, startNanos);
     } catch (Throwable t) {
-      Throwable cause = t instanceof InvocationTargetException ? t.getCause() : t;
+      Throwable cause = t instanceof ExceptionInInitializerError && t.getCause() != null ? t.getCause() : t;
       EarlySettings.Setting failMode = settings.get(EarlySettings.FAIL_MODE);
       boolean open = failMode != null && "open".equalsIgnoreCase(failMode.value);
       Fencing.installFallback(open ? Decision.pass("(unknown)") : Decision.block("(unknown)", 0, BlockReason.AGENT_FAILED));
@@ -120,7 +126,10 @@ public final class FencingAgent {
    */
   static boolean otelAgentRequested() {
     java.util.List<String> sources = new java.util.ArrayList<>();
-    ProcessHandle.current().info().arguments().ifPresent(a -> sources.addAll(java.util.Arrays.asList(a)));
+    String[] arguments = commandLine();
+    if (arguments != null) {
+      sources.addAll(java.util.Arrays.asList(arguments));
+    }
     sources.add(System.getenv("JAVA_TOOL_OPTIONS"));
     sources.add(System.getenv("JDK_JAVA_OPTIONS"));
     for (String s : sources) {
@@ -129,6 +138,34 @@ public final class FencingAgent {
       }
     }
     return false;
+  }
+
+  /**
+   * This JVM's arguments (the options after the executable), or null when they cannot be read. On Linux from
+   * {@code /proc/self/cmdline} with java.io, whose classes the JVM has loaded already; elsewhere through
+   * {@link ProcessHandle}, whose first use starts the JDK's process machinery (a thread pool, about 40 classes that
+   * are not in the JDK's class data archive), a few milliseconds of premain on every start.
+   */
+  static String[] commandLine() {
+    java.io.File cmdline = new java.io.File("/proc/self/cmdline");
+    if (cmdline.isFile()) {
+      try (java.io.FileInputStream in = new java.io.FileInputStream(cmdline)) {
+        return arguments(in.readAllBytes());
+      } catch (IOException | RuntimeException e) {
+        // read below
+      }
+    }
+    return ProcessHandle.current().info().arguments().orElse(null);
+  }
+
+  /** The arguments after the executable in a NUL-separated command line (the form of /proc/<pid>/cmdline). */
+  static String[] arguments(byte[] cmdline) {
+    String all = new String(cmdline, java.nio.charset.StandardCharsets.UTF_8);
+    if (all.endsWith("\0")) {
+      all = all.substring(0, all.length() - 1);
+    }
+    int first = all.indexOf('\0');
+    return first < 0 ? new String[0] : all.substring(first + 1).split("\0", -1);
   }
 
   /**

@@ -342,7 +342,7 @@ public final class ConfigLoader {
     Object session = v.get(ConfigKey.ZOOKEEPER_SESSION_TIMEOUT);
     Object margin = v.get(ConfigKey.LEASE_SAFETY_MARGIN);
     if (session instanceof java.time.Duration && margin instanceof java.time.Duration
-        && ((java.time.Duration) margin).compareTo(((java.time.Duration) session).dividedBy(2)) >= 0) {
+        && ((java.time.Duration) margin).compareTo(Durations.half((java.time.Duration) session)) >= 0) {
       problems.add(ConfigKey.ZOOKEEPER_SESSION_TIMEOUT.property() + "=" + Durations.format((java.time.Duration) session)
           + ": expected more than twice " + ConfigKey.LEASE_SAFETY_MARGIN.property() + " ("
           + Durations.format((java.time.Duration) margin) + ")");

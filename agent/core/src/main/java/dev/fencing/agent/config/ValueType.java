@@ -383,7 +383,7 @@ abstract class ValueType<T> {
       Duration parse(String value, Map<ConfigKey, Object> before) throws Invalid {
         Duration ttl = (Duration) before.get(ConfigKey.LEASE_TTL);
         Duration m = checkedDuration(value, Duration.ZERO);
-        if (m.compareTo(ttl.dividedBy(2)) >= 0) {
+        if (m.compareTo(Durations.half(ttl)) >= 0) {
           throw Invalid.expected("a duration below half of fencing.lease.ttl (" + Durations.format(ttl) + ")");
         }
         return m;
@@ -391,8 +391,8 @@ abstract class ValueType<T> {
 
       @Override
       Duration byDefault(String defaultText, Map<ConfigKey, Object> before) {
-        Duration half = ((Duration) before.get(ConfigKey.LEASE_TTL)).dividedBy(2);
-        return Duration.ofSeconds(1).compareTo(half) < 0 ? Duration.ofSeconds(1) : half.dividedBy(2);
+        Duration half = Durations.half((Duration) before.get(ConfigKey.LEASE_TTL));
+        return Duration.ofSeconds(1).compareTo(half) < 0 ? Duration.ofSeconds(1) : Durations.half(half);
       }
     };
   }

@@ -1,6 +1,7 @@
 package dev.fencing.agent.startup;
 
 import dev.fencing.agent.threads.AgentThreads;
+import dev.fencing.agent.bootstrap.CoreEntry;
 import dev.fencing.agent.bootstrap.Fencing;
 import dev.fencing.agent.config.AgentConfig;
 import dev.fencing.agent.config.ConfigLoader;
@@ -27,6 +28,18 @@ import java.lang.instrument.Instrumentation;
  */
 public final class AgentStarter {
   private static final AgentLog LOG = AgentLog.get(AgentStarter.class);
+
+  static {
+    CoreEntry.offer(new Entry()); // the entry point takes it once this class is initialised
+  }
+
+  /** What the entry point calls: {@link #start}. */
+  private static final class Entry implements CoreEntry.Start {
+    @Override
+    public void start(String agentArgs, Instrumentation inst, boolean dynamic, long startNanos) {
+      AgentStarter.start(agentArgs, inst, dynamic, startNanos);
+    }
+  }
 
   private AgentStarter() {}
 

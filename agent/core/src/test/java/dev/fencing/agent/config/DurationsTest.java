@@ -34,6 +34,13 @@ class DurationsTest {
   }
 
   @ParameterizedTest
+  @ValueSource(strings = {"PT0S", "PT0.000000001S", "PT1S", "PT3S", "PT0.5S", "PT1.000000003S", "PT2.999999999S",
+      "PT24H", "PT86399.999999999S"})
+  void halfIsDividedByTwo(Duration d) {
+    assertThat(Durations.half(d)).isEqualTo(d.dividedBy(2));
+  }
+
+  @ParameterizedTest
   @ValueSource(strings = {"banana", "10", "-1s", "", "s", "10x", "1.5s", "1d", "1234567890123s", "\u0661\u0660s", "+5s"})
   void rejectsAnythingElse(String text) {
     assertThatIllegalArgumentException().isThrownBy(() -> Durations.parse(text));
