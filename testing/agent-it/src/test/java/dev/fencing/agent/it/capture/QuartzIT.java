@@ -151,7 +151,7 @@ class QuartzIT {
     AgentJvm jvm = AgentJvm.builder().javaHome(javaHome).name(name + "-java" + AgentProcesses.javaVersion(javaHome))
         .classpath(AgentProcesses.appClasspath() + File.pathSeparator
             + AgentProcesses.libraries("quartz-", "slf4j-api-", "postgresql-"))
-        .mainClass(QuartzApp.class.getName()).sysProp("app.steps", "20").sysProp("app.step-ms", "250")
+        .mainClass(QuartzApp.class.getName()).sysProp("app.steps", "20").sysProp("app.step-ms", "100")
         .args(schedule ? new String[] {url, name, "schedule"} : new String[] {url, name})
         .agentArgs(agentArgs + ",holder.id=" + name).start();
     jvm.awaitOutput("APP STARTED", Duration.ofSeconds(30));

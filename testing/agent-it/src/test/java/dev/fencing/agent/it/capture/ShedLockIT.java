@@ -76,9 +76,9 @@ class ShedLockIT {
       int portA = Ports.freePort();
       int portB = Ports.freePort();
       String common = "shedlock.enabled=true,shedlock.wait=15s,lease.ttl=3s,lease.safety-margin=500ms," + coordinator;
-      // A run: 25 rows, 200 ms apart (5 s); ShedLock's lock lasts at most 6 s. The older settlement job is off.
+      // A run: 25 rows, 100 ms apart (2.5 s); ShedLock's lock lasts at most 4 s. The older settlement job is off.
       String[] app = {"-Dspring.profiles.active=shedlock", "-Dapp.settlement.initial-delay-ms=86400000",
-          "-Dapp.settle.steps=25", "-Dapp.settle.step-ms=200", "-Dapp.settle.lock-at-most-for=PT6S"};
+          "-Dapp.settle.steps=25", "-Dapp.settle.step-ms=100", "-Dapp.settle.lock-at-most-for=PT4S"};
       // Both replicas start at once (whichever takes ShedLock's lock first runs the job): one after the other, the
       // first one's job would run through several runs while the second one starts.
       CompletableFuture<SpringApp> startingB = CompletableFuture.supplyAsync(() -> SpringApp.start(javaHome,
