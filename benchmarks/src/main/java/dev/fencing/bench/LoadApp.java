@@ -4,7 +4,6 @@ import com.sun.net.httpserver.HttpServer;
 import dev.fencing.protocol.HttpHeaderNames;
 import dev.fencing.protocol.KafkaHeaderNames;
 import dev.fencing.protocol.SqlStates;
-import dev.fencing.protocol.TokenGrammar;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -441,9 +440,12 @@ public final class LoadApp {
         .getProcessCpuTime();
   }
 
-  /** The header the agent adds to each record (-Dbench.fencing-headers), a value of the agent's length. */
+  /**
+   * The header the agent adds to each record (-Dbench.fencing-headers), a value of the agent's length in its form
+   * ({@code <token>;<lock>;<grant>}). Constants only: the app's class path has no fencing-protocol classes.
+   */
   private static final List<Header> KAFKA_HEADERS = List.of(new RecordHeader(KafkaHeaderNames.FENCING,
-      TokenGrammar.kafkaValue(1234, "bench-kafka", GRANT).getBytes(StandardCharsets.US_ASCII)));
+      ("1234;bench-kafka;" + GRANT).getBytes(StandardCharsets.US_ASCII)));
 
   /** A record of {@code value}; with -Dbench.fencing-headers, carrying the agent's header, set by the app. */
   private static ProducerRecord<byte[], byte[]> record(String topic, byte[] value) {
