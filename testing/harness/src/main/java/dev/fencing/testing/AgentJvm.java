@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 public final class AgentJvm implements AutoCloseable {
 
   private static final String JAVA25_PROPERTY = "fencing.it.java25";
+  private static final String RUN_JVM_ARGS_PROPERTY = "fencing.it.jvm-args";
   private static final int MAX_OUTPUT_IN_MESSAGES = 64 * 1024;
 
   private final String name;
@@ -268,6 +269,7 @@ public final class AgentJvm implements AutoCloseable {
       }
       List<String> command = new ArrayList<>();
       command.add(java.toString());
+      command.addAll(runJvmArgs());
       command.addAll(jvmArgs);
       sysProps.forEach((key, value) -> command.add("-D" + key + "=" + value));
       if (agent) {
@@ -298,6 +300,16 @@ public final class AgentJvm implements AutoCloseable {
       } catch (IOException e) {
         throw new UncheckedIOException("cannot start " + command, e);
       }
+    }
+
+    /**
+     * The run's options for every forked JVM, before the builder's own: {@code -D}{@value #RUN_JVM_ARGS_PROPERTY}, split
+     * at spaces (the agent-jar integration tests set {@code -XX:TieredStopAtLevel=1}: their JVMs live for seconds, in
+     * which C2's compilations only compete with the JVMs' start for the machine's cores). Unset: none.
+     */
+    private static List<String> runJvmArgs() {
+      String args = System.getProperty(RUN_JVM_ARGS_PROPERTY, "").trim();
+      return args.isEmpty() ? List.of() : List.of(args.split("\\s+"));
     }
 
     private Path resolveAgentJar() {
