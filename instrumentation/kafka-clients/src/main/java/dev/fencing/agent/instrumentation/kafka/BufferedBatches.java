@@ -23,8 +23,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * still holds: in the steady state one, still held, so it answers false and the turn scans nothing. A batch's notes
  * go when Kafka completes it (sent, failed, aborted) or splits it (each part gets its notes).
  *
- * <p>Hot path ({@link #sending}, {@link #appended}): a thread-local read, a hash lookup and a reference comparison per
- * record, no lock, no allocation; the rest runs once per batch.
+ * <p>Hot path ({@link #sending}, {@link #appended}): two thread-local reads and two reference comparisons per
+ * record, no lock, no allocation; the hash lookup and the rest run once per batch and thread.
  */
 final class BufferedBatches {
   /** Asks the policy (production: {@code Fencing::recheck} for the KAFKA channel, unfenced). */
@@ -32,9 +32,17 @@ final class BufferedBatches {
     Decision recheck(Decision taggedWith, int count);
   }
 
-  /** The record being sent on this thread: the grant it is tagged under, null when untagged. */
+  /**
+   * The record being sent on this thread: the grant it is tagged under, null when untagged; and the batch and decision
+   * this thread noted last, so that the next record of that decision joining that batch costs a reference comparison.
+   * A batch's notes only grow until Kafka is done with it, and Kafka appends to a batch only before it closes it, so a
+   * pair noted once stays noted for as long as records can join the batch. The last batch stays referenced from its
+   * thread until that thread's next note (a closed batch: its buffer went back to the producer's pool).
+   */
   private static final class Sending {
     Decision decision;
+    Object notedBatch;
+    Decision notedDecision;
   }
 
   private static final Decision[] NONE = new Decision[0];
@@ -65,15 +73,17 @@ final class BufferedBatches {
 
   /** The record being sent on this thread joined {@code batch}. */
   void appended(Object batch) {
-    Decision d = sending.get().decision;
-    if (d == null) {
-      return;
+    Sending s = sending.get();
+    Decision d = s.decision;
+    if (d == null || batch == s.notedBatch && d == s.notedDecision) {
+      return; // untagged, or the steady state: this thread noted this decision on this batch already
     }
     Decision[] notes = byBatch.get(batch);
-    if (notes != null && notes[notes.length - 1] == d) {
-      return; // the steady state: the batch's last record was tagged under the same grant
+    if (notes == null || notes[notes.length - 1] != d) {
+      note(batch, notes, d);
     }
-    note(batch, notes, d);
+    s.notedBatch = batch;
+    s.notedDecision = d;
   }
 
   /**

@@ -135,6 +135,37 @@ class BufferedBatchesTest {
     assertThat(batches.check(batch, 1, false)).extracting(Decision::token).isEqualTo(1L);
   }
 
+  /**
+   * Each thread remembers the batch and decision it noted last: another thread's record in that batch, a record of
+   * another grant after it, and the thread's return to an earlier batch are each still noted.
+   */
+  @Test
+  void whatAThreadNotedLastHidesNoOtherGrant() throws Exception {
+    Decision jvm = hold("orders", 2);
+    Decision section = hold("ledger", 7);
+    Object first = new Object();
+    Object second = new Object();
+    send(jvm, first);
+    Thread other = new Thread(() -> send(section, first)); // another thread's record joins the same batch
+    other.start();
+    other.join();
+    send(jvm, first);
+    send(jvm, second);
+    Decision later = hold("orders", 4); // lost and won again, between two records of this thread to one batch
+    send(later, second);
+    send(jvm, first);
+
+    held.put("orders", jvm);
+    held.remove("ledger");
+    assertThat(batches.check(first, 4, false)).as("the other thread's record in the batch")
+        .extracting(Decision::lock).isEqualTo("ledger");
+    assertThat(batches.check(second, 2, false)).as("the later grant's record after this thread's first")
+        .extracting(Decision::token, Decision::reason).containsExactly(4L, BlockReason.LOST);
+    held.put("orders", later);
+    assertThat(batches.check(second, 2, false)).extracting(Decision::token, Decision::reason)
+        .containsExactly(2L, BlockReason.LOST);
+  }
+
   @Test
   void untaggedRecordsAreNotJudgedAgain() {
     Object batch = new Object();
