@@ -188,18 +188,21 @@ CREATE TABLE IF NOT EXISTS `shop`.`events_out` (
   last_error VARCHAR(1024) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   claimed_by VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   claimed_until DATETIME(6) NULL,
+  fencing VARCHAR(213) CHARACTER SET ascii COLLATE ascii_bin NULL,
   PRIMARY KEY (event_id),
   UNIQUE KEY order_key_seq (order_key, key_seq),
   KEY `events_out_pending` (state, next_attempt_at),
   CONSTRAINT state_values CHECK (state IN ('pending', 'delivered', 'parked'))
 ) ENGINE=InnoDB$$
 
+ALTER TABLE `shop`.`events_out` ADD COLUMN IF NOT EXISTS fencing VARCHAR(213) CHARACTER SET ascii COLLATE ascii_bin NULL$$
+
 CREATE TABLE IF NOT EXISTS `shop`.`events_out_key` (
   order_key CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
   last_seq BIGINT NOT NULL
 ) ENGINE=InnoDB$$
 
-CREATE TRIGGER IF NOT EXISTS `shop`.`fencing_events_out_obi_87e37933`
+CREATE TRIGGER IF NOT EXISTS `shop`.`fencing_events_out_obi_88a4e6b7`
   BEFORE INSERT ON `shop`.`events_out` FOR EACH ROW
 BEGIN
   DECLARE v_seq BIGINT;
@@ -209,6 +212,8 @@ BEGIN
   SET NEW.lock_name = 'ledger',
     NEW.token = CAST(CAST(@fencing_token AS CHAR) AS SIGNED),
     NEW.grant_id = NULLIF(CAST(@fencing_grant AS CHAR CHARACTER SET utf8mb4), '');
+  -- The Kafka header's value: <token>;<lock>, then ;<grant> when there is a grant.
+  SET NEW.fencing = CONCAT(NEW.token, ';', NEW.lock_name, IFNULL(CONCAT(';', NEW.grant_id), ''));
   IF NEW.event_id IS NULL OR NEW.event_id = '' THEN
     SET NEW.event_id = UUID();
   ELSEIF NOT (NEW.event_id REGEXP '^[!-~]{1,64}$') THEN
@@ -244,8 +249,8 @@ BEGIN
     SET v_msg = LEFT(CONCAT('fencing outbox: headers are not lines of "Name: value", on ', 'shop.events_out'), 128);
     SIGNAL SQLSTATE '23514' SET MESSAGE_TEXT = v_msg;
   END IF;
-  IF LOWER(NEW.headers) REGEXP '(^|\n)(fencing-[^:]*|idempotency-key):' THEN
-    SET v_msg = LEFT(CONCAT('fencing outbox: headers may not set Fencing-* or Idempotency-Key (the relay does), on ',
+  IF LOWER(NEW.headers) REGEXP '(^|\n)(fencing(-[^:]*)?|idempotency-key):' THEN
+    SET v_msg = LEFT(CONCAT('fencing outbox: headers may not set Fencing, Fencing-* or Idempotency-Key (the relay does), on ',
       'shop.events_out'), 128);
     SIGNAL SQLSTATE '23514' SET MESSAGE_TEXT = v_msg;
   END IF;
@@ -265,7 +270,7 @@ BEGIN
     NEW.claimed_until = NULL;
 END$$
 
-CREATE TRIGGER IF NOT EXISTS `shop`.`fencing_events_out_obu_f8326d1f`
+CREATE TRIGGER IF NOT EXISTS `shop`.`fencing_events_out_obu_b625afb1`
   BEFORE UPDATE ON `shop`.`events_out` FOR EACH ROW
 BEGIN
   DECLARE v_changed VARCHAR(200) CHARACTER SET ascii;
@@ -283,7 +288,8 @@ BEGIN
     IF(NEW.payload <=> OLD.payload, NULL, 'payload'),
     IF(NEW.order_key <=> OLD.order_key, NULL, 'order_key'),
     IF(NEW.key_seq <=> OLD.key_seq, NULL, 'key_seq'),
-    IF(NEW.created_at <=> OLD.created_at, NULL, 'created_at'));
+    IF(NEW.created_at <=> OLD.created_at, NULL, 'created_at'),
+    IF(NEW.fencing <=> OLD.fencing, NULL, 'fencing'));
   IF v_changed <> '' THEN
     SET v_msg = LEFT(CONCAT('fencing outbox: an event cannot change its ', v_changed,
       ' (only delivery columns may), on ', 'shop.events_out'), 128);

@@ -232,10 +232,13 @@ CREATE TABLE IF NOT EXISTS "events_out" (
   last_error varchar(1024),
   claimed_by varchar(128),
   claimed_until timestamptz,
+  fencing varchar(213),
   UNIQUE (order_key, key_seq)
 );
 
 CREATE INDEX IF NOT EXISTS "events_out_pending" ON "events_out" (next_attempt_at) WHERE state = 'pending';
+
+ALTER TABLE "events_out" ADD COLUMN IF NOT EXISTS fencing varchar(213);
 
 CREATE TABLE IF NOT EXISTS "events_out_key" (
   order_key varchar(64) PRIMARY KEY,
@@ -259,6 +262,9 @@ BEGIN
   NEW.lock_name := v_lock;
   NEW.token := v_raw::bigint;
   NEW.grant_id := nullif(current_setting('fencing.grant', true), '');
+  -- The Kafka header's value: <token>;<lock>, then ;<grant> when there is a grant.
+  NEW := jsonb_populate_record(NEW, jsonb_build_object('fencing',
+    NEW.token::text || ';' || NEW.lock_name || coalesce(';' || NEW.grant_id, '')));
   IF NEW.event_id IS NULL THEN
     NEW.event_id := gen_random_uuid()::text;
   ELSIF NEW.event_id !~ '^[!-~]{1,64}$' THEN
@@ -295,10 +301,10 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = '23514', MESSAGE = format(
       'fencing outbox %s: headers %L are not lines of "Name: value"', v_where, left(NEW.headers, 200));
   END IF;
-  IF lower(NEW.headers) ~ '(^|\n)(fencing-[^:]*|idempotency-key):' THEN
+  IF lower(NEW.headers) ~ '(^|\n)(fencing(-[^:]*)?|idempotency-key):' THEN
     RAISE EXCEPTION USING ERRCODE = '23514', MESSAGE = format(
-      'fencing outbox %s: headers name a Fencing-* or Idempotency-Key header; the relay sets those from the event',
-      v_where);
+      'fencing outbox %s: headers name a Fencing, Fencing-* or Idempotency-Key header; the relay sets those from the '
+      || 'event', v_where);
   END IF;
   NEW.order_key := encode(sha256(convert_to(NEW.channel || E'\n' || NEW.target || E'\n'
     || CASE WHEN NEW.message_key IS NULL THEN '-' ELSE '+' || NEW.message_key END, 'UTF8')), 'hex');
@@ -340,7 +346,8 @@ BEGIN
     CASE WHEN NEW.payload IS DISTINCT FROM OLD.payload THEN 'payload' END,
     CASE WHEN NEW.order_key IS DISTINCT FROM OLD.order_key THEN 'order_key' END,
     CASE WHEN NEW.key_seq IS DISTINCT FROM OLD.key_seq THEN 'key_seq' END,
-    CASE WHEN NEW.created_at IS DISTINCT FROM OLD.created_at THEN 'created_at' END);
+    CASE WHEN NEW.created_at IS DISTINCT FROM OLD.created_at THEN 'created_at' END,
+    CASE WHEN to_jsonb(NEW) -> 'fencing' IS DISTINCT FROM to_jsonb(OLD) -> 'fencing' THEN 'fencing' END);
   IF v_changed <> '' THEN
     RAISE EXCEPTION USING ERRCODE = '23514', MESSAGE = format(
       'fencing outbox %I.%I: event %s cannot change its %s; only state, attempts, next_attempt_at, delivered_at, '

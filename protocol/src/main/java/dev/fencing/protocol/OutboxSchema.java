@@ -47,6 +47,12 @@ public final class OutboxSchema {
   public static final String CLAIMED_BY = "claimed_by";
   /** The claim holds until this time (database clock); after it another relay may claim the event. */
   public static final String CLAIMED_UNTIL = "claimed_until";
+  /**
+   * Token, lock and grant as the Kafka header {@link KafkaHeaderNames#FENCING} carries them
+   * ({@link TokenGrammar#kafkaValue}), filled by the insert trigger, for a change-data-capture router that places one
+   * column per header. NULL on events written before an earlier release's outbox was re-installed.
+   */
+  public static final String FENCING = "fencing";
 
   public static final String PENDING = "pending";
   public static final String DELIVERED = "delivered";

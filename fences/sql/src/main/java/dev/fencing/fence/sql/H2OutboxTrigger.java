@@ -36,12 +36,12 @@ public final class H2OutboxTrigger implements Trigger {
   private static final Pattern EVENT_ID = Pattern.compile("[!-~]{1,64}");
   private static final String NAME = "[!#$%&'*+.^_`|~0-9A-Za-z-]+:[^\\p{Cntrl}]*";
   private static final Pattern HEADERS = Pattern.compile(NAME + "(\\r?\\n" + NAME + ")*(\\r?\\n)?");
-  private static final Pattern RESERVED = Pattern.compile("(^|\\n)(fencing-[^:]*|idempotency-key):");
+  private static final Pattern RESERVED = Pattern.compile("(^|\\n)(fencing(-[^:]*)?|idempotency-key):");
   /** The event columns: an UPDATE may change none of them. */
   private static final List<String> EVENT_COLUMNS = List.of(OutboxSchema.EVENT_ID, OutboxSchema.LOCK,
       OutboxSchema.TOKEN, OutboxSchema.GRANT, OutboxSchema.CHANNEL, OutboxSchema.TARGET, OutboxSchema.METHOD,
       OutboxSchema.MESSAGE_KEY, OutboxSchema.HEADERS, OutboxSchema.PAYLOAD, OutboxSchema.ORDER_KEY,
-      OutboxSchema.KEY_SEQ, OutboxSchema.CREATED_AT);
+      OutboxSchema.KEY_SEQ, OutboxSchema.CREATED_AT, OutboxSchema.FENCING);
 
   private final H2FenceTrigger fence = new H2FenceTrigger();
   private final Map<String, Integer> index = new HashMap<>();
@@ -72,7 +72,8 @@ public final class H2OutboxTrigger implements Trigger {
         }
       }
     }
-    List<String> missing = new ArrayList<>(OutboxInstaller.OUTBOX_COLUMNS);
+    // An outbox of an earlier release lacks the fencing column until its re-install; its events are written without.
+    List<String> missing = new ArrayList<>(OutboxInstaller.EARLIER_OUTBOX_COLUMNS);
     missing.removeAll(index.keySet());
     if (!missing.isEmpty()) {
       throw new SQLException("fencing outbox " + where + " lacks the columns " + missing + ": run `sql install "
@@ -88,7 +89,8 @@ public final class H2OutboxTrigger implements Trigger {
     } else if (oldRow != null && newRow != null) {
       List<String> changed = new ArrayList<>();
       for (String column : EVENT_COLUMNS) {
-        if (!Objects.equals(oldRow[index.get(column)], newRow[index.get(column)])) {
+        Integer at = index.get(column);
+        if (at != null && !Objects.equals(oldRow[at], newRow[at])) {
           changed.add(column);
         }
       }
@@ -120,8 +122,14 @@ public final class H2OutboxTrigger implements Trigger {
           dev.fencing.protocol.SqlStates.MISSING_TOKEN);
     }
     set(row, OutboxSchema.LOCK, lock);
-    set(row, OutboxSchema.TOKEN, Long.parseLong(rawToken.toString()));
-    set(row, OutboxSchema.GRANT, rawGrant == null || rawGrant.toString().isEmpty() ? null : rawGrant.toString());
+    long token = Long.parseLong(rawToken.toString());
+    set(row, OutboxSchema.TOKEN, token);
+    String grant = rawGrant == null || rawGrant.toString().isEmpty() ? null : rawGrant.toString();
+    set(row, OutboxSchema.GRANT, grant);
+    if (index.containsKey(OutboxSchema.FENCING)) {
+      // The Kafka header's value, as the PostgreSQL and MariaDB triggers build it (no check: the fence reads it).
+      set(row, OutboxSchema.FENCING, token + ";" + lock + (grant == null ? "" : ";" + grant));
+    }
     String id = text(row, OutboxSchema.EVENT_ID);
     if (id == null || id.isEmpty()) {
       set(row, OutboxSchema.EVENT_ID, UUID.randomUUID().toString());
@@ -157,7 +165,8 @@ public final class H2OutboxTrigger implements Trigger {
       throw refused("headers '" + cut(headers, 200) + "' are not lines of \"Name: value\"");
     }
     if (headers != null && RESERVED.matcher(headers.toLowerCase(Locale.ROOT)).find()) {
-      throw refused("headers name a Fencing-* or Idempotency-Key header; the relay sets those from the event");
+      throw refused("headers name a Fencing, Fencing-* or Idempotency-Key header; the relay sets those from the "
+          + "event");
     }
     String orderKey = orderKey(channel, target, text(row, OutboxSchema.MESSAGE_KEY));
     set(row, OutboxSchema.ORDER_KEY, orderKey);

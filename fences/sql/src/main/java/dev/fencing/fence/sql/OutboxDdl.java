@@ -6,6 +6,7 @@ import static dev.fencing.fence.sql.SqlFenceDdl.literal;
 import dev.fencing.fence.sql.SqlFenceDdl.Kind;
 import dev.fencing.fence.sql.SqlFenceDdl.Statement;
 import dev.fencing.fence.store.SqlDialect;
+import dev.fencing.protocol.OutboxSchema;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -60,6 +61,9 @@ public final class OutboxDdl {
       out.add(new Statement(Kind.OUTBOX_TABLE, outbox.pendingIndex(), sql.render("pending_index", "outbox", t,
           "index", index)));
     }
+    // An outbox of an earlier release lacks the fencing column; the installer runs this only when it is missing.
+    out.add(new Statement(Kind.FENCE_COLUMN, table.name() + "." + OutboxSchema.FENCING,
+        sql.render("add_fencing_column", "outbox", t)));
     out.add(new Statement(Kind.OUTBOX_TABLE, outbox.keyTable().name(), sql.render("key_table", "key_table",
         keyTable)));
     List<String> names = triggerNames(outbox);
@@ -119,8 +123,10 @@ public final class OutboxDdl {
         return List.of(fence.hashedName(guard, "ofence", 63), fence.hashedName(guard, "oins", 63),
             fence.hashedName(guard, "oupd", 63), fence.hashedName(guard, "onotify", 63));
       case MYSQL:
-        // The insert trigger writes UTC times: a re-install replaces one that wrote the session's local time.
-        return List.of(fence.hashedName(guard, "obi", 63, "|utc"), fence.hashedName(guard, "obu", 63));
+        // A new trigger body gets a new name, so that a re-install replaces an earlier release's trigger: the insert
+        // trigger writes UTC times (not the session's local time) and the fencing column, the update trigger guards it.
+        return List.of(fence.hashedName(guard, "obi", 63, "|utc|fencing"), fence.hashedName(guard, "obu", 63,
+            "|fencing"));
       default:
         return List.of(H2_TRIGGER_PREFIX + H2_OUTBOX_KIND + ":" + guard.lock() + ":" + outbox.table().name());
     }

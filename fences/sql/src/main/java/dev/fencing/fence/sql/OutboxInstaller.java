@@ -30,7 +30,9 @@ public final class OutboxInstaller {
       OutboxSchema.GRANT, OutboxSchema.CHANNEL, OutboxSchema.TARGET, OutboxSchema.METHOD, OutboxSchema.MESSAGE_KEY,
       OutboxSchema.HEADERS, OutboxSchema.PAYLOAD, OutboxSchema.ORDER_KEY, OutboxSchema.KEY_SEQ, OutboxSchema.STATE,
       OutboxSchema.ATTEMPTS, OutboxSchema.NEXT_ATTEMPT_AT, OutboxSchema.CREATED_AT, OutboxSchema.DELIVERED_AT,
-      OutboxSchema.LAST_ERROR, OutboxSchema.CLAIMED_BY, OutboxSchema.CLAIMED_UNTIL);
+      OutboxSchema.LAST_ERROR, OutboxSchema.CLAIMED_BY, OutboxSchema.CLAIMED_UNTIL, OutboxSchema.FENCING);
+  /** The columns of an outbox of an earlier release, which a re-install brings up to {@link #OUTBOX_COLUMNS}. */
+  static final List<String> EARLIER_OUTBOX_COLUMNS = OUTBOX_COLUMNS.subList(0, OUTBOX_COLUMNS.size() - 1);
   /** The columns the relay writes: the only ones an UPDATE may change. */
   static final List<String> DELIVERY_COLUMNS = List.of(OutboxSchema.STATE, OutboxSchema.ATTEMPTS,
       OutboxSchema.NEXT_ATTEMPT_AT, OutboxSchema.DELIVERED_AT, OutboxSchema.LAST_ERROR, OutboxSchema.CLAIMED_BY,
@@ -65,7 +67,7 @@ public final class OutboxInstaller {
             + mode + " mode); the outbox is a table of its own, created by the installer: choose another name",
             "42P07");
       }
-      List<String> missing = missing(table, OUTBOX_COLUMNS);
+      List<String> missing = missing(table, EARLIER_OUTBOX_COLUMNS);
       if (!missing.isEmpty()) {
         throw new SQLException("cannot install the outbox " + table + ": the table exists and is not an outbox (it "
             + "lacks the columns " + missing + "); the installer creates the outbox: choose another name", "42P07");
@@ -82,7 +84,8 @@ public final class OutboxInstaller {
     String what = "tokened outbox " + table + " for lock '" + outbox.lock() + "' (ordering counters in "
         + resolved.keyTable() + (dialect == SqlDialect.POSTGRESQL ? "; commits NOTIFY channel '"
         + resolved.notifyChannel() + "'" : "") + ")";
-    return new Outcome((applied.unchanged() ? "already installed: " : "installed: ") + what, applied.executed(),
+    boolean unchanged = applied.unchanged() && applied.missingColumns().isEmpty();
+    return new Outcome((unchanged ? "already installed: " : "installed: ") + what, applied.executed(),
         notes);
   }
 

@@ -21,7 +21,7 @@ class H2OutboxIT extends OutboxContractIT {
     try (Statement st = c.createStatement()) {
       st.execute("SET @fencing_lock = " + (lock == null ? "NULL" : "'" + lock + "'"));
       st.execute("SET @fencing_token = " + (token == null ? "NULL" : token));
-      st.execute("SET @fencing_grant = " + (grant == null ? "NULL" : "'" + grant + "'"));
+      st.execute("SET @fencing_grant = " + (grant == null ? "NULL" : "'" + grant.replace("'", "''") + "'"));
     }
   }
 

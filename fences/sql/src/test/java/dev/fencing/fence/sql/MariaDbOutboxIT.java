@@ -59,6 +59,29 @@ class MariaDbOutboxIT extends OutboxContractIT {
     return SqlDialect.MYSQL;
   }
 
+  /** An earlier release's triggers (their names, without the fencing column's lines) and no fencing column. */
+  @Override
+  void earlierRelease(Connection c, Names n) throws SQLException {
+    OutboxDdl ddl = new OutboxDdl(SqlDialect.MYSQL);
+    SqlOutbox outbox = new SqlOutbox(new OutboxInstaller(c).locate(TableName.parse(n.outbox())), n.lock());
+    List<String> names = ddl.triggerNames(outbox);
+    FenceDialect fence = FenceDialect.of(SqlDialect.MYSQL);
+    List<String> earlier = List.of(fence.hashedName(outbox.fence(), "obi", 63, "|utc"),
+        fence.hashedName(outbox.fence(), "obu", 63));
+    for (int i = 0; i < 2; i++) {
+      String name = names.get(i);
+      String sql = ddl.install(outbox).stream().filter(st -> st.object().equals(name)).findFirst().orElseThrow()
+          .sql();
+      String then = sql.replace(name, earlier.get(i))
+          .replaceAll("(?m)^( *-- The Kafka header's value.*\n)? *SET NEW\\.fencing = .*\n", "")
+          .replace(",\n    IF(NEW.fencing <=> OLD.fencing, NULL, 'fencing'))", ")");
+      assertThat(then).doesNotContain("fencing <=>").doesNotContain("NEW.fencing =");
+      exec(c, "DROP TRIGGER " + name);
+      exec(c, then);
+    }
+    super.earlierRelease(c, n);
+  }
+
   /** The same channel, target and key give the same order_key on every database (the SHA-256 of the same bytes). */
   @Test
   void theOrderKeyIsTheSha256OfChannelTargetAndKey() throws Exception {

@@ -2,10 +2,12 @@ package dev.fencing.fence.sql;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.entry;
 
 import dev.fencing.fence.store.SqlDialect;
 import dev.fencing.protocol.OutboxSchema;
 import dev.fencing.protocol.SqlStates;
+import dev.fencing.protocol.TokenGrammar;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -226,7 +228,8 @@ abstract class OutboxContractIT {
       assertThat(event.get(OutboxSchema.STATE)).isEqualTo(OutboxSchema.DELIVERED);
       assertThat(((Number) event.get(OutboxSchema.ATTEMPTS)).intValue()).isEqualTo(1);
       for (String change : List.of(OutboxSchema.PAYLOAD + " = 'changed'", OutboxSchema.TOKEN + " = 999",
-          OutboxSchema.TARGET + " = 'https://evil.example/'", OutboxSchema.KEY_SEQ + " = 42")) {
+          OutboxSchema.TARGET + " = 'https://evil.example/'", OutboxSchema.KEY_SEQ + " = 42",
+          OutboxSchema.FENCING + " = '999;" + n.lock() + "'")) {
         String column = change.substring(0, change.indexOf(' '));
         assertThatThrownBy(() -> exec(relay, "UPDATE " + n.outbox() + " SET " + change))
             .isInstanceOf(SQLException.class)
@@ -261,6 +264,8 @@ abstract class OutboxContractIT {
       bad.put("'kafka', 'orders', 'POST', NULL", "has no method");
       bad.put("'http', 'https://a.example/', NULL, 'no colon here'", "Name: value");
       bad.put("'http', 'https://a.example/', NULL, 'Fencing-Token: 999'", "Fencing-*");
+      bad.put("'kafka', 'orders', NULL, 'Fencing: 999;" + n.lock() + "'", "Fencing-*");
+      bad.put("'http', 'https://a.example/', NULL, 'X-A: 1\nfencing:999;" + n.lock() + "'", "Fencing-*");
       bad.put("'http', 'https://a.example/', NULL, 'X-A: 1\nidempotency-key: k'", "Idempotency-Key");
       for (Map.Entry<String, String> e : bad.entrySet()) {
         assertThatThrownBy(() -> exec(c, "INSERT INTO " + n.outbox() + " (" + OutboxSchema.CHANNEL + ", "
@@ -343,6 +348,75 @@ abstract class OutboxContractIT {
         seq.put((String) e.get(OutboxSchema.PAYLOAD), ((Number) e.get(OutboxSchema.KEY_SEQ)).longValue());
       }
       assertThat(seq).containsExactlyInAnyOrderEntriesOf(Map.of("first", 1L, "second", 2L, "third", 3L));
+    }
+  }
+
+  /**
+   * The fencing column holds what the Kafka header {@code fencing} carries for the session's token, lock and grant,
+   * byte for byte as {@link TokenGrammar#kafkaValue} writes it: a change-data-capture router places it as that header.
+   */
+  @Test
+  void theFencingColumnIsTheKafkaHeaderValueOfTheSessionsTokenLockAndGrant() throws Exception {
+    Names n = setUp();
+    String longLock = "svc.pay_" + "L".repeat(TokenGrammar.MAX_LOCK_LENGTH - 8);
+    String second = n.outbox() + "_b";
+    try (Connection c = connect()) {
+      new OutboxInstaller(c).install(new SqlOutbox(TableName.parse(second), longLock));
+    }
+    record Case(String outbox, String lock, long token, String grant) {
+    }
+    List<Case> cases = List.of(new Case(n.outbox(), n.lock(), 1, null), new Case(n.outbox(), n.lock(), 2, "g-2"),
+        new Case(n.outbox(), n.lock(), 3, "a;b;c"), new Case(n.outbox(), n.lock(), 4, ";"),
+        new Case(n.outbox(), n.lock(), 5, "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
+        new Case(n.outbox(), n.lock(), 6, "G".repeat(TokenGrammar.MAX_GRANT_LENGTH)),
+        new Case(n.outbox(), n.lock(), Long.MAX_VALUE, "last;one"), new Case(second, longLock, 9, "x;y"),
+        new Case(second, longLock, Long.MAX_VALUE, null));
+    try (Connection c = connect()) {
+      for (Case k : cases) {
+        session(c, k.lock(), k.token(), k.grant());
+        insertKeyed(c, k.outbox(), "orders", "k", "case-" + k.token() + "-" + k.grant());
+      }
+      for (Case k : cases) {
+        Object fencing = events(c, k.outbox()).stream()
+            .filter(e -> e.get(OutboxSchema.PAYLOAD).equals("case-" + k.token() + "-" + k.grant()))
+            .findFirst().orElseThrow().get(OutboxSchema.FENCING);
+        assertThat(fencing).as(k.toString()).isEqualTo(TokenGrammar.kafkaValue(k.token(), k.lock(), k.grant()));
+        assertThat(TokenGrammar.kafkaFields((String) fencing)).as(k.toString())
+            .containsExactly(Long.toString(k.token()), k.lock(), k.grant());
+      }
+    }
+  }
+
+  /** Makes the outbox one an earlier release installed: no fencing column, the triggers of then. */
+  void earlierRelease(Connection c, Names n) throws SQLException {
+    exec(c, "ALTER TABLE " + n.outbox() + " DROP COLUMN " + OutboxSchema.FENCING);
+  }
+
+  /**
+   * An outbox of an earlier release, without the fencing column, with events: a re-install adds the column and the
+   * trigger that fills it; the earlier events keep NULL, the new ones carry the value, and the column is guarded.
+   */
+  @Test
+  void aReinstallAddsTheFencingColumnToAnOutboxOfAnEarlierRelease() throws Exception {
+    Names n = setUp();
+    try (Connection c = connect()) {
+      earlierRelease(c, n);
+      session(c, n.lock(), 3L, "g-3");
+      insertKeyed(c, n.outbox(), "orders", "k", "before");
+      assertThat(events(c, n.outbox()).get(0)).doesNotContainKey(OutboxSchema.FENCING);
+
+      SqlOutbox outbox = new SqlOutbox(TableName.parse(n.outbox()), n.lock());
+      assertThat(new OutboxInstaller(c).install(outbox).summary()).startsWith("installed: tokened outbox");
+      insertKeyed(c, n.outbox(), "orders", "k", "after");
+      Map<String, Object> fencing = new LinkedHashMap<>();
+      for (Map<String, Object> e : events(c, n.outbox())) {
+        fencing.put((String) e.get(OutboxSchema.PAYLOAD), e.get(OutboxSchema.FENCING));
+      }
+      assertThat(fencing).containsExactly(entry("before", null),
+          entry("after", TokenGrammar.kafkaValue(3, n.lock(), "g-3")));
+      assertThatThrownBy(() -> exec(c, "UPDATE " + n.outbox() + " SET " + OutboxSchema.FENCING + " = '4;"
+          + n.lock() + "'")).hasMessageContaining("cannot change").hasMessageContaining(OutboxSchema.FENCING);
+      assertThat(new OutboxInstaller(c).install(outbox).summary()).startsWith("already installed: tokened outbox");
     }
   }
 

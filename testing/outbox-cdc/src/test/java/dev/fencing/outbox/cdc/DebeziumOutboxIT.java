@@ -147,10 +147,21 @@ class DebeziumOutboxIT {
         "B: payment refunded", "B: order closed");
     ConsumerRecord<String, String> a = outbox.get(1);
     assertThat(a.key()).isEqualTo("order-1");
-    assertThat(value(a, KafkaHeaderNames.LEGACY_TOKEN)).isEqualTo("5");
-    assertThat(value(a, KafkaHeaderNames.LEGACY_LOCK)).isEqualTo(LOCK);
-    assertThat(value(a, KafkaHeaderNames.LEGACY_GRANT)).isEqualTo("grant-a");
     assertThat(value(a, KafkaHeaderNames.EVENT_ID)).isEqualTo(eventA);
+    // Each captured event carries the token in the one header the agent and the relay write, the row's fencing
+    // column as it is, and none of the older form's headers.
+    Map<String, String> expected = Map.of(eventA, TokenGrammar.kafkaValue(5, LOCK, "grant-a"),
+        eventB, TokenGrammar.kafkaValue(7, LOCK, "grant-b"), eventC, TokenGrammar.kafkaValue(7, LOCK, "grant-b"));
+    assertThat(fencingColumn(eventC)).isEqualTo(expected.get(eventC));
+    for (ConsumerRecord<String, String> r : outbox.subList(1, 4)) {
+      assertThat(r.headers().headers(KafkaHeaderNames.FENCING)).as(r.value()).singleElement()
+          .extracting(h -> new String(h.value(), StandardCharsets.UTF_8))
+          .isEqualTo(expected.get(value(r, KafkaHeaderNames.EVENT_ID)));
+      for (String older : List.of(KafkaHeaderNames.LEGACY_TOKEN, KafkaHeaderNames.LEGACY_LOCK,
+          KafkaHeaderNames.LEGACY_GRANT)) {
+        assertThat(r.headers().headers(older)).as(r.value() + ": " + older).isEmpty();
+      }
+    }
 
     long staleBefore = KafkaFenceMetrics.global().rejections(LOCK, Rejection.STALE_TOKEN);
     List<ConsumerRecord<String, String>> plain = consume("plain-rule", Map.of());
@@ -194,8 +205,7 @@ class DebeziumOutboxIT {
     p.setProperty("transforms.outbox.route.topic.replacement", "${routedByValue}");
     p.setProperty("transforms.outbox.table.expand.json.payload", "false");
     p.setProperty("transforms.outbox.table.fields.additional.placement",
-        "token:header:fencing-token,lock_name:header:fencing-lock,grant_id:header:fencing-grant,"
-            + "event_id:header:fencing-event-id");
+        "fencing:header:fencing,event_id:header:fencing-event-id");
     return p;
   }
 
@@ -248,6 +258,17 @@ class DebeziumOutboxIT {
       }
       c.commit();
       return id;
+    }
+  }
+
+  /** The outbox row's fencing column (the captured rows of A and B are deleted by then). */
+  private static String fencingColumn(String eventId) throws SQLException {
+    try (Connection c = db(); PreparedStatement ps = c.prepareStatement("SELECT fencing FROM outbox WHERE event_id = ?")) {
+      ps.setString(1, eventId);
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).as("event %s in the outbox", eventId).isTrue();
+        return rs.getString(1);
+      }
     }
   }
 

@@ -13,7 +13,7 @@
 
 -- The outbox: the columns of the PostgreSQL and MariaDB outboxes. The trigger fills and checks them (H2 checks NOT
 -- NULL before a BEFORE trigger runs, so only the key is declared NOT NULL; an omitted event_id is '' until the
--- trigger gives it a UUID).
+-- trigger gives it a UUID). fencing, last for the same reason as on PostgreSQL, is the Kafka header's value.
 -- @section outbox_table
 CREATE TABLE IF NOT EXISTS ${outbox} (
   event_id VARCHAR(64) DEFAULT '' PRIMARY KEY,
@@ -36,8 +36,14 @@ CREATE TABLE IF NOT EXISTS ${outbox} (
   last_error VARCHAR(1024),
   claimed_by VARCHAR(128),
   claimed_until TIMESTAMP WITH TIME ZONE,
+  fencing VARCHAR(213),
   UNIQUE (order_key, key_seq)
 )
+-- @end
+
+-- For an outbox an earlier release created without the fencing column.
+-- @section add_fencing_column
+ALTER TABLE ${outbox} ADD COLUMN IF NOT EXISTS fencing VARCHAR(213)
 -- @end
 
 -- What the relay looks for: pending events by due time.

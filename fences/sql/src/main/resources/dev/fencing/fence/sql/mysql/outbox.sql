@@ -24,7 +24,10 @@
 -- DATETIME(6): the trigger and the relay write and compare UTC_TIMESTAMP(6), so that sessions in different time zones
 -- agree. The columns the trigger fills have defaults (the trigger overrides them), so that an insert that names only
 -- channel, target and payload passes the strict SQL mode's checks. ${index} is the index of pending events by due
--- time, what the relay looks for (in the table's definition: MySQL has no CREATE INDEX IF NOT EXISTS).
+-- time, what the relay looks for (in the table's definition: MySQL has no CREATE INDEX IF NOT EXISTS). fencing is
+-- token, lock and grant as the Kafka header `fencing` carries them (<token>;<lock>[;<grant>]), for a change-data-capture
+-- router that places one column per header; it comes last because an outbox of an earlier release gets it by ALTER
+-- TABLE (add_fencing_column), and it is NULL on the events written before that.
 -- @section outbox_table
 CREATE TABLE IF NOT EXISTS ${outbox} (
   event_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
@@ -47,11 +50,18 @@ CREATE TABLE IF NOT EXISTS ${outbox} (
   last_error VARCHAR(1024) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   claimed_by VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   claimed_until DATETIME(6) NULL,
+  fencing VARCHAR(213) CHARACTER SET ascii COLLATE ascii_bin NULL,
   PRIMARY KEY (event_id),
   UNIQUE KEY order_key_seq (order_key, key_seq),
   KEY ${index} (state, next_attempt_at),
   CONSTRAINT state_values CHECK (state IN ('pending', 'delivered', 'parked'))
 ) ENGINE=InnoDB
+-- @end
+
+-- For an outbox an earlier release created without the fencing column (the installer skips it when the column
+-- exists, and runs it as a plain ADD COLUMN, which MySQL understands too).
+-- @section add_fencing_column
+ALTER TABLE ${outbox} ADD COLUMN IF NOT EXISTS fencing VARCHAR(213) CHARACTER SET ascii COLLATE ascii_bin NULL
 -- @end
 
 -- The ordering counters: the last key_seq given out per order_key. The insert trigger upserts the key's row and holds
@@ -78,6 +88,8 @@ BEGIN
   SET NEW.lock_name = ${lock},
     NEW.token = CAST(CAST(@fencing_token AS CHAR) AS SIGNED),
     NEW.grant_id = NULLIF(CAST(@fencing_grant AS CHAR CHARACTER SET utf8mb4), '');
+  -- The Kafka header's value: <token>;<lock>, then ;<grant> when there is a grant.
+  SET NEW.fencing = CONCAT(NEW.token, ';', NEW.lock_name, IFNULL(CONCAT(';', NEW.grant_id), ''));
   IF NEW.event_id IS NULL OR NEW.event_id = '' THEN
     SET NEW.event_id = UUID();
   ELSEIF NOT (NEW.event_id REGEXP '^[!-~]{1,64}$') THEN
@@ -113,8 +125,8 @@ BEGIN
     SET v_msg = LEFT(CONCAT('fencing outbox: headers are not lines of "Name: value", on ', ${table_name}), 128);
     SIGNAL SQLSTATE '23514' SET MESSAGE_TEXT = v_msg;
   END IF;
-  IF LOWER(NEW.headers) REGEXP '(^|\n)(fencing-[^:]*|idempotency-key):' THEN
-    SET v_msg = LEFT(CONCAT('fencing outbox: headers may not set Fencing-* or Idempotency-Key (the relay does), on ',
+  IF LOWER(NEW.headers) REGEXP '(^|\n)(fencing(-[^:]*)?|idempotency-key):' THEN
+    SET v_msg = LEFT(CONCAT('fencing outbox: headers may not set Fencing, Fencing-* or Idempotency-Key (the relay does), on ',
       ${table_name}), 128);
     SIGNAL SQLSTATE '23514' SET MESSAGE_TEXT = v_msg;
   END IF;
@@ -155,7 +167,8 @@ BEGIN
     IF(NEW.payload <=> OLD.payload, NULL, 'payload'),
     IF(NEW.order_key <=> OLD.order_key, NULL, 'order_key'),
     IF(NEW.key_seq <=> OLD.key_seq, NULL, 'key_seq'),
-    IF(NEW.created_at <=> OLD.created_at, NULL, 'created_at'));
+    IF(NEW.created_at <=> OLD.created_at, NULL, 'created_at'),
+    IF(NEW.fencing <=> OLD.fencing, NULL, 'fencing'));
   IF v_changed <> '' THEN
     SET v_msg = LEFT(CONCAT('fencing outbox: an event cannot change its ', v_changed,
       ' (only delivery columns may), on ', ${table_name}), 128);

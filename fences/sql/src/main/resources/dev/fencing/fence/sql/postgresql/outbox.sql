@@ -19,9 +19,12 @@
 -- Errors of this file: SQLSTATE 23514 (check_violation) for an event the outbox cannot deliver or an update of an
 -- event column, with a message naming the column.
 
--- The outbox. Event columns (event_id to key_seq, created_at) never change once written; delivery columns (state,
--- attempts, next_attempt_at, delivered_at, last_error, claimed_by, claimed_until) are the relay's. Times are the
--- database clock's.
+-- The outbox. Event columns (event_id to key_seq, created_at, fencing) never change once written; delivery columns
+-- (state, attempts, next_attempt_at, delivered_at, last_error, claimed_by, claimed_until) are the relay's. Times are
+-- the database clock's. fencing is token, lock and grant as the Kafka header `fencing` carries them
+-- (<token>;<lock>[;<grant>]), for a change-data-capture router that places one column per header; it comes last
+-- because an outbox of an earlier release gets it by ALTER TABLE (add_fencing_column), and it is NULL on the events
+-- written before that.
 -- @section outbox_table
 CREATE TABLE IF NOT EXISTS ${outbox} (
   event_id varchar(64) PRIMARY KEY,
@@ -44,8 +47,15 @@ CREATE TABLE IF NOT EXISTS ${outbox} (
   last_error varchar(1024),
   claimed_by varchar(128),
   claimed_until timestamptz,
+  fencing varchar(213),
   UNIQUE (order_key, key_seq)
 )
+-- @end
+
+-- For an outbox an earlier release created without the fencing column (the installer skips it when the column
+-- exists).
+-- @section add_fencing_column
+ALTER TABLE ${outbox} ADD COLUMN IF NOT EXISTS fencing varchar(213)
 -- @end
 
 -- What the relay looks for: pending events by due time.
@@ -69,7 +79,8 @@ CREATE TABLE IF NOT EXISTS ${key_table} (
 -- outbox only, nothing on the counter table; EXECUTE is taken from PUBLIC (see the privileges below). The statement
 -- trigger's fencing_check has already accepted the session's token for the lock; the values are read again here.
 -- order_key is the SHA-256 (hex) of channel, target and message key (NULL and '' kept apart), so that the counter's
--- key has a bounded length.
+-- key has a bounded length. The function is shared by the schema's outboxes, and one of an earlier release may not
+-- have the fencing column yet: jsonb_populate_record sets it where the table has it and ignores it where not.
 -- @section insert_function
 CREATE OR REPLACE FUNCTION ${schema}fencing_outbox_insert() RETURNS trigger LANGUAGE plpgsql
   ${security_definer}
@@ -89,6 +100,9 @@ BEGIN
   NEW.lock_name := v_lock;
   NEW.token := v_raw::bigint;
   NEW.grant_id := nullif(current_setting('fencing.grant', true), '');
+  -- The Kafka header's value: <token>;<lock>, then ;<grant> when there is a grant.
+  NEW := jsonb_populate_record(NEW, jsonb_build_object('fencing',
+    NEW.token::text || ';' || NEW.lock_name || coalesce(';' || NEW.grant_id, '')));
   IF NEW.event_id IS NULL THEN
     NEW.event_id := gen_random_uuid()::text;
   ELSIF NEW.event_id !~ '^[!-~]{1,64}$' THEN
@@ -125,10 +139,10 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = '23514', MESSAGE = format(
       'fencing outbox %s: headers %L are not lines of "Name: value"', v_where, left(NEW.headers, 200));
   END IF;
-  IF lower(NEW.headers) ~ '(^|\n)(fencing-[^:]*|idempotency-key):' THEN
+  IF lower(NEW.headers) ~ '(^|\n)(fencing(-[^:]*)?|idempotency-key):' THEN
     RAISE EXCEPTION USING ERRCODE = '23514', MESSAGE = format(
-      'fencing outbox %s: headers name a Fencing-* or Idempotency-Key header; the relay sets those from the event',
-      v_where);
+      'fencing outbox %s: headers name a Fencing, Fencing-* or Idempotency-Key header; the relay sets those from the '
+      || 'event', v_where);
   END IF;
   NEW.order_key := encode(sha256(convert_to(NEW.channel || E'\n' || NEW.target || E'\n'
     || CASE WHEN NEW.message_key IS NULL THEN '-' ELSE '+' || NEW.message_key END, 'UTF8')), 'hex');
@@ -162,6 +176,7 @@ END $fencing$
 -- @end
 
 -- Row-level BEFORE UPDATE: only the delivery columns may change, with or without a token (the relay writes them).
+-- fencing is compared through to_jsonb, as the insert function sets it: an outbox of an earlier release may lack it.
 -- @section update_function
 CREATE OR REPLACE FUNCTION ${schema}fencing_outbox_update() RETURNS trigger LANGUAGE plpgsql AS $fencing$
 -- Fencing Agent tokened outbox: an event, once written, keeps its event columns.
@@ -181,7 +196,8 @@ BEGIN
     CASE WHEN NEW.payload IS DISTINCT FROM OLD.payload THEN 'payload' END,
     CASE WHEN NEW.order_key IS DISTINCT FROM OLD.order_key THEN 'order_key' END,
     CASE WHEN NEW.key_seq IS DISTINCT FROM OLD.key_seq THEN 'key_seq' END,
-    CASE WHEN NEW.created_at IS DISTINCT FROM OLD.created_at THEN 'created_at' END);
+    CASE WHEN NEW.created_at IS DISTINCT FROM OLD.created_at THEN 'created_at' END,
+    CASE WHEN to_jsonb(NEW) -> 'fencing' IS DISTINCT FROM to_jsonb(OLD) -> 'fencing' THEN 'fencing' END);
   IF v_changed <> '' THEN
     RAISE EXCEPTION USING ERRCODE = '23514', MESSAGE = format(
       'fencing outbox %I.%I: event %s cannot change its %s; only state, attempts, next_attempt_at, delivered_at, '
