@@ -58,7 +58,7 @@ public class KafkaHookBenchmark {
 
   /**
    * A record toward an unfenced topic as the producer handles it: the decision, then its append to the partition's
-   * open batch, which notes the grant once per batch (the steady state: a lookup and a reference comparison).
+   * open batch, which notes the grant once per batch and thread (the steady state: two reference comparisons).
    */
   @Benchmark
   public Decision sendUnfencedAndAppend() {
