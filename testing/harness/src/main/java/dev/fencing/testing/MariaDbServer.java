@@ -157,14 +157,7 @@ public final class MariaDbServer implements AutoCloseable {
   /** The data directory mariadb-install-db made for this JVM (deleted when it exits); made on first use. */
   private static synchronized Path template() {
     if (template == null) {
-      Path dir;
-      try {
-        dir = Files.createTempDirectory("fencing-mariadb-template-");
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> Processes.deleteTree(dir),
-          "fencing-mariadb-template-cleanup"));
+      Path dir = Processes.tempDirUntilExit("fencing-mariadb-template-");
       Path data = dir.resolve("data");
       List<String> command = new ArrayList<>(List.of(binary("mariadb-install-db").toString(), "--no-defaults",
           "--datadir=" + data, "--auth-root-authentication-method=normal", "--skip-test-db"));

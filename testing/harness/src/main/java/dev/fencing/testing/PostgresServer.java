@@ -163,13 +163,7 @@ public final class PostgresServer implements AutoCloseable {
   /** The data directory initdb made for this JVM (deleted when it exits); made on first use. */
   private static synchronized Path template() {
     if (template == null) {
-      Path dir;
-      try {
-        dir = Files.createTempDirectory("fencing-pg-template-");
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> Processes.deleteTree(dir), "fencing-pg-template-cleanup"));
+      Path dir = Processes.tempDirUntilExit("fencing-pg-template-");
       handToServerUser(dir);
       Path data = dir.resolve("data");
       run(List.of(binary("initdb").toString(), "-D", data.toString(), "-U", USER, "--auth=trust", "-E", "UTF8",

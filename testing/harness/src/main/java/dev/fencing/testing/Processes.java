@@ -126,6 +126,21 @@ final class Processes {
         + String.join("\n", Arrays.copyOfRange(all, from, all.length));
   }
 
+  /**
+   * A new temporary directory that lives until this JVM exits (then deleted with its contents): for what a test JVM
+   * makes once and copies per server, such as a database's freshly initialized data directory.
+   */
+  static Path tempDirUntilExit(String prefix) {
+    Path dir;
+    try {
+      dir = Files.createTempDirectory(prefix);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteTree(dir), prefix + "cleanup"));
+    return dir;
+  }
+
   static void deleteTree(Path root) {
     if (root == null || !Files.exists(root)) {
       return;
