@@ -250,6 +250,14 @@ public final class LoadBench {
    * the same options as this one: its ratio to no agent beside this build's.
    */
   private static final String PERF_BASE_AGENT = System.getProperty("bench.perf.base-agent", "");
+  /**
+   * kafka-perf: the variants, in rotating order: none, agent (default), base (with bench.perf.base-agent), header (no
+   * agent, every record given the agent's header by {@link FencingHeaderInterceptor}), exempt (the agent, the topic
+   * exempt: nothing tagged), header-exempt (both: the agent present, the header added by the interceptor), e.g.
+   * -Dbench.perf.variants=none,header,agent.
+   */
+  private static final String[] PERF_VARIANTS = System.getProperty("bench.perf.variants",
+      PERF_BASE_AGENT.isEmpty() ? "none,agent" : "none,agent,base").split(",");
 
   /**
    * Kafka's own ProducerPerformance (kafka-tools, the broker's version), acks=1, one partition, 100-byte and
@@ -259,8 +267,14 @@ public final class LoadBench {
   private static void kafkaPerf(Launcher launcher, int rounds) throws Exception {
     Map<String, String> retention = Map.of("log.segment.bytes", "67108864", "log.retention.bytes", "134217728",
         "log.retention.check.interval.ms", "5000");
-    String[] variants = PERF_BASE_AGENT.isEmpty() ? new String[] {"none", "agent"}
-        : new String[] {"none", "agent", "base"};
+    String[] variants = PERF_VARIANTS;
+    for (String v : variants) {
+      if (!List.of("none", "agent", "base", "header", "exempt", "header-exempt").contains(v)
+          || v.equals("base") && PERF_BASE_AGENT.isEmpty()) {
+        throw new IllegalArgumentException("bench.perf.variants: '" + v + "' is not one of none, agent, header, "
+            + "exempt, header-exempt, base (base needs bench.perf.base-agent)");
+      }
+    }
     try (KafkaBroker broker = KafkaBroker.start(retention)) {
       broker.createTopic("bench", 1);
       Results r = new Results(rounds);
@@ -286,6 +300,33 @@ public final class LoadBench {
         for (String sc : scenarios) {
           System.out.println("| " + sc + " | " + r.pairedRatio("base", sc, "none", sc, 0) + " | "
               + r.pairedRatio("agent", sc, "base", sc, 0) + " | " + r.pairedRatio("agent", sc, "base", sc, 3) + " |");
+        }
+      }
+      // Every variant against no agent, and the agent against the same header without it, paired per round.
+      List<String[]> pairs = new ArrayList<>();
+      for (String v : variants) {
+        if (!v.equals("none")) {
+          pairs.add(new String[] {v, "none"});
+        }
+      }
+      List<String> vs = List.of(variants);
+      if (vs.contains("header")) {
+        for (String v : List.of("agent", "header-exempt")) {
+          if (vs.contains(v)) {
+            pairs.add(new String[] {v, "header"});
+          }
+        }
+      }
+      if (vs.contains("header-exempt") && vs.contains("agent")) {
+        pairs.add(new String[] {"agent", "header-exempt"});
+      }
+      System.out.println();
+      System.out.println("| scenario | ratio | records/s | JVM CPU per record | p50 |");
+      System.out.println("|---|---|---:|---:|---:|");
+      for (String sc : scenarios) {
+        for (String[] q : pairs) {
+          System.out.println("| " + sc + " | " + q[0] + " / " + q[1] + " | " + r.pairedRatio(q[0], sc, q[1], sc, 0)
+              + " | " + r.pairedRatio(q[0], sc, q[1], sc, 3) + " | " + r.pairedRatio(q[0], sc, q[1], sc, 1) + " |");
         }
       }
     }
@@ -357,13 +398,17 @@ public final class LoadBench {
      */
     Map<String, long[]> producerPerformance(String variant, String bootstrap, String topic, int size, long records,
         int round) throws Exception {
-      List<String> c = new ArrayList<>(command(variant.equals("base") ? "agent" : variant, List.of()));
+      boolean agent = List.of("agent", "base", "exempt", "header-exempt").contains(variant);
+      List<String> c = new ArrayList<>(command(agent ? "agent" : "none", List.of()));
       if (variant.equals("base")) {
         c.replaceAll(a -> a.startsWith("-javaagent:" + agentJar + "=")
             ? "-javaagent:" + PERF_BASE_AGENT + a.substring(("-javaagent:" + agentJar).length()) : a);
       }
       // command() ends with -cp <app class path> LoadApp: run ProducerPerformance on the bench class path instead.
       c.subList(c.size() - 3, c.size()).clear();
+      if (variant.endsWith("exempt")) {
+        c.add("-Dfencing.exempt.kafka=" + topic);
+      }
       for (String a : PERF_JVM_ARGS.split(" ")) {
         if (!a.isBlank()) {
           c.add(a.replace("%v", variant + "-" + size + "-" + round));
@@ -372,6 +417,9 @@ public final class LoadBench {
       c.addAll(List.of("-cp", System.getProperty("java.class.path"), "org.apache.kafka.tools.ProducerPerformance",
           "--topic", topic, "--num-records", Long.toString(records), "--record-size", Integer.toString(size),
           "--throughput", "-1", "--producer-props", "bootstrap.servers=" + bootstrap, "acks=1"));
+      if (variant.startsWith("header")) {
+        c.add("interceptor.classes=" + FencingHeaderInterceptor.class.getName());
+      }
       Path log = Files.createTempFile("load-bench", ".log");
       Process p = new ProcessBuilder(c).redirectError(log.toFile()).start();
       try {

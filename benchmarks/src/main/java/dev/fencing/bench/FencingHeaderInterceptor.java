@@ -1,0 +1,38 @@
+package dev.fencing.bench;
+
+import dev.fencing.protocol.KafkaHeaderNames;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import org.apache.kafka.clients.producer.ProducerInterceptor;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+
+/**
+ * A producer interceptor that gives every record the header the agent adds, {@code fencing}, with a value of the
+ * agent's form and length ({@code <token>;<lock>;<grant>}), through the same {@code Headers.add(String, byte[])} call,
+ * without the agent: the kafka-perf part's {@code header} variant, so that what kafka-clients and the broker do with a
+ * record carrying the header is measured apart from the agent's own per-record work. Passed to Kafka's
+ * ProducerPerformance as {@code interceptor.classes}.
+ */
+public final class FencingHeaderInterceptor implements ProducerInterceptor<Object, Object> {
+  /**
+   * The agent's value for lock {@code bench-kafka} with a 16-digit etcd lease as its grant; a compile-time constant
+   * header name, so the producer's class path needs no fencing classes.
+   */
+  private static final byte[] VALUE = "1234;bench-kafka;694d8f0a1b2c3d4e".getBytes(StandardCharsets.US_ASCII);
+
+  @Override
+  public ProducerRecord<Object, Object> onSend(ProducerRecord<Object, Object> record) {
+    record.headers().add(KafkaHeaderNames.FENCING, VALUE);
+    return record;
+  }
+
+  @Override
+  public void onAcknowledgement(RecordMetadata metadata, Exception exception) {}
+
+  @Override
+  public void close() {}
+
+  @Override
+  public void configure(Map<String, ?> configs) {}
+}
