@@ -292,7 +292,7 @@ public final class LoadBench {
       System.out.println("Kafka ProducerPerformance, acks=1, one partition, broker in a child JVM; records/s, "
           + "medians of " + rounds + " rounds (p50 and p99 in ms; JVM CPU: the producer JVM's CPU per record, ns):");
       List<String> scenarios = PERF_SIZES.stream().map(x -> "perf-" + x.strip()).collect(Collectors.toList());
-      r.table(scenarios);
+      r.table(scenarios, "ms");
       if (!PERF_BASE_AGENT.isEmpty()) {
         System.out.println("| scenario | base / no agent: records/s | agent / base: records/s | agent / base: JVM CPU "
             + "per record |");
@@ -565,11 +565,16 @@ public final class LoadBench {
     }
 
     void table(List<String> scenarios) {
+      table(scenarios, "µs");
+    }
+
+    /** The table, its latency rows labelled in {@code latencyUnit} (what the scenarios' p50 and p99 hold). */
+    void table(List<String> scenarios, String latencyUnit) {
       System.out.println("| scenario | metric | no agent | agent | agent / no agent | OTel agent | OTel / no agent |");
       System.out.println("|---|---|---:|---:|---:|---:|---:|");
       // JVM CPU: the app's whole process (app, agent, JIT and GC threads) over the measured window, per operation;
       // what the agent costs in CPU, apart from how the 2 cores are shared with the server, broker or database.
-      String[] metrics = {"ops/s", "p50 (µs)", "p99 (µs)", "JVM CPU (ns/op)"};
+      String[] metrics = {"ops/s", "p50 (" + latencyUnit + ")", "p99 (" + latencyUnit + ")", "JVM CPU (ns/op)"};
       for (String s : scenarios) {
         for (int m = 0; m < metrics.length; m++) {
           System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", s, metrics[m],
