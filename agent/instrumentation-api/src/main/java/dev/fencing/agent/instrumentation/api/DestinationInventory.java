@@ -128,6 +128,16 @@ public final class DestinationInventory {
       return find(lock);
     }
 
+    /** {@code lock}'s counts here when a side effect of it came here before; else null (never adds one). */
+    PerLock existing(String lock) {
+      for (PerLock p : locks) {
+        if (p.lock.equals(lock)) {
+          return p;
+        }
+      }
+      return null;
+    }
+
     private PerLock find(String lock) {
       PerLock[] a = locks;
       for (PerLock p : a) {
@@ -575,21 +585,12 @@ public final class DestinationInventory {
       return null;
     }
     String s = scheme == null ? "http" : scheme;
-    int p = port >= 0 ? port : "https".equalsIgnoreCase(s) ? 443 : 80;
+    int p = port >= 0 ? port : defaultPort(s);
     Destination last = lastHttp;
     if (last != null && last.port == p && last.rawHost.equals(host) && last.scheme.equalsIgnoreCase(s)) {
       return last; // equals and equalsIgnoreCase answer an identical string by one reference comparison
     }
-    Destination[] a = hosts.get(host);
-    Destination found = null;
-    if (a != null) {
-      for (Destination d : a) {
-        if (d.port == p && d.scheme.equalsIgnoreCase(s)) {
-          found = d;
-          break;
-        }
-      }
-    }
+    Destination found = knownHost(s, host, p);
     if (found == null) {
       found = newHost(s, host, p);
     }
@@ -609,22 +610,26 @@ public final class DestinationInventory {
       return null;
     }
     String s = scheme == null ? "http" : scheme;
-    int p = port >= 0 ? port : "https".equalsIgnoreCase(s) ? 443 : 80;
+    Destination d = knownHost(s, host, port >= 0 ? port : defaultPort(s));
+    return d == null ? null : d.existing(lock);
+  }
+
+  /** The HTTP destination registered for (scheme, host, port); null when there is none yet. */
+  private Destination knownHost(String scheme, String host, int port) {
     Destination[] a = hosts.get(host);
-    if (a == null) {
-      return null;
-    }
-    for (Destination d : a) {
-      if (d.port == p && d.scheme.equalsIgnoreCase(s)) {
-        for (PerLock l : d.locks) {
-          if (l.lock.equals(lock)) {
-            return l;
-          }
+    if (a != null) {
+      for (Destination d : a) {
+        if (d.port == port && d.scheme.equalsIgnoreCase(scheme)) {
+          return d;
         }
-        return null;
       }
     }
     return null;
+  }
+
+  /** The port a URL of {@code scheme} without one means: 443 for https, else 80. */
+  private static int defaultPort(String scheme) {
+    return "https".equalsIgnoreCase(scheme) ? 443 : 80;
   }
 
   private synchronized Destination newHost(String scheme, String host, int port) {
