@@ -127,7 +127,7 @@ public final class SpringBench {
       if (Boolean.getBoolean("bench.thread-cpu")) {
         System.err.println("round " + (round + 1) + " " + variant + " CPU by thread (ms): " + threadCpu(pid));
       }
-      double classes = loadedClasses(javaHome, pid);
+      double classes = loadedClasses(javaHome, pid, "round " + (round + 1) + " " + variant);
       String output = app.jvm().output();
       if (agentArgs != null && !agentArgs.contains("lease.enabled=false") && !output.contains("holding lock")) {
         throw new IllegalStateException("the agent run did not hold its lease:\n" + output);
@@ -184,17 +184,39 @@ public final class SpringBench {
     return -1;
   }
 
-  private static double loadedClasses(Path javaHome, long pid) throws IOException, InterruptedException {
+  /** The HotSpot counters (jcmd PerfCounter.print) a profile of the start reads, as ms (bench.thread-cpu=true). */
+  private static final String[][] PROFILE_COUNTERS = {
+      {"sun.ci.standardTime", "JIT compiling"}, {"sun.ci.osrTime", "JIT compiling loops (OSR)"},
+      {"sun.cls.time", "class loading (all)"},
+      {"sun.cls.defineAppClassTime.self", "parsing and defining"}, {"sun.cls.classVerifyTime.self", "verifying"},
+      {"sun.cls.classLinkedTime.self", "linking"}, {"sun.cls.classInitTime.self", "static initialisers"},
+      {"sun.gc.collector.0.time", "young GC pauses"}};
+
+  private static double loadedClasses(Path javaHome, long pid, String run) throws IOException, InterruptedException {
     Process p = new ProcessBuilder(javaHome.resolve("bin/jcmd").toString(), Long.toString(pid), "PerfCounter.print")
         .redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes());
     p.waitFor();
+    java.util.Map<String, String> counters = new java.util.HashMap<>();
     for (String line : out.split("\n")) {
-      if (line.startsWith("java.cls.loadedClasses=")) {
-        return Double.parseDouble(line.substring(line.indexOf('=') + 1).trim());
+      int eq = line.indexOf('=');
+      if (eq > 0) {
+        counters.put(line.substring(0, eq), line.substring(eq + 1).trim().replace("\"", ""));
       }
     }
-    return Double.NaN;
+    if (Boolean.getBoolean("bench.thread-cpu") && counters.containsKey("sun.os.hrt.frequency")) {
+      double ticksPerMs = Double.parseDouble(counters.get("sun.os.hrt.frequency")) / 1000.0;
+      StringBuilder b = new StringBuilder("JVM time (ms, all threads):");
+      for (String[] c : PROFILE_COUNTERS) {
+        String v = counters.get(c[0]);
+        if (v != null) {
+          b.append(String.format(Locale.ROOT, " %s %.0f,", c[1], Double.parseDouble(v) / ticksPerMs));
+        }
+      }
+      System.err.println(run + " " + b);
+    }
+    String loaded = counters.get("java.cls.loadedClasses");
+    return loaded == null ? Double.NaN : Double.parseDouble(loaded);
   }
 
 

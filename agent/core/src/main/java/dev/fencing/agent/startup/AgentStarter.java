@@ -44,6 +44,7 @@ public final class AgentStarter {
   private AgentStarter() {}
 
   public static void start(String agentArgs, Instrumentation inst, boolean dynamic, long startNanos) {
+    BundledLibraries.configure();
     AgentConfig config = ConfigLoader.load(agentArgs);
     AgentLog.setLevel(config.logLevel());
     // One token state and policy per lock (the JVM-wide one, each section's), and the gate that routes a side effect
