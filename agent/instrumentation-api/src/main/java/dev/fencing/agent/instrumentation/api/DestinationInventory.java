@@ -158,12 +158,11 @@ public final class DestinationInventory {
     }
 
     private synchronized PerLock add(String lock) {
-      PerLock[] a = locks;
-      for (PerLock p : a) {
-        if (p.lock.equals(lock)) {
-          return p;
-        }
+      PerLock known = existing(lock); // another thread may have added it since find's scan
+      if (known != null) {
+        return known;
       }
+      PerLock[] a = locks;
       PerLock p = new PerLock(lock);
       PerLock[] b = java.util.Arrays.copyOf(a, a.length + 1);
       b[a.length] = p;
