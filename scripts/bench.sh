@@ -14,7 +14,9 @@
 # pooler:   the pg part's UPDATE through PgBouncer in transaction mode (4 server connections): what the agent's
 #           per-transaction session values cost (one autocommit write = three round trips) against no agent.
 # clients:  POST loop to a loopback JDK HttpServer: JDK HttpClient, OkHttp, Apache HttpClient 5; also no agent with
-#           the app sending the agent's three headers itself (the in-process server parses them either way).
+#           the app sending the agent's three headers itself (the in-process server parses them either way);
+#           in BENCH_JAVA_OPTS, -Dbench.clients.which=apache (default jdk,okhttp,apache) runs only some clients,
+#           -Dbench.clients.base-agent=<another fencing-agent.jar> adds it as a variant "base" in the same rounds.
 # kafka:    producer throughput, 1 KB records, acks=1, broker in a child JVM.
 # kafka-perf: Kafka's own ProducerPerformance (kafka-tools), acks=1, 100-byte and 1 KB records, no agent / this
 #           agent, LOAD_ROUNDS paired rounds; each run a fixed count of records (-Dbench.perf.records-100,

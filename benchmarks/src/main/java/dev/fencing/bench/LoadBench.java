@@ -185,20 +185,56 @@ public final class LoadBench {
     }
   }
 
+  /**
+   * clients: another build of the agent jar (say an older commit's), run as a variant "base" with this one's options
+   * in the same rounds: its ratio to no agent beside this build's, and agent / base.
+   */
+  private static final String CLIENTS_BASE_AGENT = System.getProperty("bench.clients.base-agent", "");
+  /** clients: which clients run, e.g. -Dbench.clients.which=apache (each adds its 25 s warm-up to every run). */
+  private static final List<String> CLIENTS_WHICH = Arrays.stream(System.getProperty("bench.clients.which",
+      "jdk,okhttp,apache").split(",")).map(String::strip).collect(Collectors.toList());
+
   private static void clients(Launcher launcher, int rounds) throws Exception {
+    for (String c : CLIENTS_WHICH) {
+      if (!List.of("jdk", "okhttp", "apache").contains(c)) {
+        throw new IllegalArgumentException("bench.clients.which: '" + c + "' is not one of jdk, okhttp, apache");
+      }
+    }
+    String[] variants = HEADER_VARIANTS;
+    if (!CLIENTS_BASE_AGENT.isEmpty()) {
+      if (!Files.isRegularFile(Path.of(CLIENTS_BASE_AGENT))) {
+        throw new IllegalArgumentException("bench.clients.base-agent: " + CLIENTS_BASE_AGENT + " is not a file; "
+            + "expected another build's fencing-agent.jar");
+      }
+      variants = Arrays.copyOf(HEADER_VARIANTS, HEADER_VARIANTS.length + 1);
+      variants[HEADER_VARIANTS.length] = "base";
+    }
     Results r = new Results(rounds);
     for (int round = 0; round < rounds; round++) {
-      for (String v : order(round, HEADER_VARIANTS)) {
-        r.add(round, v, launcher.run(v, List.of("http", Long.toString(HTTP_WARM), Long.toString(MEASURE), "jdk", "okhttp",
-            "apache")));
+      for (String v : order(round, variants)) {
+        List<String> a = new ArrayList<>(List.of("http", Long.toString(HTTP_WARM), Long.toString(MEASURE)));
+        a.addAll(CLIENTS_WHICH);
+        r.add(round, v, launcher.run(v, a));
       }
     }
     System.out.println("HTTP POST to a loopback JDK HttpServer, one client thread; medians of " + rounds + " rounds:");
-    r.table(List.of("jdk", "okhttp", "apache"));
+    r.table(CLIENTS_WHICH);
     // The server runs in the app's JVM, so the agent's column also pays the server's parsing of the headers it adds,
     // which a fence pays in its own process in production: the "headers" variant (no agent, the app sends the same
     // headers itself) pays it too, and agent / headers is what the agent itself costs.
-    headersTable(r, List.of("jdk", "okhttp", "apache"));
+    headersTable(r, CLIENTS_WHICH);
+    if (!CLIENTS_BASE_AGENT.isEmpty()) {
+      System.out.println();
+      System.out.println("base = " + CLIENTS_BASE_AGENT);
+      System.out.println("| scenario | base / no agent: ops/s | base / headers: ops/s | agent / base: ops/s | agent / "
+          + "base: JVM CPU per op | agent / base: p99 |");
+      System.out.println("|---|---:|---:|---:|---:|---:|");
+      for (String s : CLIENTS_WHICH) {
+        System.out.println("| " + s + " | " + r.pairedRatio("base", s, "none", s, 0) + " | "
+            + r.pairedRatio("base", s, "headers", s, 0) + " | " + r.pairedRatio("agent", s, "base", s, 0) + " | "
+            + r.pairedRatio("agent", s, "base", s, 3) + " | " + r.pairedRatio("agent", s, "base", s, 2) + " |");
+      }
+    }
   }
 
   /** agent / headers (what the agent costs beyond carrying its headers) and headers / none, per scenario. */
@@ -373,8 +409,9 @@ public final class LoadBench {
       if (FIXED_HEAP) {
         c.add("-Xms512m");
       }
-      if (variant.equals("agent")) {
-        c.add("-javaagent:" + agentJar + "=lock=" + lock + ",etcd.endpoints=" + endpoints
+      if (variant.equals("agent") || variant.equals("base")) {
+        // base: the clients part's other build, with the same options.
+        c.add("-javaagent:" + (variant.equals("base") ? CLIENTS_BASE_AGENT : agentJar) + "=lock=" + lock + ",etcd.endpoints=" + endpoints
             + ",standby=wait,standby.timeout=20s" + agentOptions);
       } else if (variant.equals("headers")) {
         c.add("-Dbench.fencing-headers=true");
