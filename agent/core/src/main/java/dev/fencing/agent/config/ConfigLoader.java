@@ -252,7 +252,12 @@ public final class ConfigLoader {
         || setValue(raw, ConfigKey.QUARTZ_JOBS) != null) {
       // Sections were declared (the problem above names a bad entry), or ShedLock's tasks or Quartz's declared jobs
       // name their locks: a missing fencing.lock is not a second problem.
-      problems.removeIf(p -> p.startsWith(ConfigKey.LOCK.property() + " is not set"));
+      String lockNotSet = ConfigKey.LOCK.property() + " is not set";
+      for (java.util.Iterator<String> p = problems.iterator(); p.hasNext(); ) {
+        if (p.next().startsWith(lockNotSet)) {
+          p.remove();
+        }
+      }
     }
 
     Map<String, Boolean> instrumentations = new TreeMap<>();
@@ -278,13 +283,14 @@ public final class ConfigLoader {
    */
   private static void onlyWarn(ConfigKey k, List<String> problems, List<String> warnings) {
     String prefix = k.property() + "='";
-    problems.removeIf(p -> {
+    // A loop, not removeIf with a lambda: premain would spin the lambda's class on every start.
+    for (java.util.Iterator<String> i = problems.iterator(); i.hasNext(); ) {
+      String p = i.next();
       if (p.startsWith(prefix)) {
         warnings.add(p + "; the default " + k.defaultText() + " is kept");
-        return true;
+        i.remove();
       }
-      return false;
-    });
+    }
   }
 
   /** Sections are lock scopes: a JVM that campaigns for no lease (fencing.lease.enabled=false) cannot have them. */

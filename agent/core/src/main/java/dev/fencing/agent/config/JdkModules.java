@@ -1,5 +1,6 @@
 package dev.fencing.agent.config;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /** Which JDK modules this Java runtime lacks (a jlink image or {@code --limit-modules} may leave any out). */
@@ -8,6 +9,12 @@ public final class JdkModules {
 
   /** The names in {@code required} that the boot layer does not have, in their order. */
   public static List<String> missing(List<String> required) {
-    return required.stream().filter(name -> ModuleLayer.boot().findModule(name).isEmpty()).toList();
+    List<String> missing = new ArrayList<>();
+    for (String name : required) {
+      if (ModuleLayer.boot().findModule(name).isEmpty()) {
+        missing.add(name);
+      }
+    }
+    return List.copyOf(missing);
   }
 }

@@ -46,30 +46,29 @@ abstract class ValueType<T> {
   /** The value of a set key (never blank). */
   abstract T parse(String value, Map<ConfigKey, Object> before) throws Invalid;
 
-  /** A parser of a value that needs no other key. */
-  @FunctionalInterface
-  interface Parser<T> {
-    T parse(String value) throws Invalid;
-  }
+  /**
+   * A type whose parse needs no other key; {@code none} is its value for a default written in parentheses. The types
+   * are subclasses rather than lambdas: premain reads every key, and each lambda would spin a class at its first use
+   * (a fraction of a millisecond each, on the application's start).
+   */
+  private abstract static class Simple<T> extends ValueType<T> {
+    private final T none;
 
-  /** The type of {@code parser}, whose default is its parse of the documented default (or null). */
-  static <T> ValueType<T> of(Parser<T> parser) {
-    return of(parser, null);
-  }
+    Simple(T none) {
+      this.none = none;
+    }
 
-  /** As {@link #of(Parser)}, with {@code none} for a default written in parentheses. */
-  static <T> ValueType<T> of(Parser<T> parser, T none) {
-    return new ValueType<>() {
-      @Override
-      T parse(String value, Map<ConfigKey, Object> before) throws Invalid {
-        return parser.parse(value);
-      }
+    abstract T parse(String value) throws Invalid;
 
-      @Override
-      T none() {
-        return none;
-      }
-    };
+    @Override
+    final T parse(String value, Map<ConfigKey, Object> before) throws Invalid {
+      return parse(value);
+    }
+
+    @Override
+    T none() {
+      return none;
+    }
   }
 
   /** The value when nothing is set, and when a set value was invalid. */
@@ -97,7 +96,12 @@ abstract class ValueType<T> {
   // ---- the types ----
 
   static ValueType<String> text() {
-    return of(String::trim);
+    return new Simple<>(null) {
+      @Override
+      String parse(String value) {
+        return value.trim();
+      }
+    };
   }
 
   /** Free text whose default is computed where it is used (the holder id: not in premain). */
@@ -116,7 +120,12 @@ abstract class ValueType<T> {
   }
 
   static ValueType<Boolean> flag() {
-    return of(ValueType::bool);
+    return new Simple<>(null) {
+      @Override
+      Boolean parse(String value) throws Invalid {
+        return bool(value);
+      }
+    };
   }
 
   static Boolean bool(String value) throws Invalid {
@@ -154,10 +163,17 @@ abstract class ValueType<T> {
     };
   }
 
-  /** A Java binary class name: dot-separated identifiers ($ for nested classes). */
-  private static final Pattern CLASS_NAME =
-      Pattern.compile("\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*(\\.\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*)*");
-  private static final Pattern METHOD_NAME = Pattern.compile("\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*");
+  /**
+   * The forms of a section's names, compiled when a section is declared: their character classes spin the JDK's
+   * predicate lambdas, which premain need not pay for without sections.
+   */
+  private static final class SectionNames {
+    /** A Java binary class name: dot-separated identifiers ($ for nested classes). */
+    static final Pattern CLASS_NAME = Pattern.compile(
+        "\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*(\\.\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*)*");
+    static final Pattern METHOD_NAME = Pattern.compile("\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*");
+  }
+
   static final String SECTIONS_FORM = "<fully.qualified.Class>#<method>@<lock> entries separated by commas, e.g. "
       + "com.acme.Reports#nightly@reports,com.acme.Ledger#settle@ledger";
 
@@ -166,82 +182,91 @@ abstract class ValueType<T> {
    * declared twice (with two locks), invalidates the key, naming the entry.
    */
   static ValueType<List<SectionSpec>> sections() {
-    return of(value -> {
-      List<SectionSpec> out = new ArrayList<>();
-      java.util.Map<String, SectionSpec> seen = new java.util.HashMap<>();
-      for (String s : value.split(",")) {
-        if (s.isBlank()) {
-          continue;
-        }
-        String e = s.trim();
-        int hash = e.indexOf('#');
-        int at = e.lastIndexOf('@');
-        if (hash <= 0 || at < hash + 2 || at == e.length() - 1) {
-          throw Invalid.expected(SECTIONS_FORM + " ('" + e + "' is not one)");
-        }
-        String cls = e.substring(0, hash);
-        String method = e.substring(hash + 1, at);
-        String lock = e.substring(at + 1);
-        if (!CLASS_NAME.matcher(cls).matches()) {
-          throw Invalid.expected(SECTIONS_FORM + " ('" + e + "': '" + cls + "' is not a fully qualified class name)");
-        }
-        if (!METHOD_NAME.matcher(method).matches()) {
-          throw Invalid.expected(SECTIONS_FORM + " ('" + e + "': '" + method + "' is not a method name)");
-        }
-        if (!LOCK_NAME.matcher(lock).matches()) {
-          throw Invalid.expected(SECTIONS_FORM + " ('" + e + "': the lock '" + lock
-              + "' is not 1 to 128 letters, digits, '.', '_' or '-')");
-        }
-        SectionSpec spec = new SectionSpec(cls, method, lock);
-        SectionSpec before = seen.putIfAbsent(spec.origin(), spec);
-        if (before != null) {
-          if (before.lock().equals(lock)) {
-            continue; // the same entry twice: harmless
+    return new Simple<>(List.of()) {
+      @Override
+      List<SectionSpec> parse(String value) throws Invalid {
+        List<SectionSpec> out = new ArrayList<>();
+        java.util.Map<String, SectionSpec> seen = new java.util.HashMap<>();
+        for (String s : value.split(",")) {
+          if (s.isBlank()) {
+            continue;
           }
-          throw Invalid.expected(SECTIONS_FORM + " ('" + e + "': " + cls + "#" + method + " is already a section of lock '"
-              + before.lock() + "'; a method belongs to one lock)");
+          String e = s.trim();
+          int hash = e.indexOf('#');
+          int at = e.lastIndexOf('@');
+          if (hash <= 0 || at < hash + 2 || at == e.length() - 1) {
+            throw Invalid.expected(SECTIONS_FORM + " ('" + e + "' is not one)");
+          }
+          String cls = e.substring(0, hash);
+          String method = e.substring(hash + 1, at);
+          String lock = e.substring(at + 1);
+          if (!SectionNames.CLASS_NAME.matcher(cls).matches()) {
+            throw Invalid.expected(SECTIONS_FORM + " ('" + e + "': '" + cls + "' is not a fully qualified class name)");
+          }
+          if (!SectionNames.METHOD_NAME.matcher(method).matches()) {
+            throw Invalid.expected(SECTIONS_FORM + " ('" + e + "': '" + method + "' is not a method name)");
+          }
+          if (!LOCK_NAME.matcher(lock).matches()) {
+            throw Invalid.expected(SECTIONS_FORM + " ('" + e + "': the lock '" + lock
+                + "' is not 1 to 128 letters, digits, '.', '_' or '-')");
+          }
+          SectionSpec spec = new SectionSpec(cls, method, lock);
+          SectionSpec before = seen.putIfAbsent(spec.origin(), spec);
+          if (before != null) {
+            if (before.lock().equals(lock)) {
+              continue; // the same entry twice: harmless
+            }
+            throw Invalid.expected(SECTIONS_FORM + " ('" + e + "': " + cls + "#" + method
+                + " is already a section of lock '" + before.lock() + "'; a method belongs to one lock)");
+          }
+          out.add(spec);
         }
-        out.add(spec);
+        return List.copyOf(out);
       }
-      return List.copyOf(out);
-    }, List.of());
+    };
   }
 
   /** fencing.quartz.jobs: an entry not of the form invalidates the key, naming the entry. */
   static ValueType<QuartzJobRules> quartzJobs() {
-    return of(value -> {
-      try {
-        return QuartzJobRules.parse(value);
-      } catch (IllegalArgumentException e) {
-        throw new Invalid(e.getMessage());
+    return new Simple<>(QuartzJobRules.NONE) {
+      @Override
+      QuartzJobRules parse(String value) throws Invalid {
+        try {
+          return QuartzJobRules.parse(value);
+        } catch (IllegalArgumentException e) {
+          throw new Invalid(e.getMessage());
+        }
       }
-    }, QuartzJobRules.NONE);
+    };
   }
 
   static ValueType<List<URI>> endpoints() {
-    return of(value -> {
-      List<URI> out = new ArrayList<>();
-      for (String s : value.split("[,;]")) {
-        String e = s.trim();
-        if (e.isEmpty()) {
-          continue;
-        }
-        try {
-          URI u = URI.create(e.contains("://") ? e : "http://" + e);
-          if (!("http".equals(u.getScheme()) || "https".equals(u.getScheme())) || u.getHost() == null
-              || u.getPort() <= 0 || u.getPort() > 65535) {
-            throw new IllegalArgumentException();
+    return new Simple<>(null) {
+      @Override
+      List<URI> parse(String value) throws Invalid {
+        List<URI> out = new ArrayList<>();
+        for (String s : value.split("[,;]")) {
+          String e = s.trim();
+          if (e.isEmpty()) {
+            continue;
           }
-          out.add(u);
-        } catch (IllegalArgumentException ex) {
-          throw Invalid.expected("URLs like http://etcd-1:2379 separated by commas ('" + e + "' is not one)");
+          try {
+            URI u = URI.create(e.contains("://") ? e : "http://" + e);
+            if (!("http".equals(u.getScheme()) || "https".equals(u.getScheme())) || u.getHost() == null
+                || u.getPort() <= 0 || u.getPort() > 65535) {
+              throw new IllegalArgumentException();
+            }
+            out.add(u);
+          } catch (IllegalArgumentException ex) {
+            throw Invalid.expected("URLs like http://etcd-1:2379 separated by commas ('" + e + "' is not one)");
+          }
         }
+        if (out.isEmpty()) {
+          throw Invalid.expected("at least one URL like http://etcd-1:2379");
+        }
+        return out;
       }
-      if (out.isEmpty()) {
-        throw Invalid.expected("at least one URL like http://etcd-1:2379");
-      }
-      return out;
-    });
+    };
   }
 
   /** Comma- (or semicolon-) separated entries, blanks dropped; each entry checked by {@code entry} when given. */
@@ -250,20 +275,23 @@ abstract class ValueType<T> {
   }
 
   static ValueType<List<String>> list(Pattern entry, String form, boolean upperCase) {
-    return of(value -> {
-      List<String> out = new ArrayList<>();
-      for (String s : value.split("[,;]")) {
-        if (s.isBlank()) {
-          continue;
+    return new Simple<>(List.of()) {
+      @Override
+      List<String> parse(String value) throws Invalid {
+        List<String> out = new ArrayList<>();
+        for (String s : value.split("[,;]")) {
+          if (s.isBlank()) {
+            continue;
+          }
+          String e = s.trim();
+          if (entry != null && !entry.matcher(e).matches()) {
+            throw Invalid.expected(form + " ('" + e + "' is not one)");
+          }
+          out.add(upperCase ? e.toUpperCase(Locale.ROOT) : e);
         }
-        String e = s.trim();
-        if (entry != null && !entry.matcher(e).matches()) {
-          throw Invalid.expected(form + " ('" + e + "' is not one)");
-        }
-        out.add(upperCase ? e.toUpperCase(Locale.ROOT) : e);
+        return List.copyOf(out);
       }
-      return List.copyOf(out);
-    }, List.of());
+    };
   }
 
   /** Topic names and globs; an invalid entry invalidates the list (no topic fenced: sends block after expiry). */
@@ -288,7 +316,12 @@ abstract class ValueType<T> {
   static ValueType<List<String>> callerPrefixes() {
     ValueType<List<String>> entries = list(CALLER_PREFIX, "Java package prefixes separated by commas, e.g. "
         + "org.flywaydb.,liquibase. (or none)", false);
-    return of(value -> value.trim().equalsIgnoreCase("none") ? List.of() : entries.parse(value, Map.of()), List.of());
+    return new Simple<>(List.of()) {
+      @Override
+      List<String> parse(String value) throws Invalid {
+        return value.trim().equalsIgnoreCase("none") ? List.of() : entries.parse(value, Map.of());
+      }
+    };
   }
 
   /** HTTP methods, upper case; an entry that is not an RFC 9110 token invalidates the list (default used). */
@@ -297,53 +330,67 @@ abstract class ValueType<T> {
   }
 
   static ValueType<Path> path() {
-    return of(value -> {
-      try {
-        return Paths.get(value.trim());
-      } catch (InvalidPathException e) {
-        throw Invalid.expected("a file system path (" + e.getReason() + ")");
+    return new Simple<>(null) {
+      @Override
+      Path parse(String value) throws Invalid {
+        try {
+          return Paths.get(value.trim());
+        } catch (InvalidPathException e) {
+          throw Invalid.expected("a file system path (" + e.getReason() + ")");
+        }
       }
-    });
+    };
   }
 
   /** A file that must exist and be readable when the configuration is read. */
   static ValueType<Path> readableFile() {
-    return of(value -> {
-      Path p;
-      try {
-        p = Paths.get(value.trim());
-      } catch (InvalidPathException e) {
-        throw Invalid.expected("a readable file (" + e.getReason() + ")");
+    return new Simple<>(null) {
+      @Override
+      Path parse(String value) throws Invalid {
+        Path p;
+        try {
+          p = Paths.get(value.trim());
+        } catch (InvalidPathException e) {
+          throw Invalid.expected("a readable file (" + e.getReason() + ")");
+        }
+        if (Files.isDirectory(p)) {
+          throw Invalid.expected("a readable file (this is a directory)");
+        }
+        if (!Files.isReadable(p)) {
+          throw Invalid.expected("a readable file (not found or not readable)");
+        }
+        return p;
       }
-      if (Files.isDirectory(p)) {
-        throw Invalid.expected("a readable file (this is a directory)");
-      }
-      if (!Files.isReadable(p)) {
-        throw Invalid.expected("a readable file (not found or not readable)");
-      }
-      return p;
-    });
+    };
   }
 
   /** The signing key read from its file (a small read, in premain: the key must be there before any side effect). */
   static ValueType<TokenSignature> signingKey() {
-    return of(value -> {
-      Path path;
-      try {
-        path = Paths.get(value.trim());
-      } catch (InvalidPathException e) {
-        throw Invalid.expected(TokenSignature.EXPECTED_FORM + " (" + e.getReason() + ")");
+    return new Simple<>(null) {
+      @Override
+      TokenSignature parse(String value) throws Invalid {
+        Path path;
+        try {
+          path = Paths.get(value.trim());
+        } catch (InvalidPathException e) {
+          throw Invalid.expected(TokenSignature.EXPECTED_FORM + " (" + e.getReason() + ")");
+        }
+        try {
+          return TokenSignature.load(path);
+        } catch (IllegalArgumentException e) {
+          throw new Invalid(e.getMessage());
+        }
       }
-      try {
-        return TokenSignature.load(path);
-      } catch (IllegalArgumentException e) {
-        throw new Invalid(e.getMessage());
-      }
-    });
+    };
   }
 
   static ValueType<Duration> duration(Duration min) {
-    return of(value -> checkedDuration(value, min));
+    return new Simple<>(null) {
+      @Override
+      Duration parse(String value) throws Invalid {
+        return checkedDuration(value, min);
+      }
+    };
   }
 
   private static Duration checkedDuration(String value, Duration min) throws Invalid {
@@ -367,13 +414,16 @@ abstract class ValueType<T> {
    * planned for 2.999 s, and the lease would flap. Anything but whole seconds is refused.
    */
   static ValueType<Duration> ttl() {
-    return of(value -> {
-      Duration ttl = checkedDuration(value, Duration.ofSeconds(2));
-      if (ttl.toNanos() % 1_000_000_000L != 0) {
-        throw Invalid.expected("a whole number of seconds (etcd grants leases in seconds), such as 3s or 10s");
+    return new Simple<>(null) {
+      @Override
+      Duration parse(String value) throws Invalid {
+        Duration ttl = checkedDuration(value, Duration.ofSeconds(2));
+        if (ttl.toNanos() % 1_000_000_000L != 0) {
+          throw Invalid.expected("a whole number of seconds (etcd grants leases in seconds), such as 3s or 10s");
+        }
+        return ttl;
       }
-      return ttl;
-    });
+    };
   }
 
   /** The safety margin: below half the TTL (read before it); by default 1 s, or a quarter of a TTL under 4 s. */
@@ -414,14 +464,18 @@ abstract class ValueType<T> {
 
   /** An absolute ZooKeeper path: starts with '/', no empty segment, no trailing '/', no '.' or '..' segment. */
   static ValueType<String> zkPath() {
-    return of(value -> {
-      String v = value.trim();
-      if (!v.startsWith("/") || v.length() < 2 || v.endsWith("/") || v.contains("//") || v.contains("/./")
-          || v.contains("/../") || v.endsWith("/.") || v.endsWith("/..")) {
-        throw Invalid.expected("an absolute ZooKeeper path such as /fencing/locks (no trailing '/', no empty, '.' or '..' segment)");
+    return new Simple<>(null) {
+      @Override
+      String parse(String value) throws Invalid {
+        String v = value.trim();
+        if (!v.startsWith("/") || v.length() < 2 || v.endsWith("/") || v.contains("//") || v.contains("/./")
+            || v.contains("/../") || v.endsWith("/.") || v.endsWith("/..")) {
+          throw Invalid.expected("an absolute ZooKeeper path such as /fencing/locks (no trailing '/', no empty, '.' or"
+              + " '..' segment)");
+        }
+        return v;
       }
-      return v;
-    });
+    };
   }
 
   /** A duration (at least 0) whose default is the lease TTL (read before it). */
@@ -441,64 +495,79 @@ abstract class ValueType<T> {
 
   /** One of an enum's constants, by name ignoring case; the expected form is the key's documented form. */
   static <E extends Enum<E>> ValueType<E> choice(Class<E> type) {
-    return of(value -> {
-      for (E e : type.getEnumConstants()) {
-        if (e.name().equalsIgnoreCase(value.trim())) {
-          return e;
+    return new Simple<>(null) {
+      @Override
+      E parse(String value) throws Invalid {
+        for (E e : type.getEnumConstants()) {
+          if (e.name().equalsIgnoreCase(value.trim())) {
+            return e;
+          }
         }
+        StringBuilder names = new StringBuilder();
+        for (E e : type.getEnumConstants()) {
+          names.append(names.length() == 0 ? "" : ", ").append(e.name().toLowerCase(Locale.ROOT));
+        }
+        throw Invalid.expected("one of " + names);
       }
-      StringBuilder names = new StringBuilder();
-      for (E e : type.getEnumConstants()) {
-        names.append(names.length() == 0 ? "" : ", ").append(e.name().toLowerCase(Locale.ROOT));
-      }
-      throw Invalid.expected("one of " + names);
-    });
+    };
   }
 
   /** One of fixed lower-case words (the log level). */
   static ValueType<String> word(String... words) {
-    return of(value -> {
-      String w = value.trim().toLowerCase(Locale.ROOT);
-      if (List.of(words).contains(w)) {
-        return w;
+    return new Simple<>(null) {
+      @Override
+      String parse(String value) throws Invalid {
+        String w = value.trim().toLowerCase(Locale.ROOT);
+        if (List.of(words).contains(w)) {
+          return w;
+        }
+        throw Invalid.expected("one of " + String.join(", ", words));
       }
-      throw Invalid.expected("one of " + String.join(", ", words));
-    });
+    };
   }
 
   static ValueType<Long> tokenMax() {
-    return of(value -> {
-      long max = integer(value.trim().replace("_", ""), 1, Long.MAX_VALUE);
-      if (max < 0) {
-        throw Invalid.expected("an integer from 1 to 9223372036854775807");
+    return new Simple<>(null) {
+      @Override
+      Long parse(String value) throws Invalid {
+        long max = integer(value.trim().replace("_", ""), 1, Long.MAX_VALUE);
+        if (max < 0) {
+          throw Invalid.expected("an integer from 1 to 9223372036854775807");
+        }
+        return max;
       }
-      return max;
-    });
+    };
   }
 
   /** A whole number from {@code min} to {@code max}. */
   static ValueType<Integer> count(int min, int max) {
-    return of(value -> {
-      long n = integer(value.trim(), min, max);
-      if (n < 0) {
-        throw Invalid.expected("an integer from " + min + " to " + max);
+    return new Simple<>(null) {
+      @Override
+      Integer parse(String value) throws Invalid {
+        long n = integer(value.trim(), min, max);
+        if (n < 0) {
+          throw Invalid.expected("an integer from " + min + " to " + max);
+        }
+        return (int) n;
       }
-      return (int) n;
-    });
+    };
   }
 
   /** A TCP port, 0 for any free one; {@code off} (the default) for none. */
   static ValueType<Integer> port() {
-    return of(value -> {
-      if ("off".equalsIgnoreCase(value.trim())) {
-        return null;
+    return new Simple<>(null) {
+      @Override
+      Integer parse(String value) throws Invalid {
+        if ("off".equalsIgnoreCase(value.trim())) {
+          return null;
+        }
+        long port = integer(value.trim(), 0, 65535);
+        if (port < 0) {
+          throw Invalid.expected("a port from 0 to 65535, or off");
+        }
+        return (int) port;
       }
-      long port = integer(value.trim(), 0, 65535);
-      if (port < 0) {
-        throw Invalid.expected("a port from 0 to 65535, or off");
-      }
-      return (int) port;
-    });
+    };
   }
 
   /** ASCII digits from {@code min} to {@code max}, or -1. */
@@ -515,28 +584,34 @@ abstract class ValueType<T> {
   }
 
   static ValueType<URI> httpUrl() {
-    return of(value -> {
-      try {
-        URI u = new URI(value.trim());
-        if (("http".equals(u.getScheme()) || "https".equals(u.getScheme())) && u.getHost() != null
-            && u.getPort() <= 65535) {
-          return u;
+    return new Simple<>(null) {
+      @Override
+      URI parse(String value) throws Invalid {
+        try {
+          URI u = new URI(value.trim());
+          if (("http".equals(u.getScheme()) || "https".equals(u.getScheme())) && u.getHost() != null
+              && u.getPort() <= 65535) {
+            return u;
+          }
+        } catch (java.net.URISyntaxException e) {
+          // reported below
         }
-      } catch (java.net.URISyntaxException e) {
-        // reported below
+        throw Invalid.expected("an http or https URL such as http://collector:4318");
       }
-      throw Invalid.expected("an http or https URL such as http://collector:4318");
-    });
+    };
   }
 
   static ValueType<Map<String, String>> nameValues() {
-    return of(value -> {
-      try {
-        return NameValueList.parse(value);
-      } catch (IllegalArgumentException e) {
-        throw Invalid.expected("name=value pairs separated by commas, values percent-encoded (" + e.getMessage()
-            + ")");
+    return new Simple<>(Map.of()) {
+      @Override
+      Map<String, String> parse(String value) throws Invalid {
+        try {
+          return NameValueList.parse(value);
+        } catch (IllegalArgumentException e) {
+          throw Invalid.expected("name=value pairs separated by commas, values percent-encoded (" + e.getMessage()
+              + ")");
+        }
       }
-    }, Map.of());
+    };
   }
 }
