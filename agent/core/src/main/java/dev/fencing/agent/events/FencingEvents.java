@@ -31,7 +31,23 @@ public final class FencingEvents implements SideEffectEvents {
   private final Consumer<String> sink;
 
   public FencingEvents(String lock, Duration interval) {
-    this(lock, interval.toNanos(), System::nanoTime, LOG::warn);
+    this(lock, interval.toNanos(), new NanoTime(), new WarnLog());
+  }
+
+  // The clock and the sink are classes of their own rather than method references, which premain would spin.
+
+  private static final class NanoTime implements LongSupplier {
+    @Override
+    public long getAsLong() {
+      return System.nanoTime();
+    }
+  }
+
+  private static final class WarnLog implements Consumer<String> {
+    @Override
+    public void accept(String line) {
+      LOG.warn(line);
+    }
   }
 
   FencingEvents(String lock, long intervalNanos, LongSupplier clock, Consumer<String> sink) {

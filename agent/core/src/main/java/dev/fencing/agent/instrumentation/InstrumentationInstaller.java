@@ -47,7 +47,9 @@ public final class InstrumentationInstaller {
       }
       List<TypeInstrumentation> types = installOne(module, config, context);
       if (types != null) {
-        types.forEach(transformer::add);
+        for (TypeInstrumentation type : types) {
+          transformer.add(type);
+        }
         installed.add(module.name());
       }
     }
@@ -66,13 +68,28 @@ public final class InstrumentationInstaller {
       } else {
         // Off premain: a handful of JDK classes at most, but retransforming loads ByteBuddy; the warm-up first, so
         // the application's first instrumented class finds ByteBuddy initialised.
-        dev.fencing.agent.threads.AgentThreads.newThread(() -> {
-          transformer.warmUp();
-          transformer.retransformEarlyBootClasses(inst);
-        }, "fencing-agent-retransform").start();
+        dev.fencing.agent.threads.AgentThreads.newThread(new WarmUp(transformer, inst), "fencing-agent-retransform")
+            .start();
       }
     }
     return installed;
+  }
+
+  /** ByteBuddy's warm-up, then the early boot classes; a class rather than a lambda, which premain would spin. */
+  private static final class WarmUp implements Runnable {
+    private final FencingTransformer transformer;
+    private final Instrumentation inst;
+
+    WarmUp(FencingTransformer transformer, Instrumentation inst) {
+      this.transformer = transformer;
+      this.inst = inst;
+    }
+
+    @Override
+    public void run() {
+      transformer.warmUp();
+      transformer.retransformEarlyBootClasses(inst);
+    }
   }
 
   /**

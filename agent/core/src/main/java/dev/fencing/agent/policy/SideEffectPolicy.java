@@ -115,8 +115,11 @@ public final class SideEffectPolicy implements SideEffectGate {
       boolean failOpen, boolean expiredTag, boolean standbyWait, long standbyTimeoutNanos, boolean noLease,
       CallerExemptions exemptCallers) {
     this.exemptCallers = exemptCallers;
-    this.exemptPasses = exemptCallers.rules().stream().map(r -> Decision.exemptCaller(state.lock(), r))
-        .toArray(Decision[]::new);
+    java.util.List<String> rules = exemptCallers.rules();
+    this.exemptPasses = new Decision[rules.size()];
+    for (int i = 0; i < exemptPasses.length; i++) {
+      exemptPasses[i] = Decision.exemptCaller(state.lock(), rules.get(i));
+    }
     this.noLease = noLease;
     this.state = state;
     this.counters = counters;

@@ -118,10 +118,18 @@ public final class CapturedLocks implements CaptureHook {
     }
   }
 
+  /** {@link #ensureScopedGate}, as a class of its own: a method reference would be spun in premain. */
+  private final class GateOnFirstCapture implements java.util.function.Supplier<ScopedGate> {
+    @Override
+    public ScopedGate get() {
+      return ensureScopedGate();
+    }
+  }
+
   public CapturedLocks(AgentConfig config, Scopes scopes) {
     this.scopes = scopes;
     this.marginNanos = config.captureSafetyMargin().toNanos();
-    this.registry = new CapturedLockRegistry(config, scopes, this::ensureScopedGate);
+    this.registry = new CapturedLockRegistry(config, scopes, new GateOnFirstCapture());
     this.curatorSyncs = new CuratorSyncLoop(holds.values(), marginNanos);
     this.jetcdLeases = new JetcdLeaseTracker(holds.values(), marginNanos);
   }

@@ -18,6 +18,7 @@ import dev.fencing.agent.bootstrap.FencingApi;
 import dev.fencing.agent.scope.FencedMethods;
 import dev.fencing.agent.lease.LeaseKeeper;
 import dev.fencing.agent.lease.LeaseProviders;
+import dev.fencing.agent.scope.LockRuntime;
 import dev.fencing.agent.scope.ShedLockRuns;
 import java.lang.instrument.Instrumentation;
 
@@ -90,8 +91,25 @@ public final class AgentStarter {
     // premain runs on the application's main thread, whose context class loader becomes the application's (the
     // outbox relay finds the application's JDBC driver there); an attached agent runs on the attach listener's.
     Thread mainThread = dynamic ? null : Thread.currentThread();
-    AgentThreads.newThread(new AgentRuntime(config, scopes, premainNanos, inst, mainThread)::start,
+    AgentThreads.newThread(new StartRuntime(new AgentRuntime(config, scopes, premainNanos, inst, mainThread)),
         "fencing-agent-init").start();
+  }
+
+  // What premain hands on are classes of their own rather than lambdas or method references, which premain would spin
+  // (one class each, on every start).
+
+  /** {@link AgentRuntime#start} on the agent's init thread. */
+  private static final class StartRuntime implements Runnable {
+    private final AgentRuntime runtime;
+
+    StartRuntime(AgentRuntime runtime) {
+      this.runtime = runtime;
+    }
+
+    @Override
+    public void run() {
+      runtime.start();
+    }
   }
 
   /**
@@ -127,12 +145,26 @@ public final class AgentStarter {
    * shutdown hooks (as the configured locks are).
    */
   private static FencedMethods fencedMethods(AgentConfig config, Scopes scopes, Instrumentation inst) {
-    return new FencedMethods(config, scopes, LeaseProviders.name(config), lock -> {
+    return new FencedMethods(config, scopes, LeaseProviders.name(config), new FencedMethodCampaign(config, inst));
+  }
+
+  /** The campaign of a lock first named by a {@code @Fenced} method: see {@link #fencedMethods}. */
+  private static final class FencedMethodCampaign implements ShedLockRuns.Campaign {
+    private final AgentConfig config;
+    private final Instrumentation inst;
+
+    FencedMethodCampaign(AgentConfig config, Instrumentation inst) {
+      this.config = config;
+      this.inst = inst;
+    }
+
+    @Override
+    public AutoCloseable start(LockRuntime lock) {
       lock.state().loadPersisted();
       LeaseKeeper keeper = new LeaseKeeper(config, lock.lock(), lock.state(), () -> LeaseProviders.create(config));
       keeper.start();
       ShutdownOrder.afterApplicationHooks(inst, keeper::close, "fencing-agent-release");
       return () -> keeper.close();
-    });
+    }
   }
 }

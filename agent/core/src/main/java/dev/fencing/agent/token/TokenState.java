@@ -40,13 +40,23 @@ public final class TokenState {
   private final LongAdder overflow = new LongAdder();
   private final Map<LossReason, LongAdder> losses = new EnumMap<>(LossReason.class);
 
+  /** The JVM's monotonic clock; a class of its own rather than a method reference, which premain would spin. */
+  private static final class NanoTime implements LongSupplier {
+    static final LongSupplier CLOCK = new NanoTime();
+
+    @Override
+    public long getAsLong() {
+      return System.nanoTime();
+    }
+  }
+
   public TokenState(String lock, long tokenMax, HighestTokenStore store) {
-    this(lock, tokenMax, store, System::nanoTime, null);
+    this(lock, tokenMax, store, NanoTime.CLOCK, null);
   }
 
   /** With {@code signer} (fencing.signing.key-file), each grant carries the signature of (lock, token). */
   public TokenState(String lock, long tokenMax, HighestTokenStore store, TokenSignature signer) {
-    this(lock, tokenMax, store, System::nanoTime, signer);
+    this(lock, tokenMax, store, NanoTime.CLOCK, signer);
   }
 
   TokenState(String lock, long tokenMax, HighestTokenStore store, LongSupplier clock) {
@@ -62,7 +72,7 @@ public final class TokenState {
    * acquisitions and releases, never campaigned for by the agent.
    */
   public static TokenState captured(String lock, long tokenMax, TokenSignature signer) {
-    return new TokenState(lock, tokenMax, HighestTokenStore.none(), System::nanoTime, signer, false);
+    return new TokenState(lock, tokenMax, HighestTokenStore.none(), NanoTime.CLOCK, signer, false);
   }
 
   private TokenState(String lock, long tokenMax, HighestTokenStore store, LongSupplier clock, TokenSignature signer,
