@@ -7,6 +7,7 @@ import dev.fencing.agent.instrumentation.api.InstrumentationModule;
 import dev.fencing.agent.instrumentation.api.NamedTypeInstrumentation;
 import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * Capture of the application's Curator locks (docs/DESIGN.md section 4, "Captured locks"): Curator's lock core
@@ -32,18 +33,47 @@ public final class CuratorInstrumentationModule implements InstrumentationModule
   @Override
   public List<TypeInstrumentation> typeInstrumentations() {
     return List.of(new LockInternalsInstrumentation(),
-        new NamedTypeInstrumentation("Curator", SEMAPHORE, t -> {
-          t.applyAdvice(method("acquire", 3), SemaphoreAcquireAdvice.class);
-          t.applyAdvice(method("returnLease", 1), ReturnLeaseAdvice.class);
-        }),
-        new NamedTypeInstrumentation("Curator", SEMAPHORE_MUTEX, t -> t.applyAdvice(
-            method("release", 0), SemaphoreMutexReleaseAdvice.class)),
-        new NamedTypeInstrumentation("Curator", LEADER_LATCH, t -> t.applyAdvice(
-            method("setLeadership", 1), SetLeadershipAdvice.class)),
-        new NamedTypeInstrumentation("Curator", LEADER_SELECTOR, t -> {
-          t.applyAdvice(method("doWork", 0), SelectorWorkAdvice.class);
-          t.applyAdvice(method("close", 0), SelectorCloseAdvice.class);
-        }));
+        new NamedTypeInstrumentation("Curator", SEMAPHORE, new SemaphoreMethods()),
+        new NamedTypeInstrumentation("Curator", SEMAPHORE_MUTEX, new SemaphoreMutexMethods()),
+        new NamedTypeInstrumentation("Curator", LEADER_LATCH, new LeaderLatchMethods()),
+        new NamedTypeInstrumentation("Curator", LEADER_SELECTOR, new LeaderSelectorMethods()));
+  }
+
+  // The advice of each class, applied when the class loads; classes of their own rather than lambdas, which premain
+  // would spin (one class each, on every start).
+
+  /** InterProcessSemaphoreV2. */
+  private static final class SemaphoreMethods implements Consumer<TypeInstrumentation.Transformer> {
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
+      t.applyAdvice(method("acquire", 3), SemaphoreAcquireAdvice.class);
+      t.applyAdvice(method("returnLease", 1), ReturnLeaseAdvice.class);
+    }
+  }
+
+  /** InterProcessSemaphoreMutex. */
+  private static final class SemaphoreMutexMethods implements Consumer<TypeInstrumentation.Transformer> {
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
+      t.applyAdvice(method("release", 0), SemaphoreMutexReleaseAdvice.class);
+    }
+  }
+
+  /** LeaderLatch. */
+  private static final class LeaderLatchMethods implements Consumer<TypeInstrumentation.Transformer> {
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
+      t.applyAdvice(method("setLeadership", 1), SetLeadershipAdvice.class);
+    }
+  }
+
+  /** LeaderSelector. */
+  private static final class LeaderSelectorMethods implements Consumer<TypeInstrumentation.Transformer> {
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
+      t.applyAdvice(method("doWork", 0), SelectorWorkAdvice.class);
+      t.applyAdvice(method("close", 0), SelectorCloseAdvice.class);
+    }
   }
 
   @Override

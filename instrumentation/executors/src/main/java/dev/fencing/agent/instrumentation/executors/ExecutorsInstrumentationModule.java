@@ -40,18 +40,11 @@ public final class ExecutorsInstrumentationModule implements InstrumentationModu
     return List.of(
         // Each task of a pool starts with nothing current (beforeExecute: a subclass that overrides it without
         // calling super keeps what an earlier task left).
-        NamedTypeInstrumentation.bootClass("JDK", "java.util.concurrent.ThreadPoolExecutor", t -> {
-          wrapTasks(t, "execute");
-          t.applyAdvice(named("beforeExecute").and(takesArguments(Thread.class, Runnable.class)),
-              TaskStartAdvice.class);
-        }),
+        NamedTypeInstrumentation.bootClass("JDK", "java.util.concurrent.ThreadPoolExecutor", new PoolMethods()),
         // Its execute and submit go through schedule; periodic schedules carry a lock scope only: a request's token
         // must not outlive the request in a job that runs forever.
-        NamedTypeInstrumentation.bootClass("JDK", "java.util.concurrent.ScheduledThreadPoolExecutor", t -> {
-          wrapTasks(t, "schedule");
-          t.applyAdvice(isPublic().and(namedOneOf("scheduleAtFixedRate", "scheduleWithFixedDelay"))
-              .and(takesArgument(0, Runnable.class)), WrapPeriodicAdvice.class);
-        }),
+        NamedTypeInstrumentation.bootClass("JDK", "java.util.concurrent.ScheduledThreadPoolExecutor",
+            new ScheduledPoolMethods()),
         executor("java.util.concurrent.ForkJoinPool", "execute", "submit"),
         // CompletableFuture's async stages run here when the common pool has a parallelism of 1 (2 cores or fewer).
         executor("java.util.concurrent.CompletableFuture$ThreadPerTaskExecutor", "execute"),
@@ -67,7 +60,35 @@ public final class ExecutorsInstrumentationModule implements InstrumentationModu
    * Bridge methods are left out: they call the method itself.
    */
   private static TypeInstrumentation completableFuture() {
-    return NamedTypeInstrumentation.bootClass("JDK", "java.util.concurrent.CompletableFuture", t -> {
+    return NamedTypeInstrumentation.bootClass("JDK", "java.util.concurrent.CompletableFuture", new StageMethods());
+  }
+
+  // The advice of each class, applied when the class loads; classes of their own rather than lambdas, which premain
+  // would spin (one class each, on every start).
+
+  /** ThreadPoolExecutor: each task of a pool starts with nothing current. */
+  private static final class PoolMethods implements Consumer<TypeInstrumentation.Transformer> {
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
+      wrapTasks(t, "execute");
+      t.applyAdvice(named("beforeExecute").and(takesArguments(Thread.class, Runnable.class)), TaskStartAdvice.class);
+    }
+  }
+
+  /** ScheduledThreadPoolExecutor: tasks go through schedule; periodic ones carry a lock scope only. */
+  private static final class ScheduledPoolMethods implements Consumer<TypeInstrumentation.Transformer> {
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
+      wrapTasks(t, "schedule");
+      t.applyAdvice(isPublic().and(namedOneOf("scheduleAtFixedRate", "scheduleWithFixedDelay"))
+          .and(takesArgument(0, Runnable.class)), WrapPeriodicAdvice.class);
+    }
+  }
+
+  /** CompletableFuture's dependent stages. */
+  private static final class StageMethods implements Consumer<TypeInstrumentation.Transformer> {
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
       t.applyAdvice(stage("thenApply", "thenCompose", "exceptionally", "exceptionallyCompose")
           .and(takesArgument(0, Function.class)), WrapFunctionAdvice.class);
       t.applyAdvice(stage("thenAccept").and(takesArgument(0, Consumer.class)), WrapConsumerAdvice.class);
@@ -77,7 +98,21 @@ public final class ExecutorsInstrumentationModule implements InstrumentationModu
       t.applyAdvice(isPublic().and(not(isStatic())).and(not(isBridge())).and(namedOneOf("thenCombine",
           "thenAcceptBoth", "runAfterBoth", "applyToEither", "acceptEither", "runAfterEither")).and(takesArguments(2)),
           WrapStageFunctionAdvice.class);
-    });
+    }
+  }
+
+  /** The task-taking methods {@code methods} of an executor. */
+  private static final class TaskMethods implements Consumer<TypeInstrumentation.Transformer> {
+    private final String[] methods;
+
+    TaskMethods(String... methods) {
+      this.methods = methods;
+    }
+
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
+      wrapTasks(t, methods);
+    }
   }
 
   private static ElementMatcher.Junction<MethodDescription> stage(String... names) {
@@ -91,7 +126,7 @@ public final class ExecutorsInstrumentationModule implements InstrumentationModu
    * ForkJoinTask arguments are left alone (they are not wrappable without changing their type).
    */
   private static TypeInstrumentation executor(String className, String... methods) {
-    return NamedTypeInstrumentation.bootClass("JDK", className, t -> wrapTasks(t, methods));
+    return NamedTypeInstrumentation.bootClass("JDK", className, new TaskMethods(methods));
   }
 
   private static void wrapTasks(TypeInstrumentation.Transformer t, String... methods) {

@@ -12,6 +12,7 @@ import dev.fencing.agent.instrumentation.api.RejectionCounters;
 import dev.fencing.agent.instrumentation.api.SideEffectCounters;
 import dev.fencing.protocol.Rejection;
 import java.net.http.HttpResponse;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -71,8 +72,17 @@ public final class HttpFencing implements HttpHook {
       DestinationInventory inventory) {
     this.inventory = inventory;
     this.unsafeMethods = Set.copyOf(config.unsafeHttpMethods());
-    this.unsafeMethodConstants = unsafeMethods.stream().map(String::intern).toArray(String[]::new);
-    this.fencedDestinations = config.fencedHttp().stream().map(Destination::parse).toArray(Destination[]::new);
+    // Loops, not streams: this runs in premain, where each lambda and method reference would spin a class.
+    this.unsafeMethodConstants = new String[unsafeMethods.size()];
+    int m = 0;
+    for (String method : unsafeMethods) {
+      unsafeMethodConstants[m++] = method.intern();
+    }
+    List<String> fenced = config.fencedHttp();
+    this.fencedDestinations = new Destination[fenced.size()];
+    for (int i = 0; i < fencedDestinations.length; i++) {
+      fencedDestinations[i] = Destination.parse(fenced.get(i));
+    }
     this.rejections = rejections;
     this.exempt = new HostExemptions(config.exemptHttp());
     this.sideEffects = sideEffects;
@@ -163,17 +173,23 @@ public final class HttpFencing implements HttpHook {
    * A JDK HttpClient response, on whichever thread completes it: a 409 is attributed to its own request (the last of
    * the exchange, after redirects), never to what that thread or the sender wrote last. Made once.
    */
-  private final java.util.function.BiConsumer<Object, Throwable> onJdkResponse = (r, error) -> {
-    if (r instanceof HttpResponse) {
-      HttpResponse<?> http = (HttpResponse<?>) r;
-      if (http.statusCode() == 409) {
-        java.net.URI uri = http.uri();
-        responded(409, http.headers().firstValue(REJECTED_HEADER).orElse(null),
-            http.request().headers().firstValue(LOCK_HEADER).orElse(null), uri.getScheme(), uri.getHost(),
-            uri.getPort());
+  private final java.util.function.BiConsumer<Object, Throwable> onJdkResponse = new JdkResponses();
+
+  /** {@link #onJdkResponse}: a class of its own rather than a lambda, which premain would spin. */
+  private final class JdkResponses implements java.util.function.BiConsumer<Object, Throwable> {
+    @Override
+    public void accept(Object r, Throwable error) {
+      if (r instanceof HttpResponse) {
+        HttpResponse<?> http = (HttpResponse<?>) r;
+        if (http.statusCode() == 409) {
+          java.net.URI uri = http.uri();
+          responded(409, http.headers().firstValue(REJECTED_HEADER).orElse(null),
+              http.request().headers().firstValue(LOCK_HEADER).orElse(null), uri.getScheme(), uri.getHost(),
+              uri.getPort());
+        }
       }
     }
-  };
+  }
 
   @Override
   public void responded(int status, String rejectedHeader) {

@@ -7,6 +7,7 @@ import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import dev.fencing.agent.instrumentation.http.HttpFencing;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /** java.net.http.HttpClient. Switch: fencing.instrumentation.java-http-client.enabled. */
@@ -32,7 +33,10 @@ public final class JavaHttpClientInstrumentationModule implements Instrumentatio
     // Advice inlined into java.net.http refers to the bootstrap part, which lives in the boot loader's unnamed
     // module: a named module must be told to read it.
     // (Looked up by name: loading HttpClient itself in premain is not needed, and a jlinked runtime may lack it.)
-    ModuleLayer.boot().findModule("java.net.http").ifPresent(m -> context.instrumentation()
-        .redefineModule(m, Set.of(Fencing.class.getModule()), Map.of(), Map.of(), Set.of(), Map.of()));
+    Optional<Module> m = ModuleLayer.boot().findModule("java.net.http");
+    if (m.isPresent()) { // not ifPresent with a lambda: premain would spin its class
+      context.instrumentation().redefineModule(m.get(), Set.of(Fencing.class.getModule()), Map.of(), Map.of(),
+          Set.of(), Map.of());
+    }
   }
 }

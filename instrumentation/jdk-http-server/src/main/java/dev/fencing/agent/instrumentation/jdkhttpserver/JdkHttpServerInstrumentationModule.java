@@ -6,6 +6,7 @@ import dev.fencing.agent.instrumentation.api.InstrumentationModule;
 import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /** Inbound tokens on the JDK's HttpServer. Switch: fencing.instrumentation.jdk-http-server.enabled. */
@@ -28,7 +29,10 @@ public final class JdkHttpServerInstrumentationModule implements Instrumentation
   @Override
   public void install(AgentContext context) {
     // Advice inlined into jdk.httpserver refers to the bootstrap part (the boot loader's unnamed module).
-    ModuleLayer.boot().findModule("jdk.httpserver").ifPresent(m -> context.instrumentation()
-        .redefineModule(m, Set.of(TokenContext.class.getModule()), Map.of(), Map.of(), Set.of(), Map.of()));
+    Optional<Module> m = ModuleLayer.boot().findModule("jdk.httpserver");
+    if (m.isPresent()) { // not ifPresent with a lambda: premain would spin its class
+      context.instrumentation().redefineModule(m.get(), Set.of(TokenContext.class.getModule()), Map.of(), Map.of(),
+          Set.of(), Map.of());
+    }
   }
 }

@@ -7,6 +7,7 @@ import dev.fencing.agent.instrumentation.api.InstrumentationModule;
 import dev.fencing.agent.instrumentation.api.NamedTypeInstrumentation;
 import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * Capture of the application's jetcd locks and elections (docs/DESIGN.md section 4, "Captured locks"):
@@ -27,19 +28,48 @@ public final class JetcdLockInstrumentationModule implements InstrumentationModu
 
   @Override
   public List<TypeInstrumentation> typeInstrumentations() {
-    return List.of(new NamedTypeInstrumentation("jetcd", IMPL + ".LockImpl", t -> {
+    return List.of(new NamedTypeInstrumentation("jetcd", IMPL + ".LockImpl", new LockMethods()),
+        new NamedTypeInstrumentation("jetcd", IMPL + ".ElectionImpl", new ElectionMethods()),
+        new NamedTypeInstrumentation("jetcd", IMPL + ".LeaseImpl", new LeaseMethods()),
+        new NamedTypeInstrumentation("jetcd", IMPL + ".LeaseImpl$KeepAlive", new KeepAliveMethods()));
+  }
+
+  // The advice of each class, applied when the class loads; classes of their own rather than lambdas, which premain
+  // would spin (one class each, on every start).
+
+  /** LockImpl. */
+  private static final class LockMethods implements Consumer<TypeInstrumentation.Transformer> {
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
       t.applyAdvice(method("lock", 2), LockAdvice.class);
       t.applyAdvice(method("unlock", 1), UnlockAdvice.class);
-    }), new NamedTypeInstrumentation("jetcd", IMPL + ".ElectionImpl", t -> {
+    }
+  }
+
+  /** ElectionImpl. */
+  private static final class ElectionMethods implements Consumer<TypeInstrumentation.Transformer> {
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
       t.applyAdvice(method("campaign", 3), CampaignAdvice.class);
       t.applyAdvice(method("resign", 1), ResignAdvice.class);
-    }), new NamedTypeInstrumentation("jetcd", IMPL + ".LeaseImpl", t -> {
-      t.applyAdvice(method("grant", 1).or(method("grant", 3)),
-          GrantAdvice.class);
-    }), new NamedTypeInstrumentation("jetcd", IMPL + ".LeaseImpl$KeepAlive", t -> {
+    }
+  }
+
+  /** LeaseImpl. */
+  private static final class LeaseMethods implements Consumer<TypeInstrumentation.Transformer> {
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
+      t.applyAdvice(method("grant", 1).or(method("grant", 3)), GrantAdvice.class);
+    }
+  }
+
+  /** LeaseImpl$KeepAlive. */
+  private static final class KeepAliveMethods implements Consumer<TypeInstrumentation.Transformer> {
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
       t.applyAdvice(method("sendKeepAlive", 2), SendKeepAliveAdvice.class);
       t.applyAdvice(method("handleResponse", 1), HandleResponseAdvice.class);
-    }));
+    }
   }
 
   @Override

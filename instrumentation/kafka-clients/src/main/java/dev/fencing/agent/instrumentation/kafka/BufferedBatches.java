@@ -48,7 +48,13 @@ final class BufferedBatches {
   private static final Decision[] NONE = new Decision[0];
 
   private final Recheck recheck;
-  private final ThreadLocal<Sending> sending = ThreadLocal.withInitial(Sending::new);
+  /** An anonymous subclass rather than {@code withInitial(Sending::new)}: premain would spin the reference. */
+  private final ThreadLocal<Sending> sending = new ThreadLocal<>() {
+    @Override
+    protected Sending initialValue() {
+      return new Sending();
+    }
+  };
   /** The grants each buffered batch holds records of, oldest first (batches have identity equality). */
   private final Map<Object, Decision[]> byBatch = new ConcurrentHashMap<>();
   /** How many buffered batches hold records of each grant; guarded by {@code this}. */

@@ -51,8 +51,7 @@ public final class KafkaFencing implements KafkaHook {
   /** What a record to an exempt topic gets: untagged, never blocked. */
   private final Decision exemptPass;
   private final BufferedBatches buffered;
-  private final TransactionGrants transactions =
-      new TransactionGrants(taggedWith -> Fencing.recheck(Channel.KAFKA, false, taggedWith, 1));
+  private final TransactionGrants transactions = new TransactionGrants(PolicyRecheck.INSTANCE);
   private final java.util.concurrent.atomic.AtomicBoolean fieldsFailureReported =
       new java.util.concurrent.atomic.AtomicBoolean();
 
@@ -66,8 +65,25 @@ public final class KafkaFencing implements KafkaHook {
 
   KafkaFencing(List<String> fencedTopics, List<String> exemptTopics, SideEffectCounters sideEffects,
       DestinationInventory inventory, String lock) {
-    this(fencedTopics, exemptTopics, sideEffects, inventory, lock, new BufferedBatches(
-        (taggedWith, count) -> Fencing.recheck(Channel.KAFKA, false, taggedWith, count)));
+    this(fencedTopics, exemptTopics, sideEffects, inventory, lock, new BufferedBatches(PolicyRecheck.INSTANCE));
+  }
+
+  /**
+   * The policy's recheck of an unfenced Kafka send, for a transaction's commit and a buffered batch; a class of its
+   * own rather than lambdas, which premain would spin.
+   */
+  private static final class PolicyRecheck implements TransactionGrants.Recheck, BufferedBatches.Recheck {
+    static final PolicyRecheck INSTANCE = new PolicyRecheck();
+
+    @Override
+    public Decision recheck(Decision taggedWith) {
+      return Fencing.recheck(Channel.KAFKA, false, taggedWith, 1);
+    }
+
+    @Override
+    public Decision recheck(Decision taggedWith, int count) {
+      return Fencing.recheck(Channel.KAFKA, false, taggedWith, count);
+    }
   }
 
   KafkaFencing(List<String> fencedTopics, BufferedBatches buffered) {
@@ -87,7 +103,13 @@ public final class KafkaFencing implements KafkaHook {
   }
 
   private static Set<String> names(List<String> topics) {
-    return topics.stream().filter(t -> t.indexOf('*') < 0).collect(java.util.stream.Collectors.toUnmodifiableSet());
+    Set<String> names = new java.util.HashSet<>();
+    for (String t : topics) {
+      if (t.indexOf('*') < 0) {
+        names.add(t);
+      }
+    }
+    return Set.copyOf(names);
   }
 
   private static Glob[] globs(List<String> topics) {

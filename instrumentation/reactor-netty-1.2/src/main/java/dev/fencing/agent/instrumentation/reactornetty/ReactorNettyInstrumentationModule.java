@@ -10,6 +10,7 @@ import dev.fencing.agent.instrumentation.api.NamedTypeInstrumentation;
 import dev.fencing.agent.instrumentation.api.TypeInstrumentation;
 import dev.fencing.agent.instrumentation.http.HttpFencing;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * Reactor Netty's HttpClient (reactor-netty-http 1.2.16 to 1.3.7 tested), alone or under Spring WebClient's
@@ -39,18 +40,42 @@ public final class ReactorNettyInstrumentationModule implements InstrumentationM
         // responseConnection, websockets) builds its Mono from it, on the thread that assembles the request (for
         // WebClient, the thread that subscribes to the exchange): the one place that thread is known before the
         // attempts move to an event loop.
-        new NamedTypeInstrumentation(LIBRARY, CONNECT, t -> t.applyAdvice(
-            method("connect", 0).and(returns(named("reactor.core.publisher.Mono"))), ConnectAdvice.class)),
+        new NamedTypeInstrumentation(LIBRARY, CONNECT, new ConnectMethods()),
         // HttpClientHandler.requestWithBody(HttpClientOperations): once per attempt (the first, each redirect, each
         // retry of a request whose pooled connection was reset) when the attempt's connection is ready, on its event
         // loop, before the application's send function runs and before anything of the request is written. The
         // same method in 1.0 through 1.3.
-        new NamedTypeInstrumentation(LIBRARY, CONNECT + "$HttpClientHandler", t -> t.applyAdvice(
-            method("requestWithBody", 1), RequestWithBodyAdvice.class)),
+        new NamedTypeInstrumentation(LIBRARY, CONNECT + "$HttpClientHandler", new HttpClientHandlerMethods()),
         // HttpIOHandlerObserver.onStateChange(Connection, State): the observer of each attempt's connection that
         // completes the attempt with its response (HttpClientState.RESPONSE_RECEIVED), once per response.
-        new NamedTypeInstrumentation(LIBRARY, CONNECT + "$HttpIOHandlerObserver", t -> t.applyAdvice(
-            method("onStateChange", 2), ResponseReceivedAdvice.class)));
+        new NamedTypeInstrumentation(LIBRARY, CONNECT + "$HttpIOHandlerObserver", new HttpIOHandlerObserverMethods()));
+  }
+
+  // The advice of each class, applied when the class loads; classes of their own rather than lambdas, which premain
+  // would spin (one class each, on every start).
+
+  /** HttpClientConnect. */
+  private static final class ConnectMethods implements Consumer<TypeInstrumentation.Transformer> {
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
+      t.applyAdvice(method("connect", 0).and(returns(named("reactor.core.publisher.Mono"))), ConnectAdvice.class);
+    }
+  }
+
+  /** HttpClientConnect$HttpClientHandler. */
+  private static final class HttpClientHandlerMethods implements Consumer<TypeInstrumentation.Transformer> {
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
+      t.applyAdvice(method("requestWithBody", 1), RequestWithBodyAdvice.class);
+    }
+  }
+
+  /** HttpClientConnect$HttpIOHandlerObserver. */
+  private static final class HttpIOHandlerObserverMethods implements Consumer<TypeInstrumentation.Transformer> {
+    @Override
+    public void accept(TypeInstrumentation.Transformer t) {
+      t.applyAdvice(method("onStateChange", 2), ResponseReceivedAdvice.class);
+    }
   }
 
   @Override

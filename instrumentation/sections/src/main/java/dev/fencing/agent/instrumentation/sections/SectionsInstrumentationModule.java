@@ -35,10 +35,18 @@ public final class SectionsInstrumentationModule implements InstrumentationModul
   static List<TypeInstrumentation> instrumentations(List<SectionSpec> sections) {
     Map<String, List<String>> methodsByClass = new LinkedHashMap<>();
     for (SectionSpec s : sections) {
-      methodsByClass.computeIfAbsent(s.className(), k -> new ArrayList<>()).add(s.method());
+      // Plain loops, no lambdas: this runs in premain, where each lambda would spin a class.
+      List<String> methods = methodsByClass.get(s.className());
+      if (methods == null) {
+        methods = new ArrayList<>();
+        methodsByClass.put(s.className(), methods);
+      }
+      methods.add(s.method());
     }
     List<TypeInstrumentation> out = new ArrayList<>();
-    methodsByClass.forEach((cls, methods) -> out.add(new SectionInstrumentation(cls, methods)));
+    for (Map.Entry<String, List<String>> e : methodsByClass.entrySet()) {
+      out.add(new SectionInstrumentation(e.getKey(), e.getValue()));
+    }
     return List.copyOf(out);
   }
 }
