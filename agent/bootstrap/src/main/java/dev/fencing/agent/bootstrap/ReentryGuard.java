@@ -17,6 +17,8 @@ public final class ReentryGuard {
   public static final class HookThread {
     private int depth;
     private final IdentityProbe probe = new IdentityProbe();
+    private Object rememberedBy;
+    private Object remembered;
 
     private HookThread() {}
 
@@ -28,6 +30,22 @@ public final class ReentryGuard {
     /** This thread's probe; used by one lookup at a time, and cleared after it. */
     public IdentityProbe probe() {
       return probe;
+    }
+
+    /**
+     * What {@code owner} (a hook) keeps on this thread between its calls, or null: what the thread's next call most
+     * likely needs again (the JDBC hook: the statement prepared last, the session of the connection it ran on), so
+     * that finding it takes one comparison instead of an identity lookup. It must not hold what the application owns
+     * strongly: it lives as long as the thread.
+     */
+    public Object remembered(Object owner) {
+      return rememberedBy == owner ? remembered : null;
+    }
+
+    /** Keeps {@code value} for {@code owner}'s next calls on this thread, replacing what any hook kept. */
+    public void remember(Object owner, Object value) {
+      rememberedBy = owner;
+      remembered = value;
     }
   }
 
@@ -73,6 +91,11 @@ public final class ReentryGuard {
    */
   public static boolean enter() {
     return STATE.get().depth++ == 0;
+  }
+
+  /** The calling thread's hook state, without entering a hook (its probe and what a hook keeps on it). */
+  public static HookThread thread() {
+    return STATE.get();
   }
 
   /**

@@ -10,9 +10,10 @@ import java.util.function.Function;
  * Per-object state for objects the application owns (statements, connections): keyed by identity, held weakly so the
  * agent never keeps them alive, and read without locks or allocation (a per-thread lookup key). Entries whose key was
  * collected are dropped by the next call of any method, so the map follows the live keys, not the total ever seen.
+ * A caller may keep an {@link Entry} to find its value again by one comparison ({@link Entry#valueFor}).
  */
 public final class WeakIdentityCache<K, V> {
-  private final ConcurrentHashMap<Object, V> map = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<Object, WeakKey<K, V>> map = new ConcurrentHashMap<>();
   private final ReferenceQueue<K> queue = new ReferenceQueue<>();
   private final ThreadLocal<LookupKey> lookup = ThreadLocal.withInitial(LookupKey::new);
 
@@ -26,7 +27,7 @@ public final class WeakIdentityCache<K, V> {
     LookupKey k = lookup.get();
     k.set(key);
     try {
-      return map.get(k);
+      return valueOf(map.get(k));
     } finally {
       k.set(null);
     }
@@ -37,6 +38,15 @@ public final class WeakIdentityCache<K, V> {
    * with ({@link ReentryGuard#enterThread()}): no thread-local read of its own.
    */
   public V get(K key, ReentryGuard.IdentityProbe probe) {
+    return valueOf(find(key, probe));
+  }
+
+  /** As {@link #get(Object, ReentryGuard.IdentityProbe)}, returning the entry (null for none) for the caller to keep. */
+  public Entry<V> entry(K key, ReentryGuard.IdentityProbe probe) {
+    return find(key, probe);
+  }
+
+  private WeakKey<K, V> find(K key, ReentryGuard.IdentityProbe probe) {
     expunge();
     probe.set(key);
     try {
@@ -52,14 +62,25 @@ public final class WeakIdentityCache<K, V> {
       return v;
     }
     expunge();
-    V created = create.apply(key);
-    V prev = map.putIfAbsent(new WeakKey<>(key, queue), created);
-    return prev != null ? prev : created;
+    WeakKey<K, V> made = new WeakKey<>(key, create.apply(key), queue);
+    WeakKey<K, V> prev = map.putIfAbsent(made, made);
+    return (prev != null ? prev : made).value;
   }
 
   public void put(K key, V value) {
+    putEntry(key, value);
+  }
+
+  /** As {@link #put}, returning the new entry for the caller to keep. */
+  public Entry<V> putEntry(K key, V value) {
     expunge();
-    map.put(new WeakKey<>(key, queue), value);
+    WeakKey<K, V> e = new WeakKey<>(key, value, queue);
+    map.put(e, e);
+    return e;
+  }
+
+  private static <V> V valueOf(WeakKey<?, V> e) {
+    return e == null ? null : e.value;
   }
 
   public int size() {
@@ -96,16 +117,33 @@ public final class WeakIdentityCache<K, V> {
 
     @Override
     public boolean equals(Object other) {
-      return other instanceof WeakKey && ((WeakKey<?>) other).get() == referent;
+      return other instanceof WeakKey && ((WeakKey<?, ?>) other).get() == referent;
     }
   }
 
-  private static final class WeakKey<T> extends WeakReference<T> {
-    private final int hash;
+  /**
+   * One key's entry: the key held weakly, and the value it was put with (a later {@code put} for the same key makes a
+   * new entry). Keeping one keeps its value, never its key.
+   */
+  public interface Entry<V> {
+    /** The value, if this is {@code key}'s entry and {@code key} is not null; else null. */
+    V valueFor(Object key);
+  }
 
-    WeakKey(T referent, ReferenceQueue<? super T> queue) {
+  /** The map's key and its entry at once, so that an entry costs no object more than its weak reference. */
+  private static final class WeakKey<T, V> extends WeakReference<T> implements Entry<V> {
+    private final int hash;
+    private final V value;
+
+    WeakKey(T referent, V value, ReferenceQueue<? super T> queue) {
       super(referent, queue);
       this.hash = System.identityHashCode(referent);
+      this.value = value;
+    }
+
+    @Override
+    public V valueFor(Object key) {
+      return key != null && get() == key ? value : null;
     }
 
     @Override
@@ -124,7 +162,7 @@ public final class WeakIdentityCache<K, V> {
       if (other instanceof ReentryGuard.IdentityProbe) {
         return ((ReentryGuard.IdentityProbe) other).referent() == get() && get() != null;
       }
-      return other instanceof WeakKey && get() != null && ((WeakKey<?>) other).get() == get();
+      return other instanceof WeakKey && get() != null && ((WeakKey<?, ?>) other).get() == get();
     }
   }
 }

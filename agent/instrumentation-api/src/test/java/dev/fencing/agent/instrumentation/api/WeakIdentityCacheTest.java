@@ -71,6 +71,40 @@ class WeakIdentityCacheTest {
     assertThat(ref.get()).as("key collected while in the cache").isNull();
   }
 
+  /**
+   * An entry kept by a caller answers for its own key only, by identity; it keeps its value but never its key, and its
+   * key's collection drops it from the map as any entry.
+   */
+  @Test
+  void aKeptEntryFindsItsValueByOneComparisonAndNeverKeepsItsKey() throws Exception {
+    WeakIdentityCache<Object, String> cache = new WeakIdentityCache<>();
+    Key a = new Key(1);
+    Key b = new Key(1);
+    WeakIdentityCache.Entry<String> put = cache.putEntry(a, "a");
+    assertThat(put.valueFor(a)).isEqualTo("a");
+    assertThat(put.valueFor(b)).isNull();
+    assertThat(put.valueFor(null)).isNull();
+    dev.fencing.agent.bootstrap.ReentryGuard.HookThread t = dev.fencing.agent.bootstrap.ReentryGuard.thread();
+    assertThat(cache.entry(a, t.probe())).isSameAs(put);
+    assertThat(cache.entry(b, t.probe())).isNull();
+    assertThat(t.probe().referent()).isNull();
+
+    Object key = new Object();
+    WeakReference<Object> ref = new WeakReference<>(key);
+    WeakIdentityCache.Entry<String> kept = cache.putEntry(key, "kept");
+    key = null;
+    for (int i = 0; i < 50 && ref.get() != null; i++) {
+      System.gc();
+      Thread.sleep(20);
+    }
+    assertThat(ref.get()).as("key collected while its entry is kept").isNull();
+    assertThat(kept.valueFor(null)).isNull();
+    for (int i = 0; i < 50 && cache.size() != 1; i++) {
+      Thread.sleep(20); // the collected key's reference is queued by the JVM's reference handler, soon after
+    }
+    assertThat(cache.size()).as("only a's entry is left").isEqualTo(1);
+  }
+
   /** An application that keeps creating statements: the entries of collected ones are dropped as new ones come in. */
   @Test
   void stalesAreExpungedByLaterPutsSoTheMapFollowsTheLiveKeysNotTheTotal() throws Exception {

@@ -89,6 +89,17 @@ final class JdbcFencing implements JdbcHook {
     }
   }
 
+  /**
+   * What the hook keeps on a thread between its calls ({@link ReentryGuard.HookThread#remembered}): the entry of the
+   * statement the thread prepared or ran last (a statement usually runs right after it was prepared, or again and
+   * again), and the session of the connection its last plain statement ran on. Each is checked before use, so a
+   * thread that moved on finds them by the identity lookup, as before.
+   */
+  private static final class OnThread {
+    WeakIdentityCache.Entry<Prepared> prepared;
+    JdbcSession session;
+  }
+
   private final WeakIdentityCache<Object, Prepared> preparedStatements = new WeakIdentityCache<>();
   /**
    * The session whose transaction the thread opened last, so that a lock scope the thread enters while it is open
@@ -140,12 +151,42 @@ final class JdbcFencing implements JdbcHook {
 
   @Override
   public void prepared(Object statement, String sql) {
-    if (statement != null && preparedStatements.get(statement) == null) {
+    if (statement == null) {
+      return;
+    }
+    ReentryGuard.HookThread thread = ReentryGuard.thread();
+    WeakIdentityCache.Entry<Prepared> e = preparedStatements.entry(statement, thread.probe());
+    if (e == null) {
       boolean write = SqlClassifier.classify(sql, writeFunctions) == SqlClassifier.Kind.WRITE;
       // The target is found for every dialect's rule at once: TRUNCATE counts only where its fence fires, which is
       // checked against the session's dialect when the statement runs.
-      preparedStatements.put(statement, new Prepared(write, sql, write ? target(sql, true) : SqlTarget.NONE));
+      e = preparedStatements.putEntry(statement, new Prepared(write, sql, write ? target(sql, true) : SqlTarget.NONE));
     }
+    onThread(thread).prepared = e;
+  }
+
+  private OnThread onThread(ReentryGuard.HookThread thread) {
+    Object kept = thread.remembered(this);
+    if (kept != null) {
+      return (OnThread) kept;
+    }
+    OnThread made = new OnThread(); // once per thread
+    thread.remember(this, made);
+    return made;
+  }
+
+  /** The statement's entry, found on the thread when it is the one it prepared or ran last, else looked up. */
+  private Prepared prepared(Object statement, ReentryGuard.HookThread thread, OnThread on) {
+    WeakIdentityCache.Entry<Prepared> e = on.prepared;
+    Prepared p = e == null ? null : e.valueFor(statement);
+    if (p == null) {
+      e = preparedStatements.entry(statement, thread.probe());
+      if (e != null) {
+        on.prepared = e;
+        p = e.valueFor(statement);
+      }
+    }
+    return p;
   }
 
   /**
@@ -198,6 +239,7 @@ final class JdbcFencing implements JdbcHook {
     }
     boolean write = true; // until classified: a call the hook could not look at counts as a write
     try {
+      OnThread on = onThread(hookThread);
       String text = sql;
       long target = SqlTarget.NONE;
       boolean targetFound = false;
@@ -214,7 +256,7 @@ final class JdbcFencing implements JdbcHook {
       } else {
         // A prepared statement, or its batch (the same statement many times); a plain Statement's batch has no
         // known text, so its writes count as unjudged.
-        Prepared p = preparedStatements.get(statement, hookThread.probe());
+        Prepared p = prepared(statement, hookThread, on);
         prepared = p;
         write = kind == BATCH || p == null || p.write;
         if (p != null) {
@@ -225,11 +267,13 @@ final class JdbcFencing implements JdbcHook {
         }
       }
       Connection physical = physical(connectionOf(statement, kind));
-      JdbcSession session = prepared != null ? prepared.session : null;
+      JdbcSession session = prepared != null ? prepared.session : on.session;
       if (session == null || !session.isOf(physical)) {
         session = sessions.of(physical, hookThread.probe());
         if (prepared != null) {
           prepared.session = session;
+        } else {
+          on.session = session; // a thread runs its next plain statement on the same connection
         }
       }
       if (switchesSchema) {
