@@ -15,7 +15,13 @@ import java.util.function.Function;
 public final class WeakIdentityCache<K, V> {
   private final ConcurrentHashMap<Object, WeakKey<K, V>> map = new ConcurrentHashMap<>();
   private final ReferenceQueue<K> queue = new ReferenceQueue<>();
-  private final ThreadLocal<LookupKey> lookup = ThreadLocal.withInitial(LookupKey::new);
+  /** An anonymous subclass rather than {@code withInitial(LookupKey::new)}: premain makes caches, and would spin it. */
+  private final ThreadLocal<LookupKey> lookup = new ThreadLocal<>() {
+    @Override
+    protected LookupKey initialValue() {
+      return new LookupKey();
+    }
+  };
 
   /**
    * The value for {@code key}, or null. Also drops the entries of collected keys: a cache only read from (statements
