@@ -78,6 +78,11 @@ record Facts(
     return db.reservations().stream().anyMatch(r -> r.worker().equals(e.worker()) && r.transfer() == e.transfer());
   }
 
+  /** Whether the bank's ledger has a row of {@code e}'s transfer. */
+  boolean ledgerRowStored(SideEffect e) {
+    return db.ledger().stream().anyMatch(r -> r.worker().equals(e.worker()) && r.transfer() == e.transfer());
+  }
+
   /**
    * For a reservation whose outcome its worker never learned: the service either has no row for it, or stored it
    * before every row of worker-b (as the fence must order it).

@@ -54,10 +54,10 @@ record SideEffect(String worker, long at, long transfer, String channel, String 
         || outcome.contains("FencingBlockedException") || SqlStates.BLOCKED_BY_AGENT.equals(sqlState()));
   }
 
-  /** The SQLSTATE of a failed JDBC transaction, or null. */
+  /** The SQLSTATE of a failed JDBC transaction, or null (also when the driver gave none: the worker writes "null"). */
   String sqlState() {
     Matcher m = SQLSTATE.matcher(outcome);
-    return m.find() ? m.group(1) : null;
+    return m.find() && !m.group(1).equals("null") ? m.group(1) : null;
   }
 
   /** The HTTP status of an HTTP side effect that got an answer, else -1. */

@@ -54,6 +54,14 @@ record Verdict(Kind kind, String sentence) {
           + " and sent before the freeze); the webhook " + (facts.webhookReceived(e.worker(), e.transfer())
               ? "received it" : "never received it"));
     }
+    if (e.is(SideEffect.JDBC) && e.equals(facts.inFlightAtFreeze()) && e.indeterminate() && !facts.ledgerRowStored(e)) {
+      // worker-a froze inside this transfer's transaction. On a fenced database the agent bounds a transaction's idle
+      // time to one TTL, so PostgreSQL ended the transaction and its session while worker-a slept: on waking, its
+      // next statement found the connection gone. Nothing of it was written, and worker-b was not held back.
+      return new Verdict(Kind.IN_FLIGHT, "NEVER WRITTEN: it was IN FLIGHT when worker-a froze (its transaction open);"
+          + " PostgreSQL ended that transaction and its session after the agent's bound on idle transactions (one"
+          + " TTL), so the app's next statement found the connection closed");
+    }
     if (e.is(SideEffect.INVENTORY) && e.equals(facts.inFlightAtFreeze()) && e.indeterminate()
         && facts.noRowAfterSuccessor(e)) {
       // The freeze outlasts the worker's 5 s HTTP timeout, so a POST caught at the service when worker-a froze

@@ -247,6 +247,32 @@ class EndStateChecksTest {
         .anyMatch(claim -> claim.startsWith("every side effect worker-a attempted after resuming"));
   }
 
+  private static final String CONNECTION_CLOSED = "ERR SQLSTATE=null java.sql.SQLException: Connection is closed";
+
+  @Test
+  void aTransactionInFlightAtTheFreezeThatPostgresEndedIsInFlightNotAFailure() {
+    // worker-a froze inside transfer 2's transaction; PostgreSQL ended it after the agent's idle bound (one TTL) and
+    // closed the session. On waking, the transfer's next statement failed on the closed connection: nothing written.
+    Story s = new Story().accepted(A, 1, 500, 2);
+    s.a.add(new SideEffect(A, 6000, 2, SideEffect.JDBC, CONNECTION_CLOSED));
+    s.a.add(new SideEffect(A, 6000, 2, SideEffect.OUTBOX, "ERR not written: the transaction rolled back"));
+    s.a.add(new SideEffect(A, 6001, 2, SideEffect.INVENTORY, "409 {}"));
+    s.a.add(new SideEffect(A, 6002, 2, SideEffect.KAFKA, "OK offset=9"));
+    s.a.add(new SideEffect(A, 6003, 2, SideEffect.WEBHOOK, BLOCKED));
+    s.counted.merge("http", 1, Integer::sum);
+    s.counted.merge("kafka", 1, Integer::sum);
+    s.counted.merge("blocked", 1, Integer::sum);
+    Facts f = s.accepted(B, 3, 4500, 3).stopped(3, 6300).facts();
+    assertThat(Verdict.of(f.inFlightAtFreeze(), f).kind()).isEqualTo(Verdict.Kind.IN_FLIGHT);
+    assertThat(EndStateChecks.run(f)).allSatisfy(c -> assertThat(c.ok()).as(c.claim() + ": " + c.evidence()).isTrue());
+
+    // A statement failing so later, after the first attempt after the resume, is a failure to stop it.
+    Story late = new Story().accepted(A, 1, 500, 2).accepted(B, 3, 4500, 3).stopped(3, 6300);
+    late.a.add(new SideEffect(A, 6500, 4, SideEffect.JDBC, CONNECTION_CLOSED));
+    assertThat(EndStateChecks.run(late.facts())).filteredOn(c -> !c.ok()).extracting(EndStateChecks.Check::claim)
+        .anyMatch(claim -> claim.startsWith("every side effect worker-a attempted after resuming"));
+  }
+
   @Test
   void aTimedOutReservationStoredAfterTheSuccessorsFailsTheStory() {
     Story s = inFlightReservation();
