@@ -20,10 +20,17 @@ public final class FencingHeaderInterceptor implements ProducerInterceptor<Objec
    * header name, so the producer's class path needs no fencing classes.
    */
   private static final byte[] VALUE = "1234;bench-kafka;694d8f0a1b2c3d4e".getBytes(StandardCharsets.US_ASCII);
+  /**
+   * {@code -Dbench.perf.header-form=min} (the {@code header-min} variant): the smallest header instead, a one-letter
+   * name and a one-digit value, so that what any header costs is told apart from what this header's size costs.
+   */
+  private static final boolean MIN = "min".equals(System.getProperty("bench.perf.header-form"));
+  private static final String NAME = MIN ? "f" : KafkaHeaderNames.FENCING;
+  private static final byte[] MIN_VALUE = {'1'};
 
   @Override
   public ProducerRecord<Object, Object> onSend(ProducerRecord<Object, Object> record) {
-    record.headers().add(KafkaHeaderNames.FENCING, VALUE);
+    record.headers().add(NAME, MIN ? MIN_VALUE : VALUE);
     return record;
   }
 

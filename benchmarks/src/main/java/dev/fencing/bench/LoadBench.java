@@ -289,7 +289,8 @@ public final class LoadBench {
   /**
    * kafka-perf: the variants, in rotating order: none, agent (default), base (with bench.perf.base-agent), header (no
    * agent, every record given the agent's header by {@link FencingHeaderInterceptor}), exempt (the agent, the topic
-   * exempt: nothing tagged), header-exempt (both: the agent present, the header added by the interceptor), e.g.
+   * exempt: nothing tagged), header-exempt (both: the agent present, the header added by the interceptor),
+   * header-min (no agent, the smallest header instead: a one-letter name, a one-digit value), e.g.
    * -Dbench.perf.variants=none,header,agent.
    */
   private static final String[] PERF_VARIANTS = System.getProperty("bench.perf.variants",
@@ -305,10 +306,10 @@ public final class LoadBench {
         "log.retention.check.interval.ms", "5000");
     String[] variants = PERF_VARIANTS;
     for (String v : variants) {
-      if (!List.of("none", "agent", "base", "header", "exempt", "header-exempt").contains(v)
+      if (!List.of("none", "agent", "base", "header", "header-min", "exempt", "header-exempt").contains(v)
           || v.equals("base") && PERF_BASE_AGENT.isEmpty()) {
         throw new IllegalArgumentException("bench.perf.variants: '" + v + "' is not one of none, agent, header, "
-            + "exempt, header-exempt, base (base needs bench.perf.base-agent)");
+            + "header-min, exempt, header-exempt, base (base needs bench.perf.base-agent)");
       }
     }
     try (KafkaBroker broker = KafkaBroker.start(retention)) {
@@ -355,6 +356,9 @@ public final class LoadBench {
       }
       if (vs.contains("header-exempt") && vs.contains("agent")) {
         pairs.add(new String[] {"agent", "header-exempt"});
+      }
+      if (vs.contains("header-min") && vs.contains("header")) {
+        pairs.add(new String[] {"header", "header-min"});
       }
       System.out.println();
       System.out.println("| scenario | ratio | records/s | JVM CPU per record | p50 |");
@@ -445,6 +449,9 @@ public final class LoadBench {
       c.subList(c.size() - 3, c.size()).clear();
       if (variant.endsWith("exempt")) {
         c.add("-Dfencing.exempt.kafka=" + topic);
+      }
+      if (variant.equals("header-min")) {
+        c.add("-Dbench.perf.header-form=min"); // read by FencingHeaderInterceptor
       }
       for (String a : PERF_JVM_ARGS.split(" ")) {
         if (!a.isBlank()) {
