@@ -333,11 +333,7 @@ abstract class ValueType<T> {
     return new Simple<>(null) {
       @Override
       Path parse(String value) throws Invalid {
-        try {
-          return Paths.get(value.trim());
-        } catch (InvalidPathException e) {
-          throw Invalid.expected("a file system path (" + e.getReason() + ")");
-        }
+        return pathOf(value, "a file system path");
       }
     };
   }
@@ -347,12 +343,7 @@ abstract class ValueType<T> {
     return new Simple<>(null) {
       @Override
       Path parse(String value) throws Invalid {
-        Path p;
-        try {
-          p = Paths.get(value.trim());
-        } catch (InvalidPathException e) {
-          throw Invalid.expected("a readable file (" + e.getReason() + ")");
-        }
+        Path p = pathOf(value, "a readable file");
         if (Files.isDirectory(p)) {
           throw Invalid.expected("a readable file (this is a directory)");
         }
@@ -364,17 +355,21 @@ abstract class ValueType<T> {
     };
   }
 
+  /** {@code value} as a path; a string no path can be made of is not {@code expected}, for the reason the JDK gives. */
+  private static Path pathOf(String value, String expected) throws Invalid {
+    try {
+      return Paths.get(value.trim());
+    } catch (InvalidPathException e) {
+      throw Invalid.expected(expected + " (" + e.getReason() + ")");
+    }
+  }
+
   /** The signing key read from its file (a small read, in premain: the key must be there before any side effect). */
   static ValueType<TokenSignature> signingKey() {
     return new Simple<>(null) {
       @Override
       TokenSignature parse(String value) throws Invalid {
-        Path path;
-        try {
-          path = Paths.get(value.trim());
-        } catch (InvalidPathException e) {
-          throw Invalid.expected(TokenSignature.EXPECTED_FORM + " (" + e.getReason() + ")");
-        }
+        Path path = pathOf(value, TokenSignature.EXPECTED_FORM);
         try {
           return TokenSignature.load(path);
         } catch (IllegalArgumentException e) {
