@@ -21,16 +21,19 @@ public final class FencingHeaderInterceptor implements ProducerInterceptor<Objec
    */
   private static final byte[] VALUE = "1234;bench-kafka;694d8f0a1b2c3d4e".getBytes(StandardCharsets.US_ASCII);
   /**
-   * {@code -Dbench.perf.header-form=min} (the {@code header-min} variant): the smallest header instead, a one-letter
-   * name and a one-digit value, so that what any header costs is told apart from what this header's size costs.
+   * {@code -Dbench.perf.header-form}: {@code min} (the {@code header-min} variant), the smallest header instead, a
+   * one-letter name and a one-digit value, so that what any header costs is told apart from what this header's size
+   * costs; {@code name-min} and {@code value-min} shorten only the name or only the value, to tell which of the two
+   * the size costs; {@code nogrant} sends the form without a grant, {@code <token>;<lock>}.
    */
-  private static final boolean MIN = "min".equals(System.getProperty("bench.perf.header-form"));
-  private static final String NAME = MIN ? "f" : KafkaHeaderNames.FENCING;
-  private static final byte[] MIN_VALUE = {'1'};
+  private static final String FORM = System.getProperty("bench.perf.header-form", "");
+  private static final String NAME = FORM.equals("min") || FORM.equals("name-min") ? "f" : KafkaHeaderNames.FENCING;
+  private static final byte[] HEADER_VALUE = FORM.equals("min") || FORM.equals("value-min") ? new byte[] {'1'}
+      : FORM.equals("nogrant") ? "1234;bench-kafka".getBytes(StandardCharsets.US_ASCII) : VALUE;
 
   @Override
   public ProducerRecord<Object, Object> onSend(ProducerRecord<Object, Object> record) {
-    record.headers().add(NAME, MIN ? MIN_VALUE : VALUE);
+    record.headers().add(NAME, HEADER_VALUE);
     return record;
   }
 

@@ -282,6 +282,11 @@ public final class LoadBench {
    */
   private static final String PERF_JVM_ARGS = System.getProperty("bench.perf.jvm-args", "");
   /**
+   * kafka-perf: more producer settings for every variant, space-separated, e.g.
+   * -Dbench.perf.producer-props=batch.size=65536 (to tell a per-batch cost from a per-byte one).
+   */
+  private static final String PERF_PRODUCER_PROPS = System.getProperty("bench.perf.producer-props", "");
+  /**
    * kafka-perf: another build of the agent jar (say main's), run as a third variant "base" in the same rounds, with
    * the same options as this one: its ratio to no agent beside this build's.
    */
@@ -290,8 +295,9 @@ public final class LoadBench {
    * kafka-perf: the variants, in rotating order: none, agent (default), base (with bench.perf.base-agent), header (no
    * agent, every record given the agent's header by {@link FencingHeaderInterceptor}), exempt (the agent, the topic
    * exempt: nothing tagged), header-exempt (both: the agent present, the header added by the interceptor),
-   * header-min (no agent, the smallest header instead: a one-letter name, a one-digit value), e.g.
-   * -Dbench.perf.variants=none,header,agent.
+   * header-min (no agent, the smallest header instead: a one-letter name, a one-digit value), header-name-min and
+   * header-value-min (no agent, only the name or only the value that small), header-nogrant (no agent, the
+   * agent's header without its grant, {@code <token>;<lock>}), e.g. -Dbench.perf.variants=none,header,agent.
    */
   private static final String[] PERF_VARIANTS = System.getProperty("bench.perf.variants",
       PERF_BASE_AGENT.isEmpty() ? "none,agent" : "none,agent,base").split(",");
@@ -306,10 +312,12 @@ public final class LoadBench {
         "log.retention.check.interval.ms", "5000");
     String[] variants = PERF_VARIANTS;
     for (String v : variants) {
-      if (!List.of("none", "agent", "base", "header", "header-min", "exempt", "header-exempt").contains(v)
+      if (!List.of("none", "agent", "base", "header", "header-min", "header-name-min", "header-value-min",
+          "header-nogrant", "exempt", "header-exempt").contains(v)
           || v.equals("base") && PERF_BASE_AGENT.isEmpty()) {
         throw new IllegalArgumentException("bench.perf.variants: '" + v + "' is not one of none, agent, header, "
-            + "header-min, exempt, header-exempt, base (base needs bench.perf.base-agent)");
+            + "header-min, header-name-min, header-value-min, header-nogrant, exempt, header-exempt, base (base needs "
+            + "bench.perf.base-agent)");
       }
     }
     try (KafkaBroker broker = KafkaBroker.start(retention)) {
@@ -357,8 +365,10 @@ public final class LoadBench {
       if (vs.contains("header-exempt") && vs.contains("agent")) {
         pairs.add(new String[] {"agent", "header-exempt"});
       }
-      if (vs.contains("header-min") && vs.contains("header")) {
-        pairs.add(new String[] {"header", "header-min"});
+      for (String v : List.of("header-min", "header-name-min", "header-value-min", "header-nogrant")) {
+        if (vs.contains(v) && vs.contains("header")) {
+          pairs.add(new String[] {"header", v});
+        }
       }
       System.out.println();
       System.out.println("| scenario | ratio | records/s | JVM CPU per record | p50 |");
@@ -450,8 +460,9 @@ public final class LoadBench {
       if (variant.endsWith("exempt")) {
         c.add("-Dfencing.exempt.kafka=" + topic);
       }
-      if (variant.equals("header-min")) {
-        c.add("-Dbench.perf.header-form=min"); // read by FencingHeaderInterceptor
+      if (variant.endsWith("-min") || variant.equals("header-nogrant")) {
+        // min, name-min, value-min or nogrant: read by FencingHeaderInterceptor
+        c.add("-Dbench.perf.header-form=" + variant.substring("header-".length()));
       }
       for (String a : PERF_JVM_ARGS.split(" ")) {
         if (!a.isBlank()) {
@@ -463,6 +474,11 @@ public final class LoadBench {
           "--throughput", "-1", "--producer-props", "bootstrap.servers=" + bootstrap, "acks=1"));
       if (variant.startsWith("header")) {
         c.add("interceptor.classes=" + FencingHeaderInterceptor.class.getName());
+      }
+      for (String prop : PERF_PRODUCER_PROPS.split(" ")) {
+        if (!prop.isBlank()) {
+          c.add(prop);
+        }
       }
       Path log = Files.createTempFile("load-bench", ".log");
       Process p = new ProcessBuilder(c).redirectError(log.toFile()).start();
