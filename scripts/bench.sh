@@ -24,7 +24,7 @@
 #           "header": no agent, each record given the agent's header by a producer interceptor (also: exempt, the
 #           agent with the topic exempt; header-exempt, both; header-min, no agent and the smallest header;
 #           header-name-min / header-value-min, only the name or only the value that small; header-nogrant, the
-#           value without its grant); -Dbench.perf.producer-props="batch.size=65536 ..." adds producer settings.
+#           value without its grant); -Dbench.perf.producer-props=batch.size=65536,... adds producer settings.
 #           pg, clients and kafka: no agent / this agent (holding a real etcd lease) / the OpenTelemetry Java agent,
 #           in LOAD_ROUNDS rounds (default 5, rotating order) of 5 s warm-up (clients: 25 s, per client) + 5 s
 #           measured, heap fixed at 512 MB.

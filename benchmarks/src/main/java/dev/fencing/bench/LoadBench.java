@@ -282,8 +282,8 @@ public final class LoadBench {
    */
   private static final String PERF_JVM_ARGS = System.getProperty("bench.perf.jvm-args", "");
   /**
-   * kafka-perf: more producer settings for every variant, space-separated, e.g.
-   * -Dbench.perf.producer-props=batch.size=65536 (to tell a per-batch cost from a per-byte one).
+   * kafka-perf: more producer settings for every variant, comma-separated, e.g.
+   * -Dbench.perf.producer-props=batch.size=65536,linger.ms=10 (to tell a per-batch cost from a per-byte one).
    */
   private static final String PERF_PRODUCER_PROPS = System.getProperty("bench.perf.producer-props", "");
   /**
@@ -475,9 +475,9 @@ public final class LoadBench {
       if (variant.startsWith("header")) {
         c.add("interceptor.classes=" + FencingHeaderInterceptor.class.getName());
       }
-      for (String prop : PERF_PRODUCER_PROPS.split(" ")) {
+      for (String prop : PERF_PRODUCER_PROPS.split(",")) {
         if (!prop.isBlank()) {
-          c.add(prop);
+          c.add(prop.strip());
         }
       }
       Path log = Files.createTempFile("load-bench", ".log");
