@@ -301,6 +301,11 @@ public final class LoadBench {
    */
   private static final String[] PERF_VARIANTS = System.getProperty("bench.perf.variants",
       PERF_BASE_AGENT.isEmpty() ? "none,agent" : "none,agent,base").split(",");
+  /**
+   * kafka-perf: the header forms of {@link FencingHeaderInterceptor} other than the agent's, each run as variant
+   * {@code header-<form>} and paired with {@code header}.
+   */
+  private static final List<String> HEADER_FORMS = List.of("min", "name-min", "value-min", "nogrant");
 
   /**
    * Kafka's own ProducerPerformance (kafka-tools, the broker's version), acks=1, one partition, 100-byte and
@@ -312,11 +317,10 @@ public final class LoadBench {
         "log.retention.check.interval.ms", "5000");
     String[] variants = PERF_VARIANTS;
     for (String v : variants) {
-      if (!List.of("none", "agent", "base", "header", "header-min", "header-name-min", "header-value-min",
-          "header-nogrant", "exempt", "header-exempt").contains(v)
+      if (!List.of("none", "agent", "base", "header", "exempt", "header-exempt").contains(v) && headerForm(v) == null
           || v.equals("base") && PERF_BASE_AGENT.isEmpty()) {
         throw new IllegalArgumentException("bench.perf.variants: '" + v + "' is not one of none, agent, header, "
-            + "header-min, header-name-min, header-value-min, header-nogrant, exempt, header-exempt, base (base needs "
+            + "header-<form> (form one of " + HEADER_FORMS + "), exempt, header-exempt, base (base needs "
             + "bench.perf.base-agent)");
       }
     }
@@ -365,8 +369,8 @@ public final class LoadBench {
       if (vs.contains("header-exempt") && vs.contains("agent")) {
         pairs.add(new String[] {"agent", "header-exempt"});
       }
-      for (String v : List.of("header-min", "header-name-min", "header-value-min", "header-nogrant")) {
-        if (vs.contains(v) && vs.contains("header")) {
+      for (String v : variants) {
+        if (headerForm(v) != null && vs.contains("header")) {
           pairs.add(new String[] {"header", v});
         }
       }
@@ -380,6 +384,12 @@ public final class LoadBench {
         }
       }
     }
+  }
+
+  /** The interceptor's header form of kafka-perf variant {@code header-<form>}, or null for any other variant. */
+  private static String headerForm(String variant) {
+    String form = variant.startsWith("header-") ? variant.substring("header-".length()) : "";
+    return HEADER_FORMS.contains(form) ? form : null;
   }
 
   /** The variants in a rotating order: no variant always runs first (the machine warms up, or gets busier). */
@@ -460,9 +470,8 @@ public final class LoadBench {
       if (variant.endsWith("exempt")) {
         c.add("-Dfencing.exempt.kafka=" + topic);
       }
-      if (variant.endsWith("-min") || variant.equals("header-nogrant")) {
-        // min, name-min, value-min or nogrant: read by FencingHeaderInterceptor
-        c.add("-Dbench.perf.header-form=" + variant.substring("header-".length()));
+      if (headerForm(variant) != null) {
+        c.add("-Dbench.perf.header-form=" + headerForm(variant)); // read by FencingHeaderInterceptor
       }
       for (String a : PERF_JVM_ARGS.split(" ")) {
         if (!a.isBlank()) {
